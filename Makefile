@@ -1,0 +1,42 @@
+# mrc-srv6 — one entry point for everything. `make demo` and `make test` create .venv when missing.
+# Real p4c / simple_switch_grpc are used when they are on PATH; softswitch otherwise.
+
+PYTHON     ?= python3
+VENV       := .venv
+PY         := $(VENV)/bin/python
+STAMP      := $(VENV)/.installed
+OUT        := out
+P4C        := $(shell command -v p4c 2>/dev/null)
+JOBS       ?= 2
+
+.PHONY: install test test-slow lint bench demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+test: install lint
+	$(PY) -m pytest -n $(JOBS) tests
+
+test-slow: install
+	$(PY) -m pytest -n $(JOBS) -m slow tests
+
+bench: install
+	$(PY) -m bench.run
+
+# The demo grows with the project: today it compiles the SRv6 uSID benchmark program to P4Info and
+# IR JSON, and runs an STF test against it with a BMv2-style packet trace.
+demo: install
+	mkdir -p $(OUT)
+	$(VENV)/bin/softswitch compile tests/p4/usid_forward.p4 --p4info $(OUT)/usid_forward.p4info.txtpb --ir $(OUT)/usid_forward.json
+	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console
+
+clean:
+	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info

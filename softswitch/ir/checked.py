@@ -1,0 +1,43 @@
+"""CheckedProgram: what the type checker hands to the engine and the P4Info generator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from softswitch.frontend import ast
+
+
+@dataclass(eq=False)
+class BlockInstance:
+    """One instantiated parser or control, with the path p4c uses to name what it contains.
+
+    `path` is the control-plane prefix: for the blocks of the main package it is the block's type
+    name (``MyIngress``) as p4c writes it; a sub-control instance ``Sub() s;`` inside MyIngress has
+    path ``MyIngress.s``. `ctor_args` are the constant constructor arguments by parameter name.
+    `children` maps local instance names (InstanceDecl of a parser/control) to their instances.
+    """
+
+    decl: ast.ParserDecl | ast.ControlDecl
+    path: str
+    ctor_args: dict[str, object] = field(default_factory=dict)
+    children: dict[str, BlockInstance] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class CheckedProgram:
+    """A type-checked v1model program.
+
+    blocks: the six V1Switch arguments by v1model role, in package order: "parser",
+    "verify_checksum", "ingress", "egress", "compute_checksum", "deparser".
+    errors: every `error` member in declaration order; its code is its index (NoError = 0).
+    """
+
+    program: ast.Program
+    main: ast.InstanceDecl
+    blocks: dict[str, BlockInstance]
+    errors: list[str] = field(default_factory=list)
+    match_kinds: list[str] = field(default_factory=list)
+    source_file: str = ""
+
+    def error_code(self, name: str) -> int:
+        return self.errors.index(name)

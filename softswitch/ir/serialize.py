@@ -1,0 +1,173 @@
+"""The IR JSON: a checked program saved as its syntax tree, loaded back by re-checking it.
+
+This file is the device config that `softswitch run` and SetForwardingPipelineConfig load (the
+role BMv2's JSON plays for simple_switch). Only the syntax is stored — the checker's annotations
+(types, resolved names, call bindings) are derived data and are rebuilt on load, which also
+re-validates a file that was edited or corrupted by hand.
+
+Format: ``{"format": "softswitch-ir", "version": 1, "source_file": ..., "files": [...],
+"program": NODE}`` where NODE is ``{"_": "ClassName", "loc": [file_index, line, column],
+field: value, ...}``; fields holding their default value are left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from softswitch.errors import UNKNOWN_LOCATION, P4Error, SourceLocation
+from softswitch.frontend import ast
+from softswitch.ir.checked import CheckedProgram
+
+FORMAT = "softswitch-ir"
+VERSION = 1
+
+# Fields the type checker fills in; they are rebuilt on load, never stored.
+_ANNOTATION_FIELDS = frozenset(
+    {
+        "type", "value", "decl", "kind", "high", "low", "call", "resolved", "type_decl",
+        "ctor_params", "ctor_args", "state_decl", "next_state", "bound_args", "priority_value",
+    }
+)
+
+_NODE_CLASSES: dict[str, type] = {
+    name: cls
+    for name, cls in vars(ast).items()
+    if isinstance(cls, type) and issubclass(cls, ast.Node) and dataclasses.is_dataclass(cls)
+}
+
+
+class IrFormatError(P4Error):
+    """An IR JSON file that is not one softswitch wrote."""
+
+
+def _stored_fields(cls: type) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(cls) if f.name not in _ANNOTATION_FIELDS]
+
+
+_FIELDS_BY_CLASS = {name: _stored_fields(cls) for name, cls in _NODE_CLASSES.items()}
+
+
+def _default_of(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self._file_index: dict[str, int] = {}
+
+    def loc(self, loc: SourceLocation) -> list[int]:
+        index = self._file_index.get(loc.file)
+        if index is None:
+            index = self._file_index[loc.file] = len(self.files)
+            self.files.append(loc.file)
+        return [index, loc.line, loc.column]
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, ast.Node):
+            return self.node(v)
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        if v is None or isinstance(v, bool | int | str):
+            return v
+        raise TypeError(f"cannot store {type(v).__name__} in the IR")
+
+    def node(self, node: ast.Node) -> dict[str, Any]:
+        cls_name = type(node).__name__
+        out: dict[str, Any] = {"_": cls_name}
+        for f in _FIELDS_BY_CLASS[cls_name]:
+            v = getattr(node, f.name)
+            if f.name == "loc":
+                if v != UNKNOWN_LOCATION:
+                    out["loc"] = self.loc(v)
+                continue
+            if v == _default_of(f) and not isinstance(v, ast.Node):
+                continue
+            out[f.name] = self.value(v)
+        return out
+
+
+def _decode(data: Any, files: list[str]) -> Any:
+    if isinstance(data, list):
+        return [_decode(x, files) for x in data]
+    if not isinstance(data, dict):
+        return data
+    cls_name = data.get("_")
+    cls = _NODE_CLASSES.get(cls_name)  # type: ignore[arg-type]
+    if cls is None:
+        raise IrFormatError(f"IR JSON: unknown node kind {cls_name!r}")
+    kwargs: dict[str, Any] = {}
+    known = {f.name for f in _FIELDS_BY_CLASS[cls_name]}
+    for key, value in data.items():
+        if key == "_":
+            continue
+        if key not in known:
+            raise IrFormatError(f"IR JSON: {cls_name} has no field {key!r}")
+        if key == "loc":
+            try:
+                file_index, line, column = value
+                kwargs["loc"] = SourceLocation(files[file_index], line, column)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise IrFormatError(f"IR JSON: bad location {value!r} in {cls_name}") from exc
+        else:
+            kwargs[key] = _decode(value, files)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise IrFormatError(f"IR JSON: bad {cls_name} node: {exc}") from exc
+
+
+def ir_to_dict(checked: CheckedProgram) -> dict[str, Any]:
+    encoder = _Encoder()
+    program = encoder.node(checked.program)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "source_file": checked.source_file,
+        "files": encoder.files,
+        "program": program,
+    }
+
+
+def ir_from_dict(data: Any) -> CheckedProgram:
+    """Rebuild and re-check a program from its IR JSON object."""
+    from softswitch.frontend.typecheck import check  # the checker imports ir; avoid a cycle
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise IrFormatError("not a softswitch IR JSON file (missing \"format\": \"softswitch-ir\")")
+    if data.get("version") != VERSION:
+        raise IrFormatError(f"IR JSON version {data.get('version')!r} is not {VERSION}")
+    files = data.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise IrFormatError("IR JSON: \"files\" must be a list of file names")
+    program = _decode(data.get("program"), files)
+    if not isinstance(program, ast.Program):
+        raise IrFormatError("IR JSON: \"program\" is not a Program node")
+    return check(program, source_file=str(data.get("source_file", "")))
+
+
+def dumps_ir(checked: CheckedProgram) -> str:
+    return json.dumps(ir_to_dict(checked), separators=(",", ":"))
+
+
+def loads_ir(text: str | bytes) -> CheckedProgram:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IrFormatError(f"IR JSON is not valid JSON: {exc}") from exc
+    return ir_from_dict(data)
+
+
+def save_ir(checked: CheckedProgram, path: str | Path) -> None:
+    Path(path).write_text(dumps_ir(checked))
+
+
+def load_ir(path: str | Path) -> CheckedProgram:
+    return loads_ir(Path(path).read_bytes())
