@@ -1,0 +1,1 @@
+"""P4_16 frontend: preprocessor, lexer, parser and type checker."""
