@@ -1,0 +1,1 @@
+"""The v1model engine: code generation, pipeline, externs, packet replication."""
