@@ -1,0 +1,36 @@
+// expect-error: no_such_var
+// expect-line: 28
+// Use of a name that was never declared.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> c;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+
+    apply {
+        hdr.h.a = no_such_var;  // <- error
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

@@ -1,0 +1,52 @@
+// clone(E2E) from egress: the copy goes through egress again with instance_type 2.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> c;
+    bit<32> d;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        if (sm.instance_type == 0 && hdr.h.a == 1) {
+            clone(CloneType.E2E, 32w7);
+        }
+        hdr.h.b = (bit<8>) sm.egress_port;
+        hdr.h.d = sm.instance_type;
+    }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

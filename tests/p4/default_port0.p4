@@ -1,0 +1,39 @@
+// Nobody writes egress_spec: BMv2 sends the packet out port 0. The payload after the header
+// is carried through untouched.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> c;
+    bit<32> d;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.b = hdr.h.a + 1;
+        hdr.h.c = (bit<16>) sm.ingress_port;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.h); }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

@@ -1,0 +1,59 @@
+// Exact-match table: entries from the STF pick port and tag; a miss runs the (non-const) default drop.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> c;
+    bit<32> d;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action set_port(bit<9> port, bit<8> tag) {
+        sm.egress_spec = port;
+        hdr.h.b = tag;
+    }
+    action drop() {
+        mark_to_drop(sm);
+    }
+    table t {
+        key = { hdr.h.a : exact; }
+        actions = { set_port; drop; }
+        default_action = drop();
+        size = 16;
+    }
+    apply {
+        t.apply();
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

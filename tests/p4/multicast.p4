@@ -1,0 +1,50 @@
+// Multicast through PRE groups: one copy per (node, port); egress sees egress_rid, egress_port and instance_type.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> c;
+    bit<32> d;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        sm.mcast_grp = (bit<16>) hdr.h.a;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.b = (bit<8>) sm.egress_port;
+        hdr.h.c = sm.egress_rid;
+        hdr.h.d = sm.instance_type;
+    }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
