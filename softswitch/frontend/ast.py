@@ -153,7 +153,8 @@ class PathExpression(Expression):
     is_global: bool = False
     # checker: the declaration the name refers to (Parameter, VariableDecl, ConstantDecl,
     # InstanceDecl, ActionDecl, TableDecl, FunctionDecl, ExternFunctionDecl, ParserState,
-    # a type declaration, ...).
+    # a type declaration, ...). None for `accept`/`reject` and for `error` in `error.X`
+    # (several `error {}` declarations may exist).
     decl: Node | None = None
 
 
@@ -171,9 +172,10 @@ class Member(Expression):
     kind: str | None = None
 
 
-@dataclass(eq=False, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class EnumValue:
-    """Constant value of an enum or error member (kept in Expression.value)."""
+    """Constant value of an enum or error member (kept in Expression.value). Compares by value.
+    A cast to a serializable enum of a value that names no member has member ""."""
 
     enum: str  # the enum's name, or "error"
     member: str

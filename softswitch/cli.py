@@ -1,0 +1,111 @@
+"""The ``softswitch`` command line: one function per subcommand, one parser for all of them.
+
+    softswitch compile PROGRAM.p4 [-I DIR]... [-D NAME[=V]]... [--p4info FILE] [--ir FILE.json]
+
+Errors in the user's input (P4 source, files) are printed as ``file:line:col: error: ...`` on
+stderr with exit status 1, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from softswitch.errors import ControlPlaneError, P4Error, StfError
+from softswitch.ir.checked import CheckedProgram
+
+# Subcommand handlers get the parsed arguments and return the exit status.
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _parse_defines(values: Sequence[str]) -> dict[str, str]:
+    defines: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not name:
+            raise P4Error(f"bad -D option '{item}': expected NAME or NAME=VALUE")
+        defines[name] = value if sep else "1"
+    return defines
+
+
+def load_program(path: str, include_dirs: Sequence[str] = (),
+                 defines: Sequence[str] = ()) -> CheckedProgram:
+    """Preprocess, parse and type-check a P4 file (shared by the subcommands)."""
+    from softswitch.frontend.parser import parse_file
+    from softswitch.frontend.typecheck import check
+
+    if not Path(path).is_file():
+        raise P4Error(f"{path}: no such file")
+    program = parse_file(path, include_dirs, _parse_defines(defines))
+    return check(program, path)
+
+
+def _save_ir(checked: CheckedProgram, path: str) -> None:
+    try:
+        from softswitch.ir.serialize import save_ir
+    except ImportError as exc:  # the IR serializer is written separately
+        raise P4Error(f"cannot write the IR to {path}: IR serialization is not available") from exc
+    try:
+        save_ir(checked, path)
+    except OSError as exc:
+        raise P4Error(f"cannot write IR file {path}: {exc.strerror}") from exc
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    """Check a program and write the requested outputs (P4Info, IR)."""
+    from softswitch.p4info import build_p4info, write_p4info
+    from softswitch.p4info.output import p4info_format
+
+    if args.p4info:
+        p4info_format(args.p4info)  # reject an unknown suffix before doing any work
+    checked = load_program(args.program, args.include_dirs, args.defines)
+    if args.p4info:
+        write_p4info(build_p4info(checked), args.p4info)
+    if args.ir:
+        _save_ir(checked, args.ir)
+    return 0
+
+
+def _add_source_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("program", metavar="PROGRAM.p4", help="the P4_16 v1model program")
+    parser.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
+                        help="add DIR to the #include search path")
+    parser.add_argument("-D", dest="defines", metavar="NAME[=V]", action="append", default=[],
+                        help="define a preprocessor macro (value 1 when omitted)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand; each sets `handler`."""
+    parser = argparse.ArgumentParser(
+        prog="softswitch",
+        description="An embedded P4_16 v1model target that behaves like p4c + BMv2.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    compile_ = sub.add_parser("compile", help="check a program; write its P4Info and IR",
+                              description="Check a P4 program and write its P4Info (format "
+                              "from the suffix: .txt/.txtpb text, .bin binary, .json JSON) "
+                              "and its IR as JSON.")
+    _add_source_options(compile_)
+    compile_.add_argument("--p4info", metavar="FILE", help="write the P4Info to FILE")
+    compile_.add_argument("--ir", metavar="FILE.json", help="write the checked IR to FILE.json")
+    compile_.set_defaults(handler=cmd_compile)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except (P4Error, ControlPlaneError, StfError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

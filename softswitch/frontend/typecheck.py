@@ -1,0 +1,539 @@
+"""The P4_16 type checker: name resolution, types and constants, producing a CheckedProgram.
+
+`check(program)` walks the declarations in order (P4 requires declaration before use, except
+parser states) and fills in the annotation fields documented in ast.py. The rules are split over
+mixins, one concept each: expressions (exprcheck), calls (callcheck), statements (stmtcheck),
+parsers (parsercheck) and tables (tablecheck); the main package and the instance tree are built by
+blocks.py. Every problem is a located P4TypeError/UnsupportedError; unexpected internal failures
+are wrapped in a P4Error naming the declaration being checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softswitch.errors import P4Error, P4TypeError, SourceLocation, UnsupportedError
+from softswitch.frontend import ast
+from softswitch.frontend.blocks import build_blocks
+from softswitch.frontend.callcheck import CallMixin
+from softswitch.frontend.exprcheck import ExprMixin
+from softswitch.frontend.parsercheck import ParserMixin
+from softswitch.frontend.scopes import Scope
+from softswitch.frontend.stmtcheck import StmtMixin
+from softswitch.frontend.tablecheck import TableMixin
+from softswitch.frontend.typeops import has_type_vars, is_header_field_type, substitute
+from softswitch.frontend.types import (
+    BitType,
+    BoolType,
+    DontCareType,
+    EnumType,
+    ErrorType,
+    ExternType,
+    HeaderStackType,
+    HeaderType,
+    HeaderUnionType,
+    IntType,
+    MatchKindType,
+    NewType,
+    ObjectType,
+    StringType,
+    StructLikeType,
+    StructType,
+    TupleType,
+    Type,
+    TypeVar,
+    VarbitType,
+    VoidType,
+    unwrap_newtype,
+)
+from softswitch.ir.checked import CheckedProgram
+
+_BASE_TYPES: dict[str, Type] = {
+    "bool": BoolType(),
+    "int": IntType(),
+    "string": StringType(),
+    "void": VoidType(),
+    "error": ErrorType(),
+    "match_kind": MatchKindType(),
+    "_": DontCareType(),
+}
+
+
+def check(program: ast.Program, source_file: str = "") -> CheckedProgram:
+    """Type-check `program` in place and return it with its v1model package bound."""
+    return Checker(source_file).run(program)
+
+
+class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
+    """Holds the state of one check: the top scope, error/match_kind members and caches."""
+
+    def __init__(self, source_file: str = "") -> None:
+        self.source_file = source_file
+        self.top = Scope()
+        self.errors: list[str] = []
+        self.error_codes: dict[str, int] = {}
+        self.match_kinds: list[str] = []
+        # where a list/struct literal was checked, to re-check it once its type is known
+        self._literal_scopes: dict[int, Scope] = {}
+        self.ctor_param_ids: set[int] = set()  # parser/control constructor parameters
+        self._generic_structs: dict[tuple[str, tuple[Type, ...]], StructLikeType] = {}
+
+    # -- driver ---------------------------------------------------------------------------------
+
+    def run(self, program: ast.Program) -> CheckedProgram:
+        self._collect_members(program)
+        for d in program.declarations:
+            self._guarded(d, lambda d=d: self.top_declaration(d))
+        main = self.top.lookup_local("main")
+        loc = program.loc if program.declarations == [] else program.declarations[-1].loc
+        if not isinstance(main, ast.InstanceDecl):
+            raise P4TypeError("the program has no 'main' package instance", loc)
+        blocks = self._guarded(main, lambda: build_blocks(self, main))
+        self._annotation_values(program, set())
+        return CheckedProgram(
+            program=program,
+            main=main,
+            blocks=blocks,
+            errors=list(self.errors),
+            match_kinds=list(self.match_kinds),
+            source_file=self.source_file,
+        )
+
+    def _guarded(self, d: ast.Node, fn: Any) -> Any:
+        try:
+            return fn()
+        except P4Error:
+            raise
+        except RecursionError as exc:
+            raise P4Error("expression nesting too deep", d.loc) from exc
+        except Exception as exc:  # a checker bug must still name where it happened
+            name = getattr(d, "name", type(d).__name__)
+            raise P4Error(
+                f"internal error while checking '{name}': {type(exc).__name__}: {exc}", d.loc
+            ) from exc
+
+    def _annotation_values(self, node: Any, seen: set[int]) -> None:
+        """Type annotation arguments where they are plain constants (``@field_list(1)``,
+        ``@priority(5)``); others (names of things, free text) are not P4 expressions to check."""
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if isinstance(node, ast.Annotation):
+            for arg in node.args:
+                if arg.type is None:
+                    try:
+                        self.expr(arg, self.top)
+                    except P4Error:
+                        arg.type = None
+            return
+        for value in vars(node).values():
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.Node):
+                    self._annotation_values(child, seen)
+
+    def _collect_members(self, program: ast.Program) -> None:
+        """Number error and match_kind members first: error codes follow declaration order, and
+        a use may precede a later `error {}` extension only in our numbering, not in scope."""
+        for d in program.declarations:
+            if isinstance(d, ast.ErrorDecl):
+                for m in d.members:
+                    if m in self.error_codes:
+                        raise P4TypeError(f"duplicate declaration of 'error.{m}'", d.loc)
+                    self.error_codes[m] = len(self.errors)
+                    self.errors.append(m)
+
+    # -- names and types ------------------------------------------------------------------------
+
+    def resolve_all(
+        self, name: str, is_global: bool, scope: Scope, loc: SourceLocation
+    ) -> list[ast.Node]:
+        if name.startswith("."):
+            name, is_global = name[1:], True
+        found = (scope.root if is_global else scope).lookup_all(name)
+        if not found:
+            raise P4TypeError(f"undeclared name '{name}'", loc)
+        return found
+
+    def resolve_name(
+        self, name: str, is_global: bool, scope: Scope, loc: SourceLocation
+    ) -> ast.Node:
+        return self.resolve_all(name, is_global, scope, loc)[0]
+
+    def resolve_type(self, ref: ast.TypeRef, scope: Scope) -> Type:
+        """The semantic type of `ref` (also stored in ref.resolved)."""
+        t = self._resolve_type(ref, scope)
+        ref.resolved = t
+        return t
+
+    def _resolve_type(self, ref: ast.TypeRef, scope: Scope) -> Type:
+        if isinstance(ref, ast.BitTypeRef):
+            w = self.const_int(self._typed(ref.width, scope), scope, "a width")
+            if w < 0 or (ref.signed and w == 0):
+                raise P4TypeError(f"invalid width {w}", ref.width.loc)
+            return BitType(w, ref.signed)
+        if isinstance(ref, ast.VarbitTypeRef):
+            w = self.const_int(self._typed(ref.max_width, scope), scope, "a varbit width")
+            if w <= 0:
+                raise P4TypeError(f"invalid varbit width {w}", ref.max_width.loc)
+            return VarbitType(w)
+        if isinstance(ref, ast.BaseTypeRef):
+            if ref.name not in _BASE_TYPES:
+                raise P4TypeError(f"unknown type '{ref.name}'", ref.loc)
+            return _BASE_TYPES[ref.name]
+        if isinstance(ref, ast.StackTypeRef):
+            et = self.resolve_type(ref.element, scope)
+            if not isinstance(et, HeaderType | HeaderUnionType):
+                raise P4TypeError(f"header stack elements must be headers, got {et}", ref.loc)
+            n = self.const_int(self._typed(ref.size, scope), scope, "a header stack size")
+            if n <= 0:
+                raise P4TypeError(f"header stack size must be positive, got {n}", ref.size.loc)
+            return HeaderStackType(et, n)
+        if isinstance(ref, ast.TupleTypeRef):
+            return TupleType(tuple(self.resolve_type(e, scope) for e in ref.elements))
+        if isinstance(ref, ast.NamedTypeRef):
+            return self._named_type(ref, scope)
+        raise P4TypeError(f"unexpected type {type(ref).__name__}", ref.loc)
+
+    def _named_type(self, ref: ast.NamedTypeRef, scope: Scope) -> Type:
+        if ref.name in _BASE_TYPES and scope.lookup(ref.name) is None:
+            return _BASE_TYPES[ref.name]
+        decl = self.resolve_name(ref.name, False, scope, ref.loc)
+        args = [self.resolve_type(a, scope) for a in ref.type_args]
+        name = ref.name.lstrip(".")
+        if isinstance(decl, ast.TypeParameter):
+            return TypeVar(name)
+        if isinstance(decl, ast.ExternDecl):
+            if args and len(args) != len(decl.type_params):
+                raise P4TypeError(
+                    f"extern '{name}' expects {len(decl.type_params)} type arguments, got {len(args)}",
+                    ref.loc,
+                )
+            return ExternType(name, tuple(args), decl)
+        if isinstance(decl, ast.StructLikeDecl) and decl.type_params:
+            return self._specialize(decl, args, ref)
+        if args and not isinstance(
+            decl, ast.ParserTypeDecl | ast.ControlTypeDecl | ast.PackageTypeDecl
+        ):
+            raise P4TypeError(f"type '{name}' takes no type arguments", ref.loc)
+        if isinstance(decl, ast.TypedefDecl | ast.StructLikeDecl | ast.EnumDecl):
+            assert decl.resolved is not None
+            return decl.resolved
+        if isinstance(decl, ast.ErrorDecl):
+            return ErrorType()
+        if isinstance(decl, ast.MatchKindDecl) and name == "match_kind":
+            return MatchKindType()
+        kinds = {
+            ast.ParserDecl: "parser",
+            ast.ParserTypeDecl: "parser",
+            ast.ControlDecl: "control",
+            ast.ControlTypeDecl: "control",
+            ast.PackageTypeDecl: "package",
+        }
+        for cls, kind in kinds.items():
+            if isinstance(decl, cls):
+                return ObjectType(kind, name, decl)
+        raise P4TypeError(f"'{name}' is not a type", ref.loc)
+
+    def _specialize(
+        self, decl: ast.StructLikeDecl, args: list[Type], ref: ast.NamedTypeRef
+    ) -> Type:
+        if len(args) != len(decl.type_params):
+            raise P4TypeError(
+                f"'{decl.name}' expects {len(decl.type_params)} type arguments, got {len(args)}",
+                ref.loc,
+            )
+        key = (decl.name, tuple(args))
+        cached = self._generic_structs.get(key)
+        if cached is not None:
+            return cached
+        generic = decl.resolved
+        assert isinstance(generic, StructLikeType)
+        bindings = {tp.name: a for tp, a in zip(decl.type_params, args)}
+        name = f"{decl.name}<{', '.join(map(str, args))}>"
+        fields = tuple((f, substitute(t, bindings)) for f, t in generic.fields)
+        t = type(generic)(name, fields)
+        self._generic_structs[key] = t
+        return t
+
+    # -- parameters -----------------------------------------------------------------------------
+
+    def declare_params(
+        self, params: list[ast.Parameter], scope: Scope, what: str, ctor: bool = False
+    ) -> None:
+        for p in params:
+            t = self.resolve_type(p.type_ref, scope)
+            if ctor and p.direction:
+                raise P4TypeError(
+                    f"constructor parameter '{p.name}' cannot have a direction", p.loc
+                )
+            if ctor:
+                self.ctor_param_ids.add(id(p))
+            if isinstance(t, VoidType):
+                raise P4TypeError(f"parameter '{p.name}' of {what} cannot be void", p.loc)
+            if p.default is not None:
+                self.checked(p.default, scope, t, f"default value of '{p.name}'")
+            scope.declare(p.name, p, p.loc)
+
+    # -- declarations ---------------------------------------------------------------------------
+
+    def top_declaration(self, d: ast.Declaration) -> None:
+        scope = self.top
+        if isinstance(d, ast.ConstantDecl):
+            self.constant(d, scope)
+        elif isinstance(d, ast.TypedefDecl):
+            t = self.resolve_type(d.type_ref, scope)
+            if isinstance(t, VoidType | DontCareType):
+                raise P4TypeError(f"cannot name type {t}", d.loc)
+            d.resolved = NewType(d.name, t) if d.is_newtype else t
+            scope.declare(d.name, d, d.loc)
+        elif isinstance(d, ast.StructLikeDecl):
+            self.struct_like(d, scope)
+        elif isinstance(d, ast.EnumDecl):
+            self.enum(d, scope)
+        elif isinstance(d, ast.ErrorDecl):
+            pass  # members numbered in _collect_members
+        elif isinstance(d, ast.MatchKindDecl):
+            for m in d.members:
+                scope.declare(m, d, d.loc)
+                self.match_kinds.append(m)
+        elif isinstance(d, ast.ExternDecl):
+            self.extern(d, scope)
+        elif isinstance(d, ast.ExternFunctionDecl):
+            inner = self._type_param_scope(d.type_params, scope)
+            self.resolve_type(d.return_type, inner)
+            self.declare_params(d.params, Scope(inner), f"'{d.name}'")
+            scope.declare(d.name, d, d.loc)
+        elif isinstance(d, ast.FunctionDecl):
+            self.function(d, scope)
+        elif isinstance(d, ast.ActionDecl):
+            self.action(d, scope)
+        elif isinstance(d, ast.InstanceDecl):
+            self.instance(d, scope)
+        elif isinstance(d, ast.ParserTypeDecl | ast.ControlTypeDecl | ast.PackageTypeDecl):
+            inner = self._type_param_scope(d.type_params, scope)
+            self.declare_params(d.params, Scope(inner), f"'{d.name}'")
+            scope.declare(d.name, d, d.loc)
+        elif isinstance(d, ast.ParserDecl):
+            scope.declare(d.name, d, d.loc)
+            self.parser(d, scope)
+        elif isinstance(d, ast.ControlDecl):
+            scope.declare(d.name, d, d.loc)
+            self.control(d, scope)
+        elif isinstance(d, ast.VariableDecl):
+            raise P4TypeError(f"variable '{d.name}' cannot be declared at the top level", d.loc)
+        else:
+            raise P4TypeError(f"'{d.name}' cannot be declared at the top level", d.loc)
+
+    def _type_param_scope(self, type_params: list[ast.TypeParameter], scope: Scope) -> Scope:
+        inner = Scope(scope)
+        for tp in type_params:
+            inner.declare(tp.name, tp, tp.loc)
+        return inner
+
+    def struct_like(self, d: ast.StructLikeDecl, scope: Scope) -> None:
+        inner = self._type_param_scope(d.type_params, scope)
+        fields: list[tuple[str, Type]] = []
+        names: set[str] = set()
+        varbits = 0
+        for f in d.fields:
+            if f.name in names:
+                raise P4TypeError(f"duplicate declaration of '{f.name}'", f.loc)
+            names.add(f.name)
+            t = self.resolve_type(f.type_ref, inner)
+            if isinstance(t, VoidType | IntType | StringType | DontCareType):
+                raise P4TypeError(f"field '{f.name}' cannot have type {t}", f.loc)
+            if isinstance(d, ast.HeaderDecl) and not (
+                is_header_field_type(t) or isinstance(t, TypeVar)
+            ):
+                raise P4TypeError(
+                    f"header field '{f.name}' has type {t}, which is not allowed in a header", f.loc
+                )
+            if isinstance(d, ast.HeaderUnionDecl) and not isinstance(t, HeaderType):
+                raise P4TypeError(f"header union field '{f.name}' must be a header, got {t}", f.loc)
+            varbits += isinstance(t, VarbitType)
+            fields.append((f.name, t))
+        if varbits > 1:
+            raise P4TypeError(f"header '{d.name}' has more than one varbit field", d.loc)
+        cls = {ast.HeaderDecl: HeaderType, ast.HeaderUnionDecl: HeaderUnionType}.get(
+            type(d), StructType
+        )
+        d.resolved = cls(d.name, tuple(fields))
+        scope.declare(d.name, d, d.loc)
+
+    def enum(self, d: ast.EnumDecl, scope: Scope) -> None:
+        names = [m.name for m in d.members]
+        for i, m in enumerate(names):
+            if m in names[:i]:
+                raise P4TypeError(f"duplicate declaration of '{m}'", d.members[i].loc)
+        if d.underlying is None:
+            d.resolved = EnumType(d.name, tuple(names))
+        else:
+            ut = unwrap_newtype(self.resolve_type(d.underlying, scope))
+            if not isinstance(ut, BitType):
+                raise P4TypeError(
+                    f"enum '{d.name}' must be based on bit<W> or int<W>, got {ut}", d.loc
+                )
+            values = []
+            for m in d.members:
+                if m.init is None:
+                    raise P4TypeError(
+                        f"member '{m.name}' of serializable enum '{d.name}' needs a value", m.loc
+                    )
+                self.checked(m.init, scope, ut, f"value of '{d.name}.{m.name}'")
+                values.append(self.const_int(m.init, scope, f"value of '{d.name}.{m.name}'"))
+            d.resolved = EnumType(d.name, tuple(names), ut, tuple(values))
+        scope.declare(d.name, d, d.loc)
+
+    def extern(self, d: ast.ExternDecl, scope: Scope) -> None:
+        scope.declare(d.name, d, d.loc)  # methods may mention the extern's own type
+        outer = self._type_param_scope(d.type_params, scope)
+        methods = Scope(outer)
+        for m in d.methods:
+            if m.is_constructor and m.name != d.name:
+                raise P4TypeError(f"constructor '{m.name}' does not match extern '{d.name}'", m.loc)
+            inner = self._type_param_scope(m.type_params, outer)
+            if m.return_type is not None:
+                self.resolve_type(m.return_type, inner)
+            self.declare_params(
+                m.params, Scope(inner), f"'{d.name}.{m.name}'", ctor=m.is_constructor
+            )
+            methods.declare(("ctor:" if m.is_constructor else "") + m.name, m, m.loc)
+
+    def function(self, d: ast.FunctionDecl, scope: Scope) -> None:
+        if d.type_params:
+            raise UnsupportedError("generic functions", d.loc)
+        rt = self.resolve_type(d.return_type, scope)
+        inner = Scope(scope, owner=d)
+        self.declare_params(d.params, inner, f"function '{d.name}'")
+        for p in d.params:
+            if not p.direction:
+                raise P4TypeError(
+                    f"parameter '{p.name}' of function '{d.name}' needs a direction", p.loc
+                )
+        self.block(d.body, inner)
+        if not isinstance(rt, VoidType) and not _always_returns(d.body):
+            raise P4TypeError(f"function '{d.name}' does not return a value on every path", d.loc)
+        scope.declare(d.name, d, d.loc)
+
+    def action(self, d: ast.ActionDecl, scope: Scope) -> None:
+        inner = Scope(scope, owner=d)
+        self.declare_params(d.params, inner, f"action '{d.name}'")
+        seen_directionless = False
+        for p in d.params:
+            if not p.direction:
+                seen_directionless = True
+            elif seen_directionless:
+                raise P4TypeError(
+                    f"action '{d.name}': directional parameter '{p.name}' must come before the "
+                    "directionless ones",
+                    p.loc,
+                )
+        self.block(d.body, inner)
+        scope.declare(d.name, d, d.loc)
+
+    def control(self, c: ast.ControlDecl, outer: Scope) -> None:
+        if c.type_params:
+            raise UnsupportedError("generic controls", c.loc)
+        scope = Scope(outer, owner=c)
+        self.declare_params(c.params, scope, f"control '{c.name}'")
+        self.declare_params(c.ctor_params, scope, f"control '{c.name}'", ctor=True)
+        for d in c.locals:
+            self._guarded(d, lambda d=d: self.control_local(d, scope))
+        self.block(c.body, scope)
+
+    def control_local(self, d: ast.Declaration, scope: Scope) -> None:
+        if isinstance(d, ast.ActionDecl):
+            self.action(d, scope)
+        elif isinstance(d, ast.TableDecl):
+            self.table(d, scope)
+        elif isinstance(d, ast.InstanceDecl):
+            self.instance(d, scope)
+        elif isinstance(d, ast.VariableDecl | ast.ConstantDecl):
+            self.local_declaration(d, scope)
+        elif isinstance(d, ast.FunctionDecl):
+            self.function(d, scope)
+        else:
+            raise P4TypeError(f"'{d.name}' cannot be declared inside a control", d.loc)
+
+    # -- instances ------------------------------------------------------------------------------
+
+    def instance(self, d: ast.InstanceDecl, scope: Scope) -> None:
+        """``T(args) name;`` — externs, parsers, controls; packages are bound in blocks.py."""
+        t = self.resolve_type(d.type_ref, scope)
+        decl = t.decl if isinstance(t, ExternType | ObjectType) else None
+        if isinstance(decl, ast.PackageTypeDecl):
+            d.resolved, d.type_decl = t, decl
+            d.ctor_params = list(decl.params)
+            scope.declare(d.name, d, d.loc)
+            return  # arguments are bound and checked by build_blocks
+        if decl is None:
+            raise P4TypeError(f"type {t} cannot be instantiated", d.type_ref.loc)
+        name = getattr(decl, "name", str(t))
+        type_args = list(t.type_args) if isinstance(t, ExternType) else []
+        t, params = self.instantiable(decl, name, type_args, d.args, d.loc)
+        info = ast.CallInfo(kind="constructor", name=name, decl=decl, params=params)
+        fixed = self._fixed_bindings(decl, t)
+        info.type_bindings.update(fixed)
+        variables = {tp.name for tp in getattr(decl, "type_params", [])} - set(fixed)
+        call = ast.MethodCall(
+            callee=ast.PathExpression(name=name, loc=d.loc), args=d.args, loc=d.loc
+        )
+        self._bind(call, info, scope, variables, fixed, "constructor")
+        self.require_constant_args(info, d.loc)
+        if isinstance(t, ExternType) and variables:
+            args = tuple(info.type_bindings.get(v.name, TypeVar(v.name)) for v in decl.type_params)
+            t = ExternType(t.name, args, decl)
+        if isinstance(t, ExternType) and has_type_vars(t):
+            raise P4TypeError(f"cannot infer the type arguments of '{name}'", d.loc)
+        d.resolved, d.type_decl = t, decl
+        d.ctor_params, d.ctor_args = params, info.args
+        scope.declare(d.name, d, d.loc)
+
+    def instantiable(
+        self,
+        decl: Any,
+        name: str,
+        type_args: list[Type],
+        args: list[ast.Argument],
+        loc: SourceLocation,
+    ) -> tuple[Type, list[ast.Parameter]]:
+        """The instance type and constructor parameters for instantiating `decl`."""
+        if isinstance(decl, ast.ExternDecl):
+            ctors = [m for m in decl.methods if m.is_constructor]
+            if not ctors:
+                raise P4TypeError(f"extern '{name}' has no constructor", loc)
+            if any(m.is_abstract for m in decl.methods):
+                raise UnsupportedError("externs with abstract methods", loc)
+            call = ast.MethodCall(callee=ast.PathExpression(name=name), args=args, loc=loc)
+            ctor = self._overload(list(ctors), call, name)
+            if type_args and len(type_args) != len(decl.type_params):
+                raise P4TypeError(
+                    f"extern '{name}' expects {len(decl.type_params)} type arguments, got {len(type_args)}",
+                    loc,
+                )
+            return ExternType(name, tuple(type_args), decl), list(ctor.params)  # type: ignore[attr-defined]
+        if isinstance(decl, ast.ParserDecl | ast.ControlDecl):
+            if decl.type_params:
+                raise UnsupportedError("generic parsers and controls", loc)
+            kind = "parser" if isinstance(decl, ast.ParserDecl) else "control"
+            return ObjectType(kind, name, decl), list(decl.ctor_params)
+        raise P4TypeError(f"'{name}' cannot be instantiated", loc)
+
+
+def _always_returns(s: ast.Statement | ast.Declaration) -> bool:
+    """Whether every path through `s` ends in return or exit (for non-void functions)."""
+    if isinstance(s, ast.ReturnStatement | ast.ExitStatement):
+        return True
+    if isinstance(s, ast.BlockStatement):
+        return any(_always_returns(x) for x in s.statements)
+    if isinstance(s, ast.IfStatement):
+        return s.otherwise is not None and _always_returns(s.then) and _always_returns(s.otherwise)
+    if isinstance(s, ast.SwitchStatement):
+        has_default = any(
+            isinstance(label, ast.DefaultExpression) for c in s.cases for label in c.labels
+        )
+        return has_default and all(c.body is not None and _always_returns(c.body) for c in s.cases)
+    return False
+
+
+__all__ = ["Checker", "check"]
