@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from softswitch.engine.switch import LpmMatch, Switch
+from softswitch.engine.switch import Switch
+from softswitch.engine.tables import LpmMatch
 from softswitch.frontend.parser import parse_file
 from softswitch.frontend.typecheck import check
 

@@ -1,6 +1,7 @@
 """The ``softswitch`` command line: one function per subcommand, one parser for all of them.
 
     softswitch compile PROGRAM.p4 [-I DIR]... [-D NAME[=V]]... [--p4info FILE] [--ir FILE.json]
+    softswitch stf PROGRAM.p4|IR.json TEST.stf... [-I DIR]... [-D NAME[=V]]... [--log-console]
 
 Errors in the user's input (P4 source, files) are printed as ``file:line:col: error: ...`` on
 stderr with exit status 1, never as a traceback.
@@ -20,26 +21,18 @@ from softswitch.ir.checked import CheckedProgram
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _parse_defines(values: Sequence[str]) -> dict[str, str]:
-    defines: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not name:
-            raise P4Error(f"bad -D option '{item}': expected NAME or NAME=VALUE")
-        defines[name] = value if sep else "1"
-    return defines
-
-
 def load_program(path: str, include_dirs: Sequence[str] = (),
                  defines: Sequence[str] = ()) -> CheckedProgram:
-    """Preprocess, parse and type-check a P4 file (shared by the subcommands)."""
-    from softswitch.frontend.parser import parse_file
-    from softswitch.frontend.typecheck import check
+    """A checked program from P4 source or IR JSON (shared by the subcommands)."""
+    from softswitch.compiler import load_program as load
+    from softswitch.compiler import parse_defines
 
     if not Path(path).is_file():
         raise P4Error(f"{path}: no such file")
-    program = parse_file(path, include_dirs, _parse_defines(defines))
-    return check(program, path)
+    for item in defines:
+        if not item.partition("=")[0]:
+            raise P4Error(f"bad -D option '{item}': expected NAME or NAME=VALUE")
+    return load(path, include_dirs, parse_defines(defines))
 
 
 def _save_ir(checked: CheckedProgram, path: str) -> None:
@@ -68,6 +61,27 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stf(args: argparse.Namespace) -> int:
+    """Run STF scripts against a fresh switch each; exit 0 only when every one matches."""
+    from softswitch.engine.switch import Switch
+    from softswitch.stf.runner import run_stf
+    from softswitch.stf.script import read_stf
+
+    checked = load_program(args.program, args.include_dirs, args.defines)
+    trace = print if args.log_console else None
+    failed = 0
+    for test in args.tests:
+        commands = read_stf(test)
+        result = run_stf(Switch(checked, trace=trace), commands)
+        status = "PASS" if result.passed else "FAIL"
+        print(f"{status} {test}: {result.packets_sent} packets in, "
+              f"{result.packets_received} out")
+        for problem in result.problems:
+            print(problem)
+        failed += not result.passed
+    return 1 if failed else 0
+
+
 def _add_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("program", metavar="PROGRAM.p4", help="the P4_16 v1model program")
     parser.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
@@ -92,6 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--p4info", metavar="FILE", help="write the P4Info to FILE")
     compile_.add_argument("--ir", metavar="FILE.json", help="write the checked IR to FILE.json")
     compile_.set_defaults(handler=cmd_compile)
+
+    stf = sub.add_parser("stf", help="run p4c STF tests against the program",
+                         description="Run p4c STF scripts (add, setdefault, packet, expect, "
+                         "multicast and mirroring commands) against the program on softswitch; "
+                         "print expected vs got per port on a mismatch.")
+    _add_source_options(stf)
+    stf.add_argument("tests", metavar="TEST.stf", nargs="+", help="STF script(s)")
+    stf.add_argument("--log-console", action="store_true",
+                     help="print a BMv2-style packet trace")
+    stf.set_defaults(handler=cmd_stf)
     return parser
 
 

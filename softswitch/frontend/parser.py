@@ -52,7 +52,15 @@ class _PlainSource:
 
 def parse(source: SourceText) -> ast.Program:
     """Parse preprocessed source (a `PreprocessedSource`) into a Program."""
-    return _Parser(source).program()
+    parser = _Parser(source)
+    try:
+        return parser.program()
+    except RecursionError:
+        # Python's stack is the parser's nesting limit; report where the input got too deep
+        # rather than a traceback (the cursor is still at the innermost token reached).
+        raise P4SyntaxError(
+            "nesting too deep (parentheses, blocks, types or expressions)", parser.loc(parser.tok)
+        ) from None
 
 
 def parse_text(text: str, filename: str = "<string>") -> ast.Program:
@@ -160,7 +168,8 @@ class _Parser:
     def fail(self, message: str, t: Token | None = None) -> NoReturn:
         t = t or self.toks[self.i]
         if t.kind == UNEXPECTED:
-            message = f"unknown character '{t.text}'"
+            shown = t.text if t.text.isprintable() else ascii(t.text)[1:-1]
+            message = f"unknown character '{shown}'"
             if t.text == "#":
                 message += " (preprocessor directives need parse_file, not parse_text)"
         raise P4SyntaxError(message, self.loc(t))
@@ -609,7 +618,7 @@ class _Parser:
             while self.accept(",") and self.tok.kind != EOF:
                 args.append(self.expression())
             return args if self.tok.kind == EOF else []
-        except P4Error:
+        except (P4Error, RecursionError):  # p4c accepts any balanced tokens in a body
             return []
         finally:
             self.toks, self.i = saved_toks, saved_i

@@ -187,6 +187,23 @@ def _blank_comments(text: str, file: str) -> str:
     return "".join(out)
 
 
+_UNDECODABLE_RE = re.compile("[\udc80-\udcff]")
+
+
+def _reject_undecodable(text: str, file: str) -> None:
+    """Raise at the first byte that is not UTF-8 outside a comment (comments were blanked)."""
+    m = _UNDECODABLE_RE.search(text)
+    if m is None:
+        return
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    byte = ord(m.group()) - 0xDC00
+    raise P4SyntaxError(
+        f"the file is not UTF-8 text: byte 0x{byte:02x} cannot be decoded",
+        SourceLocation(file, line, col),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Macros
 
@@ -450,7 +467,10 @@ class _IfExpression:
     def evaluate(self) -> int:
         if not self.items:
             raise _error("#if with no expression", self.loc)
-        value = self._conditional()
+        try:
+            value = self._conditional()
+        except RecursionError:
+            raise _error("#if expression nested too deeply", self.loc) from None
         if self.pos != len(self.items):
             raise _error(f"unexpected '{self.items[self.pos]}' in #if expression", self.loc)
         return value
@@ -628,11 +648,14 @@ class _Preprocessor:
 
     def run_file(self, path: Path, display: str, include_loc: Loc | None) -> None:
         try:
-            raw = path.read_text(encoding="utf-8", errors="replace")
+            # undecodable bytes survive as lone surrogates, so that comments may hold them
+            raw = path.read_bytes().decode("utf-8", errors="surrogateescape")
         except OSError as exc:
             where = SourceLocation(*include_loc) if include_loc else None
             raise P4SyntaxError(f"cannot read {display}: {exc.strerror}", where) from None
+        raw = raw.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as cpp drops it
         text = _blank_comments(raw.replace("\r\n", "\n"), display)
+        _reject_undecodable(text, display)
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -687,6 +710,8 @@ class _Preprocessor:
                     next_line_opens_paren=more and lines[nxt].lstrip().startswith("("),
                 )
                 break
+            except RecursionError:
+                raise _error("macro calls nested too deeply", (file, first + 1, 1)) from None
             except _NeedMoreLines:
                 toks.append(_Tok(_NL, "\n", (file, last + 1, len(lines[last]) + 1)))
                 toks.extend(_tokenize(lines[nxt], file, nxt + 1))
@@ -786,7 +811,10 @@ class _Preprocessor:
                 continue
             toks.append(t)
             i += 1
-        expanded = self.expander.expand(toks)
+        try:
+            expanded = self.expander.expand(toks)
+        except RecursionError:
+            raise _error("macro calls nested too deeply", loc) from None
         # identifiers left after expansion count as 0, as in C
         text = " ".join("0" if t.kind == _IDENT else t.text
                         for t in expanded if t.kind not in (_WS, _NL))
@@ -797,7 +825,10 @@ class _Preprocessor:
     def _include(self, ctx: _FileContext, rest: list[_Tok], loc: Loc) -> None:
         toks = _strip_ws(rest)
         if toks and toks[0].kind not in (_STRING,) and toks[0].text != "<":
-            toks = _strip_ws(self.expander.expand(toks))  # #include MACRO
+            try:
+                toks = _strip_ws(self.expander.expand(toks))  # #include MACRO
+            except RecursionError:
+                raise _error("macro calls nested too deeply", loc) from None
         spelled = "".join(t.text for t in toks)
         where = toks[0].loc if toks else loc
         if not toks or not (
@@ -817,7 +848,10 @@ class _Preprocessor:
             raise _error(f"#include cycle: {chain}", where)
         if len(self.stack) >= _MAX_INCLUDE_DEPTH:
             raise _error("#include nested too deeply", where)
-        self.run_file(target, str(target), where)
+        try:
+            self.run_file(target, str(target), where)
+        except RecursionError:  # Python's stack ran out before _MAX_INCLUDE_DEPTH
+            raise _error("#include nested too deeply", where) from None
 
     def _find_include(self, name: str, *, quoted: bool, includer: Path) -> Path | None:
         candidates: list[Path] = [includer.parent] if quoted else []
@@ -867,7 +901,8 @@ def preprocess(
     for name, value in defines.items():
         pp.define_from_command_line(name, value)
     if not main.is_file():
-        raise P4SyntaxError(f"cannot read {main}: no such file")
+        why = "it is a directory" if main.is_dir() else "no such file"
+        raise P4SyntaxError(f"cannot read {main}: {why}")
     pp.run_file(main, str(path), None)
     return PreprocessedSource("\n".join(pp.out.lines) + "\n" if pp.out.lines else "",
                               pp.out.maps, pp.files)

@@ -24,13 +24,31 @@ from softswitch.ir.checked import CheckedProgram
 FORMAT = "softswitch-ir"
 VERSION = 1
 
-# Fields the type checker fills in; they are rebuilt on load, never stored.
-_ANNOTATION_FIELDS = frozenset(
-    {
-        "type", "value", "decl", "kind", "high", "low", "call", "resolved", "type_decl",
-        "ctor_params", "ctor_args", "state_decl", "next_state", "bound_args", "priority_value",
-    }
-)
+# Fields the type checker fills in, by the class declaring them; rebuilt on load, never stored.
+_ANNOTATIONS: dict[type, frozenset[str]] = {
+    ast.Expression: frozenset({"type", "value"}),
+    ast.PathExpression: frozenset({"decl"}),
+    ast.Member: frozenset({"kind"}),
+    ast.Slice: frozenset({"high", "low"}),
+    ast.MethodCall: frozenset({"call"}),
+    ast.TypeRef: frozenset({"resolved"}),
+    ast.TypedefDecl: frozenset({"resolved"}),
+    ast.StructLikeDecl: frozenset({"resolved"}),
+    ast.EnumDecl: frozenset({"resolved"}),
+    ast.InstanceDecl: frozenset({"resolved", "type_decl", "ctor_params", "ctor_args"}),
+    ast.SelectCase: frozenset({"state_decl"}),
+    ast.ParserState: frozenset({"next_state"}),
+    ast.ActionRef: frozenset({"decl", "bound_args"}),
+    ast.TableEntryDecl: frozenset({"priority_value"}),
+}
+
+
+def _annotation_fields(cls: type) -> frozenset[str]:
+    names: set[str] = set()
+    for base in cls.__mro__:
+        names |= _ANNOTATIONS.get(base, frozenset())
+    return frozenset(names)
+
 
 _NODE_CLASSES: dict[str, type] = {
     name: cls
@@ -44,7 +62,8 @@ class IrFormatError(P4Error):
 
 
 def _stored_fields(cls: type) -> list[dataclasses.Field[Any]]:
-    return [f for f in dataclasses.fields(cls) if f.name not in _ANNOTATION_FIELDS]
+    annotations = _annotation_fields(cls)
+    return [f for f in dataclasses.fields(cls) if f.name not in annotations]
 
 
 _FIELDS_BY_CLASS = {name: _stored_fields(cls) for name, cls in _NODE_CLASSES.items()}

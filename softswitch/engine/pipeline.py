@@ -1,0 +1,305 @@
+"""The v1model packet walk of BMv2 simple_switch: parser → ingress → PRE → egress → deparser.
+
+`V1Pipeline.process` runs one input packet to completion. Packet instances (the original,
+clones, multicast replicas, resubmitted and recirculated packets) are jobs in one FIFO, which
+gives the output order of a single-threaded simple_switch for one input: an ingress clone
+before the original (BMv2 enqueues it first), multicast replicas in PRE order, an egress clone
+after the original it was cloned from (it is enqueued while the original is transmitted).
+
+The end-of-ingress and end-of-egress steps follow simple_switch.cpp: ingress clone → digest →
+resubmit → multicast (mcast_grp ≠ 0) → drop (egress_spec == drop port) → unicast; egress starts
+with egress_spec = 0 and egress_port set, then egress clone → drop → deparse → recirculate →
+transmit. Resubmit/recirculate/clone copies start with zeroed metadata except the preserved
+field list, as BMv2's ``reset_metadata`` + ``copy_fields_between_phvs`` do.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from softswitch.engine.externs import Digest
+from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.engine.support import AssertSignal, ExitSignal, ParserErrorSignal
+
+NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
+MAX_JOBS = 256  # bound on instances per input (recirculation loops)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPacket:
+    port: int
+    data: bytes
+
+
+class RunState:
+    """Per-pass state the generated code reads and writes as the global ``R``."""
+
+    __slots__ = ("clone", "digests", "drop_port", "field_lists", "now", "payload", "plen",
+                 "recirculate", "resubmit", "rng", "sm", "truncate")
+
+    def __init__(self, drop_port: int, field_lists: dict[int, Callable[..., None]]) -> None:
+        self.drop_port = drop_port
+        self.field_lists = field_lists
+        self.rng = random.Random(0)
+        self.sm: Any = None
+        self.plen = 0
+        self.now = 0
+        self.payload = b""
+        self.digests: list[Digest] = []
+        self.clone: tuple[str, int, Callable[..., None] | None] | None = None
+        self.resubmit: Callable[..., None] | None | bool = False
+        self.recirculate: Callable[..., None] | None | bool = False
+        self.truncate = 0
+
+    def begin(self, sm: Any, plen: int, now: int) -> None:
+        self.sm = sm
+        self.plen = plen
+        self.now = now
+        self.clone = None
+        self.resubmit = False
+        self.recirculate = False
+        self.truncate = 0
+
+
+class _Job:
+    __slots__ = ("cut", "data", "hdr", "ingress", "meta", "payload", "port", "sm", "trunc")
+
+    def __init__(self, ingress: bool, port: int, data: bytes, hdr: Any = None, meta: Any = None,
+                 sm: Any = None, payload: bytes = b"", trunc: int = 0, cut: int = 0) -> None:
+        self.cut = cut  # truncate() length requested in ingress (0: none)
+        self.ingress = ingress
+        self.port = port
+        self.data = data
+        self.hdr = hdr
+        self.meta = meta
+        self.sm = sm
+        self.payload = payload
+        self.trunc = trunc
+
+
+class V1Pipeline:
+    """Runs packets through the compiled blocks of one program."""
+
+    def __init__(self, ns: dict[str, Any], fns: dict[str, str], header_cls: str, meta_cls: str,
+                 sm_cls: str, pre: PacketReplicationEngine, state: RunState,
+                 digests: list[Digest], trace: Callable[[str], None] | None) -> None:
+        self.parser = ns[fns["parser"]]
+        self.verify = ns[fns["verify_checksum"]]
+        self.ingress = ns[fns["ingress"]]
+        self.egress = ns[fns["egress"]]
+        self.compute = ns[fns["compute_checksum"]]
+        self.deparser = ns[fns["deparser"]]
+        self.H = ns[header_cls]
+        self.M = ns[meta_cls]
+        self.SM = ns[sm_cls]
+        self.pre = pre
+        self.R = state
+        self.digests = digests
+        self.trace = trace
+        self.t0 = time.monotonic()
+
+    def now_us(self) -> int:
+        return int((time.monotonic() - self.t0) * 1e6)
+
+    # -- one input packet ---------------------------------------------------------------------
+
+    def process(self, port: int, data: bytes) -> list[OutputPacket]:
+        out: list[OutputPacket] = []
+        jobs: deque[_Job] = deque([_Job(True, port, bytes(data))])
+        count = 0
+        while jobs:
+            job = jobs.popleft()
+            count += 1
+            if count > MAX_JOBS:
+                self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
+                break
+            if job.ingress:
+                self._ingress(job, jobs)
+            else:
+                self._egress(job, jobs, out)
+        return out
+
+    def _log(self, text: str) -> None:
+        if self.trace is not None:
+            self.trace(text)
+
+    def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any) -> bytes:
+        """Run the parser; returns the payload (the unparsed rest)."""
+        R = self.R
+        try:
+            pos = self.parser(data, len(data) * 8, 0, hdr, meta, sm)
+            if isinstance(pos, tuple):
+                pos = pos[0]
+        except ParserErrorSignal as e:
+            pos = e.pos
+            if e.code >= 0:
+                sm.parser_error = e.code
+            self._log(f"Parser error {e.code} at bit {pos}")
+        except (ExitSignal, AssertSignal) as e:
+            pos = 0
+            self._log(f"Parser stopped: {type(e).__name__}")
+        R.payload = data[(pos + 7) >> 3:]
+        self._log(f"Bytes parsed: {(pos + 7) >> 3}")
+        return R.payload
+
+    def _ingress(self, job: _Job, jobs: deque[_Job]) -> None:
+        R = self.R
+        data = job.data
+        hdr, meta, sm = self.H(), self.M(), self.SM()
+        if job.sm is not None:
+            # resubmit/recirculate: metadata arrives zeroed plus the preserved fields
+            meta, sm = job.meta, job.sm
+        else:
+            sm.ingress_port = job.port
+            sm.packet_length = len(data)
+        now = self.now_us()
+        sm.ingress_global_timestamp = now
+        R.begin(sm, len(data), now)
+        self._log(f"Processing packet received on port {job.port}")
+        self._log("Parser 'parser': start")
+        payload = self._parse(data, hdr, meta, sm)
+        self._log("Parser 'parser': end")
+        try:
+            self.verify(hdr, meta)
+            self.ingress(hdr, meta, sm)
+        except AssertSignal as e:
+            self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet "
+                      "(BMv2 would abort the switch)")
+            return
+        # ingress clone
+        if R.clone is not None:
+            ctype, session, fl = R.clone
+            R.clone = None
+            if ctype == "I2E":
+                self._clone_from_ingress(data, session, fl, hdr, meta, sm, jobs)
+        if R.digests:
+            self.digests.extend(R.digests)
+            R.digests.clear()
+        if R.resubmit is not False:
+            fl = R.resubmit
+            nmeta, nsm = self.M(), self.SM()
+            if callable(fl):
+                fl(hdr, meta, sm, None, nmeta, nsm)
+            nsm.instance_type = RESUBMIT
+            nsm.packet_length = len(data)
+            self._log("Resubmitting packet")
+            jobs.append(_Job(True, job.port, data, None, nmeta, nsm))
+            return
+        if sm.mcast_grp != 0:
+            self._log(f"Multicast requested for packet (group {sm.mcast_grp})")
+            sm.instance_type = REPLICATION
+            self._multicast(sm.mcast_grp, hdr, meta, sm, payload, 0, R.truncate, jobs)
+            return
+        if sm.egress_spec == R.drop_port:
+            self._log("Dropping packet at the end of ingress")
+            return
+        self._log(f"Egress port is {sm.egress_spec}")
+        sm.instance_type = NORMAL
+        jobs.append(_Job(False, sm.egress_spec, b"", hdr, meta, sm, payload, 0, R.truncate))
+
+    def _multicast(self, mgid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, trunc: int,
+                   cut: int, jobs: deque[_Job]) -> None:
+        for port, rid in self.pre.replicate(mgid):
+            self._log(f"Replicating packet on port {port}")
+            nsm = sm._copy()
+            nsm.egress_rid = rid
+            jobs.append(_Job(False, port, b"", hdr._copy(), meta._copy(), nsm, payload, trunc,
+                             cut))
+
+    def _clone_targets(self, session: int) -> tuple[int, list[tuple[int, int]]] | None:
+        found = self.pre.clone_targets(session)
+        if found is None:
+            self._log(f"Clone session {session} is not configured: no clone")
+            return None
+        cfg, copies = found
+        return cfg.packet_length_bytes, list(copies)
+
+    def _clone_from_ingress(self, data: bytes, session: int, fl: Any, hdr: Any, meta: Any,
+                            sm: Any, jobs: deque[_Job]) -> None:
+        targets = self._clone_targets(session)
+        if targets is None:
+            return
+        trunc, copies = targets
+        self._log("Cloning packet at ingress")
+        R = self.R
+        saved_sm, saved_payload = R.sm, R.payload
+        chdr, cmeta, csm = self.H(), self.M(), self.SM()
+        csm.ingress_port = sm.ingress_port  # BMv2 keeps it for the re-parse
+        R.sm = csm
+        cpayload = self._parse(data, chdr, cmeta, csm)
+        R.sm, R.payload = saved_sm, saved_payload
+        cmeta, csm = self.M(), self.SM()  # BMv2 resets metadata after the re-parse
+        if callable(fl):
+            fl(hdr, meta, sm, chdr, cmeta, csm)
+        csm.instance_type = INGRESS_CLONE
+        csm.packet_length = len(data)
+        for port, rid in copies:
+            nsm = csm._copy()
+            nsm.egress_rid = rid
+            jobs.append(_Job(False, port, b"", chdr._copy(), cmeta._copy(), nsm, cpayload, trunc))
+
+    def _egress(self, job: _Job, jobs: deque[_Job], out: list[OutputPacket]) -> None:
+        R = self.R
+        hdr, meta, sm = job.hdr, job.meta, job.sm
+        sm.egress_port = job.port
+        # BMv2 starts egress with egress_spec = drop_port + 1, stored in the 9-bit field
+        sm.egress_spec = (R.drop_port + 1) & 0x1FF
+        now = self.now_us()
+        sm.egress_global_timestamp = now
+        sm.enq_timestamp = now
+        sm.deq_timedelta = 0
+        R.begin(sm, sm.packet_length, now)
+        R.payload = job.payload
+        self._log(f"Pipeline 'egress' on port {job.port}")
+        try:
+            self.egress(hdr, meta, sm)
+        except AssertSignal as e:
+            self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet")
+            return
+        if R.clone is not None:
+            ctype, session, fl = R.clone
+            R.clone = None
+            if ctype == "E2E":
+                targets = self._clone_targets(session)
+                if targets is not None:
+                    trunc, copies = targets
+                    self._log("Cloning packet at egress")
+                    cmeta, csm = self.M(), self.SM()
+                    if callable(fl):
+                        fl(hdr, meta, sm, hdr, cmeta, csm)
+                    csm.instance_type = EGRESS_CLONE
+                    csm.packet_length = sm.packet_length
+                    for port, rid in copies:
+                        nsm = csm._copy()
+                        nsm.egress_rid = rid
+                        jobs.append(_Job(False, port, b"", hdr._copy(), cmeta._copy(), nsm,
+                                         job.payload, trunc))
+        if sm.egress_spec == R.drop_port:
+            self._log("Dropping packet at the end of egress")
+            return
+        truncate = R.truncate or job.cut
+        recirculate = R.recirculate
+        self.compute(hdr, meta)
+        chunks: list[bytes] = []
+        self.deparser(chunks.append, hdr)
+        data = b"".join(chunks) + job.payload
+        if recirculate is not False:
+            nmeta, nsm = self.M(), self.SM()
+            if callable(recirculate):
+                recirculate(hdr, meta, sm, None, nmeta, nsm)
+            nsm.instance_type = RECIRC
+            nsm.packet_length = len(data)
+            self._log("Recirculating packet")
+            jobs.append(_Job(True, sm.ingress_port, data, None, nmeta, nsm))
+            return
+        if truncate:
+            data = data[:truncate]
+        if job.trunc:
+            data = data[:job.trunc]
+        self._log(f"Transmitting packet of size {len(data)} out of port {job.port}")
+        out.append(OutputPacket(job.port, data))

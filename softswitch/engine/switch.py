@@ -1,0 +1,209 @@
+"""Switch: one compiled v1model program with its tables, externs and PRE (see DESIGN.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from softswitch.engine import codegen
+from softswitch.engine.externs import (
+    CounterArray,
+    Digest,
+    DirectCounter,
+    DirectMeter,
+    IndexedMeter,
+    RegisterArray,
+    ValueSet,
+)
+from softswitch.engine.hashes import hash_function
+from softswitch.engine.pipeline import OutputPacket, RunState, V1Pipeline
+from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.engine.support import noop
+from softswitch.engine.tables import ActionProfile, ActionSpec, Table
+from softswitch.errors import ControlPlaneError, P4Error, UnsupportedError
+from softswitch.frontend import types as t
+from softswitch.ir.checked import CheckedProgram
+
+__all__ = ["OutputPacket", "Switch"]
+
+
+def _meter_kind(value: Any) -> str:
+    return "bytes" if str(value) == "bytes" else "packets"
+
+
+def _log_format(msg: str, values: tuple[int, ...]) -> str:
+    parts = msg.split("{}")
+    out = [parts[0]]
+    for i, rest in enumerate(parts[1:]):
+        out.append(str(values[i]) if i < len(values) else "{}")
+        out.append(rest)
+    return "".join(out)
+
+
+class Switch:
+    """A running v1model switch for one checked program."""
+
+    def __init__(self, program: CheckedProgram, *, drop_port: int = 511,
+                 trace: Callable[[str], None] | None = None) -> None:
+        self.program = program
+        self.drop_port = drop_port
+        self.trace = trace
+        gen = codegen.generate(program, trace=trace is not None)
+        self.generated = gen
+        self.generated_source = gen.source
+        self.pre = PacketReplicationEngine()
+        self.digests: list[Digest] = []
+        ns: dict[str, Any] = {"__name__": "softswitch_generated"}
+        try:
+            code = compile(gen.source, f"<softswitch:{program.source_file or 'program'}>", "exec")
+            exec(code, ns)  # noqa: S102 - the source is our own generated code
+        except SyntaxError as exc:  # a code generator bug, reported with the offending line
+            raise UnsupportedError(f"internal code generation error: {exc}") from exc
+        self._ns = ns
+        field_lists = {i: ns[f] for i, f in gen.field_lists.items()}
+        self._state = RunState(drop_port, field_lists)
+        ns["R"] = self._state
+        ns["_T"] = trace if trace is not None else (lambda _s: None)
+        ns["log_format"] = _log_format
+        for gname, algo in gen.hash_fns.items():
+            ns[gname] = hash_function(algo)
+        self._counters: dict[str, CounterArray] = {}
+        self._direct_counters: dict[str, DirectCounter] = {}
+        self._meters: dict[str, IndexedMeter] = {}
+        self._direct_meters: dict[str, DirectMeter] = {}
+        self._registers: dict[str, RegisterArray] = {}
+        self._profiles: dict[str, ActionProfile] = {}
+        self._value_sets: dict[str, ValueSet] = {}
+        self._tables: dict[str, Table] = {}
+        self._make_externs(gen, ns)
+        self._make_tables(gen, ns)
+        self.pipeline = V1Pipeline(ns, gen.block_fns, gen.header_cls, gen.meta_cls, gen.sm_cls,
+                                   self.pre, self._state, self.digests, trace)
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _make_externs(self, gen: codegen.GeneratedProgram, ns: dict[str, Any]) -> None:
+        for x in gen.externs:
+            a = x.args
+            obj: Any
+            if x.kind == "counter":
+                obj = CounterArray(x.name, int(a.get("size", 0)), str(a.get("type", "packets")))
+                self._counters[x.name] = obj
+            elif x.kind == "direct_counter":
+                obj = DirectCounter(x.name, str(a.get("type", "packets")))
+                self._direct_counters[x.name] = obj
+            elif x.kind == "meter":
+                obj = IndexedMeter(x.name, int(a.get("size", 0)),
+                                   _meter_kind(a.get("type")))  # type: ignore[arg-type]
+                self._meters[x.name] = obj
+            elif x.kind == "direct_meter":
+                obj = DirectMeter(x.name, _meter_kind(a.get("type")))  # type: ignore[arg-type]
+                self._direct_meters[x.name] = obj
+            elif x.kind == "register":
+                targs = a.get("type_args", ())
+                elem = t.unwrap_newtype(targs[0]) if targs else t.BitType(32)
+                width = codegen.bit_width(elem)
+                signed = isinstance(elem, t.BitType) and elem.signed
+                obj = RegisterArray(x.name, int(a.get("size", 0)), width, signed)
+                self._registers[x.name] = obj
+            elif x.kind in ("action_profile", "action_selector"):
+                selector = None
+                if x.kind == "action_selector":
+                    selector = hash_function(str(a.get("algorithm", "crc16")))
+                obj = ActionProfile(x.name, int(a.get("size", 0) or 0), {}, selector)
+                self._profiles[x.name] = obj
+            else:
+                obj = None  # Checksum16 and friends keep no state
+            ns[x.gname] = obj
+        for x in gen.value_sets:
+            vs = ValueSet(x.name, int(x.args.get("size", 0)), x.args.get("widths", [32]))
+            self._value_sets[x.name] = vs
+            ns[x.gname] = vs
+
+    def _make_tables(self, gen: codegen.GeneratedProgram, ns: dict[str, Any]) -> None:
+        for info in gen.tables:
+            specs = [ActionSpec(a.name, ns[a.fn], a.params, a.aid, a.default_only, a.table_only)
+                     for a in info.actions]
+            profile = ns.get(info.profile) if info.profile else None
+            meter = ns.get(info.direct_meter) if info.direct_meter else None
+            counter = ns.get(info.direct_counter) if info.direct_counter else None
+            table = Table(info.name, info.key_fields, specs, mode=info.mode, size=info.size,
+                          const_entries=info.entries_const, const_default=info.const_default,
+                          profile=profile, meter_kind=meter.kind if meter else None,
+                          has_counter=counter is not None)
+            if profile is not None:
+                profile.actions.update({s.name: s for s in specs})
+            if meter is not None:
+                meter.table = table
+            if counter is not None:
+                counter.table = table
+            table._installing_const = True
+            try:
+                if info.default_action in table.actions or any(
+                        n.endswith("." + info.default_action) for n in table.actions):
+                    table.set_default_action(info.default_action, info.default_args)
+                elif info.default_action == "NoAction":
+                    table.default.action, table.default.fn = "NoAction", noop
+                else:
+                    raise UnsupportedError(f"table '{info.name}': default action "
+                                           f"'{info.default_action}' not in its actions")
+                if info.entries and profile is None:
+                    for e in info.entries:
+                        table.add_entry(e.matches, e.action, e.args, e.priority)
+            except ControlPlaneError as exc:
+                raise P4Error(f"table '{info.name}': bad constant entry or default: {exc}") \
+                    from exc
+            finally:
+                table._installing_const = False
+            ns[info.gname] = table
+            self._tables[info.name] = table
+
+    # -- data plane -----------------------------------------------------------------------------
+
+    def process_packet(self, port: int, data: bytes) -> list[OutputPacket]:
+        """Run one packet in on `port`; returns what leaves, in BMv2's order (see pipeline.py)."""
+        return self.pipeline.process(port, data)
+
+    # -- control plane --------------------------------------------------------------------------
+
+    @staticmethod
+    def _lookup(kind: str, objects: dict[str, Any], name: str) -> Any:
+        obj = objects.get(name)
+        if obj is not None:
+            return obj
+        matches = [n for n in objects if n.endswith("." + name)]
+        if len(matches) == 1:
+            return objects[matches[0]]
+        if not matches:
+            known = ", ".join(objects) or "none"
+            raise ControlPlaneError(f"no {kind} named '{name}' (known: {known})")
+        raise ControlPlaneError(f"{kind} name '{name}' is ambiguous: {', '.join(matches)}")
+
+    def table(self, name: str) -> Table:
+        return self._lookup("table", self._tables, name)  # type: ignore[no-any-return]
+
+    def table_names(self) -> list[str]:
+        return list(self._tables)
+
+    def action_profile(self, name: str) -> ActionProfile:
+        return self._lookup("action profile", self._profiles, name)  # type: ignore[no-any-return]
+
+    def counter(self, name: str) -> CounterArray:
+        return self._lookup("counter", self._counters, name)  # type: ignore[no-any-return]
+
+    def direct_counter(self, name: str) -> DirectCounter:
+        return self._lookup(  # type: ignore[no-any-return]
+            "direct counter", self._direct_counters, name)
+
+    def meter(self, name: str) -> IndexedMeter:
+        return self._lookup("meter", self._meters, name)  # type: ignore[no-any-return]
+
+    def direct_meter(self, name: str) -> DirectMeter:
+        return self._lookup(  # type: ignore[no-any-return]
+            "direct meter", self._direct_meters, name)
+
+    def register(self, name: str) -> RegisterArray:
+        return self._lookup("register", self._registers, name)  # type: ignore[no-any-return]
+
+    def value_set(self, name: str) -> ValueSet:
+        return self._lookup("value set", self._value_sets, name)  # type: ignore[no-any-return]
