@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import (
-    ExactMatch,
     LpmMatch,
+    Match,
     OptionalMatch,
     RangeMatch,
     Table,
@@ -22,14 +22,6 @@ from softswitch.engine.tables import (
 )
 from softswitch.errors import ControlPlaneError, StfError
 from softswitch.stf import script as stf
-
-_MATCH_OF_SPEC = {
-    stf.ExactSpec: lambda s: ExactMatch(s.value),
-    stf.LpmSpec: lambda s: LpmMatch(s.value, s.prefix_len),
-    stf.TernarySpec: lambda s: TernaryMatch(s.value, s.mask),
-    stf.RangeSpec: lambda s: RangeMatch(s.low, s.high),
-    stf.OptionalSpec: lambda s: OptionalMatch(s.value),
-}
 
 
 @dataclass
@@ -159,8 +151,7 @@ class StfRunner:
                     raise StfError(f"{c.where}: exact key field {f.name!r} of {table.name} missing")
                 matches.append(_wildcard(f.match_kind, f.width))
                 continue
-            spec = stf.resolve_key(key, f.match_kind, f.width, c.where)
-            matches.append(_MATCH_OF_SPEC[type(spec)](spec))
+            matches.append(stf.resolve_key(key, f.match_kind, f.width, c.where))
         action = _resolve(c.action.name, table.action_names, "action", c.where)
         needs_priority = any(f.match_kind in ("ternary", "range", "optional") for f in fields)
         priority = c.priority if c.priority is not None else (1 if needs_priority else None)
@@ -190,7 +181,7 @@ class StfRunner:
                 self.result.problems.append(report)
 
 
-def _wildcard(match_kind: str, width: int) -> object:
+def _wildcard(match_kind: str, width: int) -> Match:
     if match_kind == "lpm":
         return LpmMatch(0, 0)
     if match_kind == "ternary":

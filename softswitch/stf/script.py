@@ -41,6 +41,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from softswitch.engine.tables import (
+    ExactMatch,
+    LpmMatch,
+    Match,
+    OptionalMatch,
+    RangeMatch,
+    TernaryMatch,
+)
 from softswitch.errors import StfError
 
 # --- locations and values ------------------------------------------------------------------------
@@ -681,40 +689,11 @@ _PARSERS = {
 # --- key values for a table's match kinds --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ExactSpec:
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class LpmSpec:
-    value: int
-    prefix_len: int
-
-
-@dataclass(frozen=True, slots=True)
-class TernarySpec:
-    value: int
-    mask: int
-
-
-@dataclass(frozen=True, slots=True)
-class RangeSpec:
-    low: int
-    high: int
-
-
-@dataclass(frozen=True, slots=True)
-class OptionalSpec:
-    value: int | None  # None: wildcard
-
-
-MatchSpec = ExactSpec | LpmSpec | TernarySpec | RangeSpec | OptionalSpec
 
 
 def resolve_key(
     key: KeyField, match_kind: str, width: int, where: StfLocation | None = None
-) -> MatchSpec:
+) -> Match:
     """Turn what the script wrote for ``key`` into a match of ``match_kind`` on ``width`` bits."""
     prefix = f"{where}: " if where is not None else ""
     full = (1 << width) - 1
@@ -738,22 +717,22 @@ def resolve_key(
         if match_kind == "exact":
             if v.has_wildcard:
                 raise fail(f"'*' digits in {v.text} need a ternary field")
-            return ExactSpec(v.value)
+            return ExactMatch(v.value)
         if match_kind == "ternary":
-            return TernarySpec(v.value, care)
+            return TernaryMatch(v.value, care)
         if match_kind == "lpm":
             plen = width if v.care is None else min(bin(v.care).count("1"), width)
-            return LpmSpec(v.value & _prefix_mask(plen, width), plen)
+            return LpmMatch(v.value & _prefix_mask(plen, width), plen)
         if match_kind == "range":
             if v.has_wildcard:
                 raise fail(f"'*' digits in {v.text} need a ternary field")
-            return RangeSpec(v.value, v.value)
+            return RangeMatch(v.value, v.value)
         if match_kind == "optional":
             if v.has_wildcard and care == 0:
-                return OptionalSpec(None)
+                return OptionalMatch(None)
             if v.has_wildcard:
                 raise fail(f"an optional field is all or nothing; {v.text} is partly '*'")
-            return OptionalSpec(v.value)
+            return OptionalMatch(v.value)
     elif isinstance(v, PrefixKey):
         fits(v.value)
         if v.prefix_len > width:
@@ -762,31 +741,31 @@ def resolve_key(
         if v.value & ~mask & full:
             raise fail(f"{v.value:#x}/{v.prefix_len} has bits set beyond the prefix")
         if match_kind == "lpm":
-            return LpmSpec(v.value, v.prefix_len)
+            return LpmMatch(v.value, v.prefix_len)
         if match_kind == "ternary":
-            return TernarySpec(v.value, mask)
+            return TernaryMatch(v.value, mask)
         if match_kind in ("exact", "optional") and v.prefix_len == width:
-            return ExactSpec(v.value) if match_kind == "exact" else OptionalSpec(v.value)
+            return ExactMatch(v.value) if match_kind == "exact" else OptionalMatch(v.value)
         if match_kind == "optional" and v.prefix_len == 0:
-            return OptionalSpec(None)
+            return OptionalMatch(None)
     elif isinstance(v, MaskedKey):
         fits(v.value, v.mask)
         if v.value & ~v.mask:
             raise fail(f"{v.value:#x}&&&{v.mask:#x} has value bits outside the mask")
         if match_kind == "ternary":
-            return TernarySpec(v.value, v.mask)
+            return TernaryMatch(v.value, v.mask)
         if match_kind == "lpm" and (plen := prefix_of(v.mask)) is not None:
-            return LpmSpec(v.value, plen)
+            return LpmMatch(v.value, plen)
         if match_kind in ("exact", "optional") and v.mask == full:
-            return ExactSpec(v.value) if match_kind == "exact" else OptionalSpec(v.value)
+            return ExactMatch(v.value) if match_kind == "exact" else OptionalMatch(v.value)
         if match_kind == "optional" and v.mask == 0:
-            return OptionalSpec(None)
+            return OptionalMatch(None)
     elif isinstance(v, RangeKey):
         fits(v.low, v.high)
         if match_kind == "range":
-            return RangeSpec(v.low, v.high)
+            return RangeMatch(v.low, v.high)
         if v.low == v.high and match_kind in ("exact", "optional"):
-            return ExactSpec(v.low) if match_kind == "exact" else OptionalSpec(v.low)
+            return ExactMatch(v.low) if match_kind == "exact" else OptionalMatch(v.low)
     if match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
         raise fail(f"match kind {match_kind!r} cannot be set from an STF script")
     raise fail(f"this form of value cannot be used for a {match_kind} field")
