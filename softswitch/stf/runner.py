@@ -7,6 +7,7 @@ whose packet count differs fails; ``expect PORT`` with no data leaves that port 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,9 +50,15 @@ def _resolve(name: str, candidates: Sequence[str], what: str, where: stf.StfLoca
     raise StfError(f"{where}: {what} {name!r} is ambiguous: {', '.join(matches)}")
 
 
-def _key_field_name(name: str) -> str:
-    # bmv2stf writes stack elements as NAME$N and validity keys as NAME.$valid$ / isValid()
-    return name.replace("$", "[", 1) + "]" if "$" in name and "$valid$" not in name else name
+def _canonical_key_name(name: str) -> str:
+    """One spelling for key names: bmv2stf writes stack elements as ``NAME$N`` and validity keys
+    as ``NAME.$valid$`` or ``NAME.valid``; our key fields say ``NAME[N]`` and ``NAME.isValid()``."""
+    name = re.sub(r"\$(\d+)", r"[\1]", name)
+    if name.endswith(".isValid()"):
+        return name[: -len(".isValid()")] + ".$valid$"
+    if name.endswith(".valid"):
+        return name[: -len(".valid")] + ".$valid$"
+    return name
 
 
 class StfRunner:
@@ -138,14 +145,15 @@ class StfRunner:
     def _add(self, c: stf.AddEntry) -> None:
         table = self._table(c.table, c.where)
         fields = table.key_fields
-        names = [f.name for f in fields]
+        names = [_canonical_key_name(f.name) for f in fields]
         given: dict[str, stf.KeyField] = {}
         for key in c.keys:
-            name = _resolve(_key_field_name(key.name), names, f"key field of {table.name}", c.where)
+            name = _resolve(_canonical_key_name(key.name), names, f"key field of {table.name}",
+                            c.where)
             given[name] = key
         matches = []
-        for f in fields:
-            key = given.get(f.name)
+        for f, name in zip(fields, names):
+            key = given.get(name)
             if key is None:
                 if f.match_kind == "exact":
                     raise StfError(f"{c.where}: exact key field {f.name!r} of {table.name} missing")

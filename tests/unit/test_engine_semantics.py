@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from softswitch.engine.switch import Switch
+from softswitch.engine.tables import ExactMatch
+from softswitch.errors import ControlPlaneError
 from softswitch.frontend.parser import parse_file
 from softswitch.frontend.typecheck import check
 
@@ -450,3 +452,138 @@ def test_generated_source_is_kept(tmp_path):
     sw = ingress(tmp_path, "hdr.h.a = 1;")
     assert "def " in sw.generated_source
     assert "_T(" not in sw.generated_source  # no tracing code when trace is off
+
+
+def test_value_set_sub_parser_and_parser_locals(tmp_path):
+    src = PRELUDE + """
+    header x_t { bit<8> x; }
+    struct headers_t { h_t h; x_t x; }
+    struct meta_t { bit<8> m; }
+    parser Sub(packet_in pkt, out x_t x, inout bit<8> seen) {
+        state start { pkt.extract(x); seen = seen + 1; transition accept; }
+    }
+    parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+        value_set<bit<8>>(4) special;
+        Sub() sub;
+        bit<8> count = 10;
+        state start {
+            pkt.extract(hdr.h);
+            transition select(hdr.h.a) { special: more; default: accept; }
+        }
+        state more { sub.apply(pkt, hdr.x, count); meta.m = count; transition accept; }
+    }
+    control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+    control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+        apply { sm.egress_spec = 1; hdr.h.b = meta.m; }
+    }
+    control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+    control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+    control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }
+    V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+    """
+    sw = build(tmp_path, src)
+    assert sw.process_packet(0, pkt(7, 0, 0, 0, b"\x99"))[0].data == pkt(7, 0, 0, 0) + b"\x99"
+    sw.value_set("special").add([7])
+    assert sw.process_packet(0, pkt(7, 0, 0, 0, b"\x99"))[0].data == pkt(7, 11, 0, 0) + b"\x99"
+
+
+def test_structs_tuples_enums_and_equality(tmp_path):
+    top = """
+    enum Color { Red, Green, Blue }
+    enum bit<8> Kind { A = 3, B = 9 }
+    struct pair_t { bit<8> x; bit<8> y; }
+    """
+    body = """
+        pair_t p = { hdr.h.a, hdr.h.b };
+        pair_t q;
+        q = p;
+        q.y = q.y + 1;
+        tuple<bit<8>, bit<16>> tp = { 8w1, 16w2 };
+        Color c = hdr.h.a == 1 ? Color.Green : Color.Blue;
+        Kind k = (Kind) hdr.h.a;
+        switch (c) { Color.Green: { hdr.h.c = 1; } default: { hdr.h.c = 2; } }
+        hdr.h.d = (p == q) ? 32w1 : 32w0;
+        if (k == Kind.B) { hdr.h.d = hdr.h.d + 100; }
+        hdr.h.b = q.y + tp[0];
+    """
+    sw = ingress(tmp_path, body, top=top)
+    assert run(sw, pkt(1, 5, 0, 0)) == (1, 7, 1, 0)
+    assert run(sw, pkt(9, 5, 0, 0)) == (9, 7, 2, 100)
+
+
+def test_default_only_action_and_default_with_args(tmp_path):
+    decls = """
+    action a(bit<8> v) { hdr.h.b = v; }
+    action b() { hdr.h.b = 0xBB; }
+    table t {
+        key = { hdr.h.a : exact; }
+        actions = { a; @defaultonly b; }
+        default_action = b();
+    }
+    """
+    sw = ingress(tmp_path, "t.apply();", decls)
+    assert run(sw, pkt(1, 0, 0, 0))[1] == 0xBB
+    with pytest.raises(ControlPlaneError, match="defaultonly"):
+        sw.table("t").add_entry([ExactMatch(1)], "b")
+    sw.table("t").set_default_action("a", [3])
+    assert run(sw, pkt(1, 0, 0, 0))[1] == 3
+
+
+def test_clone3_field_list_from_data(tmp_path):
+    src = STANDARD.replace("%TOP%", "").replace("%DECLS%", "").replace(
+        "%BODY%", "meta.m = 5; clone3(CloneType.I2E, 2, {meta.m});")
+    src = src.replace(
+        "control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) "
+        "{ apply { } }",
+        "control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) "
+        "{ apply { if (sm.instance_type == 1) { hdr.h.a = meta.m; } } }")
+    sw = build(tmp_path, src)
+    sw.pre.mirroring_add(2, 6)
+    out = [(o.port, o.data) for o in sw.process_packet(0, pkt(0, 0, 0, 0))]
+    assert out == [(6, pkt(5, 0, 0, 0)), (1, pkt(0, 0, 0, 0))]
+
+
+def test_lookahead_header_type(tmp_path):
+    states = """
+    state start {
+        pkt.extract(hdr.h);
+        x_t peek = pkt.lookahead<x_t>();
+        meta.m = (bit<8>) peek.hi;
+        transition accept;
+    }
+    """
+    sw = build(tmp_path, parser_program(states, "hdr.h.b = meta.m;"))
+    assert sw.process_packet(0, pkt(0, 0, 0, 0, b"\xA5"))[0].data == pkt(0, 0xA, 0, 0) + b"\xA5"
+
+
+def test_exit_still_copies_out_scalar_arguments(tmp_path):
+    top = """
+    control Sub(inout bit<8> x) {
+        apply { x = x + 1; if (x == 5) { exit; } x = x + 10; }
+    }
+    """
+    decls = "Sub() s; action a(inout bit<8> v) { v = 0x77; exit; }"
+    src = STANDARD.replace("%TOP%", "").replace("%DECLS%", decls).replace(
+        "%BODY%", "s.apply(hdr.h.a); if (hdr.h.b == 1) { a(hdr.h.c[7:0]); } hdr.h.d = 1;")
+    src = src.replace("control VC(", top + "\ncontrol VC(")
+    sw = build(tmp_path, src)
+    assert run(sw, pkt(4, 0, 0, 0)) == (5, 0, 0, 0)
+    assert run(sw, pkt(6, 0, 0, 0)) == (17, 0, 0, 1)
+    assert run(sw, pkt(6, 1, 0x1200, 0)) == (17, 1, 0x1277, 0)
+
+
+def test_deprecated_mark_to_drop_and_internal_errors_do_not_escape(tmp_path):
+    sw = ingress(tmp_path, "if (hdr.h.a == 1) { mark_to_drop(); }")
+    assert sw.process_packet(0, pkt(1, 0, 0, 0)) == []
+    assert len(sw.process_packet(0, pkt(2, 0, 0, 0))) == 1
+
+
+def test_parser_loop_without_progress_times_out(tmp_path):
+    states = """
+    state start { pkt.extract(hdr.h); transition spin; }
+    state spin { meta.m = meta.m + 1; transition select(hdr.h.a) { 0: spin; default: accept; } }
+    """
+    body = "if (sm.parser_error == error.ParserTimeout) { hdr.h.b = 0xEE; }"
+    sw = build(tmp_path, parser_program(states, body))
+    assert run(sw, pkt(0, 0, 0, 0))[1] == 0xEE
+    assert run(sw, pkt(1, 0, 0, 0))[1] == 0
