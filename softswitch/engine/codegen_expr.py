@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from softswitch.engine.codegen_types import TypeClasses, bit_width, is_composite, unwrap
 from softswitch.errors import UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
-from softswitch.engine.codegen_types import TypeClasses, bit_width, is_composite, unwrap
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
@@ -29,6 +29,7 @@ class FnContext:
     ret_expr: str = ""
     ctx_args: str = ""  # how to pass the control context to actions/tables
     packet: ast.Node | None = None  # the packet_in/packet_out parameter
+    state: str = ""  # the parser state being emitted (for trace lines)
     counter: int = 0
 
     def fresh(self, base: str) -> str:
@@ -102,11 +103,12 @@ class ExprGen:
     # -- entry point ---------------------------------------------------------------------
 
     def ex(self, e: ast.Expression) -> str:
-        if e.value is not None and not isinstance(e, ast.ListExpression | ast.StructExpression):
-            if not is_composite(e.type) and not isinstance(
-                unwrap(e.type) if e.type is not None else None, t.TupleType | t.ListType
-            ):
-                return literal(e.value, e.type)
+        if (e.value is not None
+                and not isinstance(e, ast.ListExpression | ast.StructExpression)
+                and not is_composite(e.type)
+                and not isinstance(unwrap(e.type) if e.type is not None else None,
+                                   t.TupleType | t.ListType)):
+            return literal(e.value, e.type)
         method = getattr(self, "ex_" + type(e).__name__, None)
         if method is None:
             raise UnsupportedError(f"expression {type(e).__name__}", e.loc)
@@ -132,10 +134,9 @@ class ExprGen:
             return code
         if isinstance(decl, ast.ConstantDecl):
             return self.constant_code(decl)
-        if isinstance(decl, ast.Parameter) and self.fn.block is not None:
-            if decl.name in self.fn.block.ctor_args:
-                value = self.fn.block.ctor_args[decl.name]
-                return literal(value, decl.type)
+        if (isinstance(decl, ast.Parameter) and self.fn.block is not None
+                and decl.name in self.fn.block.ctor_args):
+            return literal(self.fn.block.ctor_args[decl.name], decl.type)
         return self.name_fallback(e)
 
     def name_fallback(self, e: ast.PathExpression) -> str:  # pragma: no cover - Generator

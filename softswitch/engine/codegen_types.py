@@ -186,9 +186,9 @@ class TypeClasses:
         lines += body(init)
         lines += ["    def _copy(self):", f"        n = {name}.__new__({name})"]
         lines += body(copy)
-        lines += ["        return n", "    def _set(self, o):"] + body(setl)
-        lines += ["    def _reset(self):"] + body(reset)
-        lines += ["    def _invalidate(self):"] + body(inval)
+        lines += ["        return n", "    def _set(self, o):", *body(setl)]
+        lines += ["    def _reset(self):", *body(reset)]
+        lines += ["    def _invalidate(self):", *body(inval)]
         lines += ["    def _eq(self, o):", f"        return {' and '.join(cmp) or 'True'}"]
         self.lines += [*lines, ""]
 

@@ -174,10 +174,8 @@ class ValueSet:
         self.members.clear()
 
     def match(self, key: tuple[int, ...]) -> bool:
-        for member in self.members:
-            if all((k & m) == v for k, (v, m) in zip(key, member)):
-                return True
-        return False
+        return any(all((k & m) == v for k, (v, m) in zip(key, member))
+                   for member in self.members)
 
 
 @dataclass(frozen=True)

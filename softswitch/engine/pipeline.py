@@ -19,8 +19,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from softswitch.engine.externs import Digest
 from softswitch.engine.pre import PacketReplicationEngine
@@ -30,8 +29,9 @@ NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = 
 MAX_JOBS = 256  # bound on instances per input (recirculation loops)
 
 
-@dataclass(frozen=True, slots=True)
-class OutputPacket:
+class OutputPacket(NamedTuple):
+    """A packet leaving the switch; unpacks as ``(port, data)``."""
+
     port: int
     data: bytes
 
@@ -52,8 +52,8 @@ class RunState:
         self.payload = b""
         self.digests: list[Digest] = []
         self.clone: tuple[str, int, Callable[..., None] | None] | None = None
-        self.resubmit: Callable[..., None] | None | bool = False
-        self.recirculate: Callable[..., None] | None | bool = False
+        self.resubmit: Callable[..., None] | bool | None = False
+        self.recirculate: Callable[..., None] | bool | None = False
         self.truncate = 0
 
     def begin(self, sm: Any, plen: int, now: int) -> None:
@@ -110,18 +110,23 @@ class V1Pipeline:
 
     def process(self, port: int, data: bytes) -> list[OutputPacket]:
         out: list[OutputPacket] = []
-        jobs: deque[_Job] = deque([_Job(True, port, bytes(data))])
+        jobs: deque[_Job] = deque([_Job(True, port & 0x1FF, bytes(data))])
         count = 0
         while jobs:
             job = jobs.popleft()
             count += 1
             if count > MAX_JOBS:
-                self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
+                if self.trace is not None:
+                    self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
                 break
-            if job.ingress:
-                self._ingress(job, jobs)
-            else:
-                self._egress(job, jobs, out)
+            try:
+                if job.ingress:
+                    self._ingress(job, jobs)
+                else:
+                    self._egress(job, jobs, out)
+            except Exception as exc:  # an engine bug must not escape to the caller
+                if self.trace is not None:
+                    self._log(f"Internal error while processing the packet ({exc!r}): dropped")
         return out
 
     def _log(self, text: str) -> None:
@@ -139,12 +144,15 @@ class V1Pipeline:
             pos = e.pos
             if e.code >= 0:
                 sm.parser_error = e.code
-            self._log(f"Parser error {e.code} at bit {pos}")
+            if self.trace is not None:
+                self._log(f"Parser error {e.code} at bit {pos}")
         except (ExitSignal, AssertSignal) as e:
             pos = 0
-            self._log(f"Parser stopped: {type(e).__name__}")
+            if self.trace is not None:
+                self._log(f"Parser stopped: {type(e).__name__}")
         R.payload = data[(pos + 7) >> 3:]
-        self._log(f"Bytes parsed: {(pos + 7) >> 3}")
+        if self.trace is not None:
+            self._log(f"Bytes parsed: {(pos + 7) >> 3}")
         return R.payload
 
     def _ingress(self, job: _Job, jobs: deque[_Job]) -> None:
@@ -160,16 +168,20 @@ class V1Pipeline:
         now = self.now_us()
         sm.ingress_global_timestamp = now
         R.begin(sm, len(data), now)
-        self._log(f"Processing packet received on port {job.port}")
-        self._log("Parser 'parser': start")
+        if self.trace is not None:
+            self._log(f"Processing packet received on port {job.port}")
+        if self.trace is not None:
+            self._log("Parser 'parser': start")
         payload = self._parse(data, hdr, meta, sm)
-        self._log("Parser 'parser': end")
+        if self.trace is not None:
+            self._log("Parser 'parser': end")
         try:
             self.verify(hdr, meta)
             self.ingress(hdr, meta, sm)
         except AssertSignal as e:
-            self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet "
-                      "(BMv2 would abort the switch)")
+            if self.trace is not None:
+                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet "
+                          "(BMv2 would abort the switch)")
             return
         # ingress clone
         if R.clone is not None:
@@ -187,25 +199,30 @@ class V1Pipeline:
                 fl(hdr, meta, sm, None, nmeta, nsm)
             nsm.instance_type = RESUBMIT
             nsm.packet_length = len(data)
-            self._log("Resubmitting packet")
+            if self.trace is not None:
+                self._log("Resubmitting packet")
             jobs.append(_Job(True, job.port, data, None, nmeta, nsm))
             return
         if sm.mcast_grp != 0:
-            self._log(f"Multicast requested for packet (group {sm.mcast_grp})")
+            if self.trace is not None:
+                self._log(f"Multicast requested for packet (group {sm.mcast_grp})")
             sm.instance_type = REPLICATION
             self._multicast(sm.mcast_grp, hdr, meta, sm, payload, 0, R.truncate, jobs)
             return
         if sm.egress_spec == R.drop_port:
-            self._log("Dropping packet at the end of ingress")
+            if self.trace is not None:
+                self._log("Dropping packet at the end of ingress")
             return
-        self._log(f"Egress port is {sm.egress_spec}")
+        if self.trace is not None:
+            self._log(f"Egress port is {sm.egress_spec}")
         sm.instance_type = NORMAL
         jobs.append(_Job(False, sm.egress_spec, b"", hdr, meta, sm, payload, 0, R.truncate))
 
     def _multicast(self, mgid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, trunc: int,
                    cut: int, jobs: deque[_Job]) -> None:
         for port, rid in self.pre.replicate(mgid):
-            self._log(f"Replicating packet on port {port}")
+            if self.trace is not None:
+                self._log(f"Replicating packet on port {port}")
             nsm = sm._copy()
             nsm.egress_rid = rid
             jobs.append(_Job(False, port, b"", hdr._copy(), meta._copy(), nsm, payload, trunc,
@@ -214,7 +231,8 @@ class V1Pipeline:
     def _clone_targets(self, session: int) -> tuple[int, list[tuple[int, int]]] | None:
         found = self.pre.clone_targets(session)
         if found is None:
-            self._log(f"Clone session {session} is not configured: no clone")
+            if self.trace is not None:
+                self._log(f"Clone session {session} is not configured: no clone")
             return None
         cfg, copies = found
         return cfg.packet_length_bytes, list(copies)
@@ -225,7 +243,8 @@ class V1Pipeline:
         if targets is None:
             return
         trunc, copies = targets
-        self._log("Cloning packet at ingress")
+        if self.trace is not None:
+            self._log("Cloning packet at ingress")
         R = self.R
         saved_sm, saved_payload = R.sm, R.payload
         chdr, cmeta, csm = self.H(), self.M(), self.SM()
@@ -255,11 +274,13 @@ class V1Pipeline:
         sm.deq_timedelta = 0
         R.begin(sm, sm.packet_length, now)
         R.payload = job.payload
-        self._log(f"Pipeline 'egress' on port {job.port}")
+        if self.trace is not None:
+            self._log(f"Egress packet on port {job.port} (instance type {sm.instance_type})")
         try:
             self.egress(hdr, meta, sm)
         except AssertSignal as e:
-            self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet")
+            if self.trace is not None:
+                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet")
             return
         if R.clone is not None:
             ctype, session, fl = R.clone
@@ -268,7 +289,8 @@ class V1Pipeline:
                 targets = self._clone_targets(session)
                 if targets is not None:
                     trunc, copies = targets
-                    self._log("Cloning packet at egress")
+                    if self.trace is not None:
+                        self._log("Cloning packet at egress")
                     cmeta, csm = self.M(), self.SM()
                     if callable(fl):
                         fl(hdr, meta, sm, hdr, cmeta, csm)
@@ -279,8 +301,12 @@ class V1Pipeline:
                         nsm.egress_rid = rid
                         jobs.append(_Job(False, port, b"", hdr._copy(), cmeta._copy(), nsm,
                                          job.payload, trunc))
+        if R.digests:  # v1model allows digest() in ingress only; keep any anyway
+            self.digests.extend(R.digests)
+            R.digests.clear()
         if sm.egress_spec == R.drop_port:
-            self._log("Dropping packet at the end of egress")
+            if self.trace is not None:
+                self._log("Dropping packet at the end of egress")
             return
         truncate = R.truncate or job.cut
         recirculate = R.recirculate
@@ -294,12 +320,14 @@ class V1Pipeline:
                 recirculate(hdr, meta, sm, None, nmeta, nsm)
             nsm.instance_type = RECIRC
             nsm.packet_length = len(data)
-            self._log("Recirculating packet")
+            if self.trace is not None:
+                self._log("Recirculating packet")
             jobs.append(_Job(True, sm.ingress_port, data, None, nmeta, nsm))
             return
         if truncate:
             data = data[:truncate]
         if job.trunc:
             data = data[:job.trunc]
-        self._log(f"Transmitting packet of size {len(data)} out of port {job.port}")
+        if self.trace is not None:
+            self._log(f"Transmitting packet of size {len(data)} out of port {job.port}")
         out.append(OutputPacket(job.port, data))

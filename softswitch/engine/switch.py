@@ -56,7 +56,7 @@ class Switch:
         ns: dict[str, Any] = {"__name__": "softswitch_generated"}
         try:
             code = compile(gen.source, f"<softswitch:{program.source_file or 'program'}>", "exec")
-            exec(code, ns)  # noqa: S102 - the source is our own generated code
+            exec(code, ns)
         except SyntaxError as exc:  # a code generator bug, reported with the offending line
             raise UnsupportedError(f"internal code generation error: {exc}") from exc
         self._ns = ns
@@ -147,7 +147,10 @@ class Switch:
                 else:
                     raise UnsupportedError(f"table '{info.name}': default action "
                                            f"'{info.default_action}' not in its actions")
-                if info.entries and profile is None:
+                if info.entries and profile is not None:
+                    raise UnsupportedError(f"table '{info.name}': entries in a table with an "
+                                           "action profile")
+                if info.entries:
                     for e in info.entries:
                         table.add_entry(e.matches, e.action, e.args, e.priority)
             except ControlPlaneError as exc:

@@ -517,7 +517,7 @@ class Table:
                 raise ControlPlaneError(f"table '{self.name}': negative priority {priority}")
         else:
             priority = 0
-        if len(self.entries) >= self.size:
+        if len(self.entries) >= self.size and not self._installing_const:
             raise ControlPlaneError(f"table '{self.name}' is full ({self.size} entries)")
         entry = Entry(self._next_handle, norm, None, (), priority)
         if self.meter_kind is not None:

@@ -212,7 +212,7 @@ def _int_token(lexeme: str, pos: int, end: int, line: int, col: int, location: L
     digits = lexeme
     m = _WIDTH_RE.match(lexeme)
     if m is not None:
-        width = int(m.group(1).replace("_", ""))
+        width = _convert(m.group(1).replace("_", ""), 10, lexeme, line, col, location)
         signed = m.group(2) == "s"
         digits = lexeme[m.end() :]
     radix = 10
@@ -222,9 +222,24 @@ def _int_token(lexeme: str, pos: int, end: int, line: int, col: int, location: L
     digits = digits.replace("_", "")
     if not digits:
         raise P4SyntaxError(f"malformed integer literal '{lexeme}'", location(line, col))
-    return Token(
-        INT, lexeme, pos, end, line, col, value=int(digits, radix), width=width, signed=signed
-    )
+    value = _convert(digits, radix, lexeme, line, col, location)
+    return Token(INT, lexeme, pos, end, line, col, value=value, width=width, signed=signed)
+
+
+# Python refuses decimal conversions past this many digits (a guard against quadratic time).
+_MAX_DECIMAL_DIGITS = 4000
+
+
+def _convert(
+    digits: str, radix: int, lexeme: str, line: int, col: int, location: LocationFn
+) -> int:
+    if radix == 10 and len(digits.lstrip("0")) > _MAX_DECIMAL_DIGITS:
+        shown = lexeme if len(lexeme) <= 20 else lexeme[:20] + "..."
+        raise P4SyntaxError(
+            f"integer literal '{shown}' is too long (more than {_MAX_DECIMAL_DIGITS} digits)",
+            location(line, col),
+        )
+    return int(digits, radix)
 
 
 def _unescape(body: str) -> str:

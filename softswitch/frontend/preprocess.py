@@ -73,7 +73,10 @@ class PreprocessedSource:
         """Map a 1-based (line, column) in ``text`` to the original file, line and column."""
         if not self._maps:
             return SourceLocation(self.files[0] if self.files else "<input>", 1, column)
-        lm = self._maps[min(max(line, 1), len(self._maps)) - 1]
+        if line > len(self._maps):  # the end of the text: point just past the last line
+            line = len(self._maps)
+            column = len(self.text.removesuffix("\n").rsplit("\n", 1)[-1]) + 1
+        lm = self._maps[max(line, 1) - 1]
         if not lm.segments:
             return SourceLocation(lm.file, lm.line, max(column, 1))
         idx = max(bisect_right(lm.starts, column) - 1, 0)
@@ -458,7 +461,7 @@ class _IfExpression:
                 bad = text[pos:].strip().split()[0]
                 raise _error(f"invalid token '{bad}' in #if expression", loc)
             if m.group(1) is not None:
-                self.items.append(_parse_int(m.group(1)))
+                self.items.append(_parse_int(m.group(1), loc))
             else:
                 self.items.append(m.group(2))
             pos = m.end()
@@ -513,9 +516,11 @@ class _IfExpression:
             if b == 0:
                 raise _error("division by zero in #if expression", self.loc)
             q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncates toward 0
-            return q if op == "/" else a - q * b
+            return _wrap(q if op == "/" else a - q * b)
         if op in ("<<", ">>") and b < 0:
             raise _error("negative shift count in #if expression", self.loc)
+        if op in ("<<", ">>") and b >= 64:  # everything shifted out, as cpp does
+            return -1 if op == ">>" and a < 0 else 0
         ops: dict[str, Callable[[int, int], int]] = {
             "||": lambda x, y: int(bool(x) or bool(y)), "&&": lambda x, y: int(bool(x and y)),
             "|": lambda x, y: x | y, "^": lambda x, y: x ^ y, "&": lambda x, y: x & y,
@@ -525,7 +530,7 @@ class _IfExpression:
             "<<": lambda x, y: x << y, ">>": lambda x, y: x >> y,
             "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
         }
-        return ops[op](a, b)
+        return _wrap(ops[op](a, b))
 
     def _unary(self) -> int:
         item = self._peek()
@@ -541,18 +546,33 @@ class _IfExpression:
         operand = {"-", "+", "!", "~"}
         if item in operand:
             v = self._unary()
-            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[item]
+            return _wrap({"-": -v, "+": v, "!": int(not v), "~": ~v}[item])
         raise _error(f"unexpected '{item}' in #if expression", self.loc)
 
 
-def _parse_int(text: str) -> int:
-    if text[:2] in ("0x", "0X"):
-        return int(text[2:], 16)
-    if text[:2] in ("0b", "0B"):
-        return int(text[2:], 2)
-    if len(text) > 1 and text[0] == "0":
-        return int(text, 8)
-    return int(text)
+def _parse_int(text: str, loc: Loc) -> int:
+    if len(text.lstrip("0")) > 30:  # also keeps int() clear of Python's limit on decimal digits
+        raise _error(f"integer constant '{text[:20]}...' is too large in #if expression", loc)
+    try:
+        if text[:2] in ("0x", "0X"):
+            value = int(text[2:], 16)
+        elif text[:2] in ("0b", "0B"):
+            value = int(text[2:], 2)
+        elif len(text) > 1 and text[0] == "0":
+            value = int(text, 8)
+        else:
+            value = int(text)
+    except ValueError:
+        raise _error(f"invalid integer constant '{text}' in #if expression", loc) from None
+    if value >= 1 << 64:
+        raise _error(f"integer constant '{text}' is too large in #if expression", loc)
+    return _wrap(value)
+
+
+def _wrap(value: int) -> int:
+    """``value`` as cpp's 64-bit ``intmax_t`` holds it (so that no result grows unbounded)."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
 
 
 # ---------------------------------------------------------------------------------------------
