@@ -197,7 +197,7 @@ def _edit(text: str) -> st.SearchStrategy[str]:
     )
 
 
-_FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FUZZ

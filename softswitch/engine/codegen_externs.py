@@ -1,0 +1,227 @@
+"""Code generation for v1model extern objects and functions (counters, hash, clone...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from softswitch.engine.codegen_expr import FnContext
+from softswitch.engine.codegen_info import ExternInfo
+from softswitch.engine.codegen_types import bit_width, is_composite, unwrap
+from softswitch.errors import UnsupportedError
+from softswitch.frontend import ast
+from softswitch.frontend import types as t
+
+if TYPE_CHECKING:
+    pass
+
+
+class ExternGen:
+    """Mixin of `codegen.Generator`."""
+
+    def receiver_global(self, c: ast.CallInfo) -> tuple[str, ExternInfo]:
+        recv = c.receiver
+        decl = recv.decl if isinstance(recv, ast.PathExpression) else None
+        if not isinstance(decl, ast.InstanceDecl):
+            raise UnsupportedError("extern method on a non-instance receiver", recv.loc
+                                   if recv is not None else None)
+        g = self.extern_global(decl, self.fn.block)
+        info = next(x for x in self.externs if x.gname == g)
+        return g, info
+
+    def extern_method(self, e: ast.MethodCall, c: ast.CallInfo, result: str | None) -> None:
+        g, info = self.receiver_global(c)
+        kind, m = info.kind, c.name
+        args = c.args
+        if kind == "counter" and m == "count":
+            i = self.fn.fresh("i")
+            self.line(f"{i} = {self.ex(args[0])}")
+            self.line(f"if 0 <= {i} < {info.args.get('size', 0)}:")
+            with self.indent():
+                self.line(f"{g}.packets[{i}] += 1")
+                self.line(f"{g}.bytes[{i}] += R.plen")
+        elif kind == "direct_counter" and m == "count":
+            pass  # BMv2 counts every hit of the owning table; count() itself does nothing
+        elif kind == "meter" and m == "execute_meter":
+            col = self.fn.fresh("c")
+            self.line(f"{col} = {g}.execute({self.ex(args[0])}, R.now, R.plen)")
+            self.line(f"if {col} is not None:")
+            with self.indent():
+                self.assign(args[1], col)
+        elif kind == "direct_meter" and m == "read":
+            self.assign(args[0], f"{g}.color")
+        elif kind == "register" and m == "read":
+            i = self.fn.fresh("i")
+            self.line(f"{i} = {self.ex(args[1])}")
+            self.assign(args[0], f"({g}.values[{i}] if 0 <= {i} < {info.args.get('size', 0)}"
+                                 " else 0)")
+        elif kind == "register" and m == "write":
+            i = self.fn.fresh("i")
+            self.line(f"{i} = {self.ex(args[0])}")
+            self.line(f"if 0 <= {i} < {info.args.get('size', 0)}:")
+            with self.indent():
+                self.line(f"{g}.values[{i}] = {self.ex(args[1])}")
+        elif kind == "Checksum16" and m == "get":
+            fields = self.flatten(args[0])
+            self.line(f"{result or '_'} = checksum16_get({self.tuple_of(fields, 0)}, "
+                      f"{self.tuple_of(fields, 1)})")
+        else:
+            raise UnsupportedError(f"extern method {kind}.{m}", e.loc)
+
+    @staticmethod
+    def tuple_of(fields: list[tuple[str, int, str]], i: int) -> str:
+        return "(" + "".join(f"{f[i]}, " for f in fields) + ")"
+
+    def hash_global(self, algo: ast.Expression | None) -> str:
+        v = algo.value if algo is not None else None
+        if not isinstance(v, ast.EnumValue):
+            raise UnsupportedError("a non-constant hash algorithm", algo.loc if algo else None)
+        name = f"HF_{v.member}"
+        self.hash_fns[name] = v.member
+        return name
+
+    def extern_function(self, e: ast.MethodCall, c: ast.CallInfo) -> None:
+        name = c.name
+        args = c.args
+        sm = "R.sm"
+        if name == "mark_to_drop":
+            target = self.ex(args[0]) if args and args[0] is not None else sm
+            self.line(f"{target}.egress_spec = R.drop_port")
+            self.line(f"{target}.mcast_grp = 0")
+            self.tr(repr("Primitive mark_to_drop"))
+        elif name == "hash":
+            fields = self.flatten(args[3])
+            out_w = bit_width(args[0].type)
+            fn = self.hash_global(args[1])
+            code = (f"v1model_hash({fn}, {self.ex(args[2])}, {self.tuple_of(fields, 0)}, "
+                    f"{self.tuple_of(fields, 1)}, {self.ex(args[4])}, {out_w})")
+            self.assign(args[0], code)
+        elif name in ("verify_checksum", "verify_checksum_with_payload"):
+            fields = self.flatten(args[1])
+            fn = self.hash_global(args[3])
+            payload = ", R.payload" if name.endswith("payload") else ""
+            self.line(f"if {self.ex(args[0])} and not verify_checksum({fn}, "
+                      f"{self.tuple_of(fields, 0)}, {self.tuple_of(fields, 1)}, "
+                      f"{self.ex(args[2])}{payload}):")
+            with self.indent():
+                self.line(f"{sm}.checksum_error = 1")
+                self.tr(repr("Checksum verification failed"))
+        elif name in ("update_checksum", "update_checksum_with_payload"):
+            fields = self.flatten(args[1])
+            fn = self.hash_global(args[3])
+            w = bit_width(args[2].type)
+            payload = ", R.payload" if name.endswith("payload") else ""
+            self.line(f"if {self.ex(args[0])}:")
+            with self.indent():
+                self.assign(args[2], f"update_checksum({fn}, {self.tuple_of(fields, 0)}, "
+                                     f"{self.tuple_of(fields, 1)}, {w}{payload})")
+        elif name == "random":
+            lo, hi = self.ex(args[1]), self.ex(args[2])
+            self.assign(args[0], f"R.rng.randint({lo}, max({lo}, {hi}))")
+        elif name == "digest":
+            data = args[1]
+            fields = self.flatten(data)
+            tname = str(unwrap(data.type)) if data.type is not None else "digest"
+            names = tuple(f[2].split(".")[-1] for f in fields)
+            self.line(f"R.digests.append(Digest({tname!r}, {self.ex(args[0])}, "
+                      f"{self.tuple_of(fields, 0)}, {names!r}))")
+        elif name in ("clone", "clone3", "clone_preserving_field_list"):
+            ctype = args[0].value if args[0] is not None else None
+            ctype_name = ctype.member if isinstance(ctype, ast.EnumValue) else "I2E"
+            fl = self.field_list_arg(name, args[2] if len(args) > 2 else None)
+            self.line(f"R.clone = ({ctype_name!r}, {self.ex(args[1])}, {fl})")
+        elif name in ("resubmit", "resubmit_preserving_field_list"):
+            self.line(f"R.resubmit = {self.field_list_arg(name, args[0] if args else None)}")
+        elif name in ("recirculate", "recirculate_preserving_field_list"):
+            self.line(f"R.recirculate = {self.field_list_arg(name, args[0] if args else None)}")
+        elif name == "truncate":
+            self.line(f"R.truncate = {self.ex(args[0])}")
+        elif name in ("assert", "assume"):
+            self.line(f"if not {self.ex(args[0])}: raise AssertSignal({name!r})")
+        elif name == "log_msg":
+            if self.trace:
+                msg = self.ex(args[0])
+                if len(args) > 1 and args[1] is not None:
+                    fields = self.flatten(args[1])
+                    self.line(f"_T(log_format({msg}, {self.tuple_of(fields, 0)}))")
+                else:
+                    self.line(f"_T({msg})")
+        elif name == "verify":
+            self.line(f"if not {self.ex(args[0])}: raise ParserErrorSignal({self.ex(args[1])}, "
+                      "_pos)")
+        elif name == "static_assert":
+            pass
+        else:
+            raise UnsupportedError(f"extern function '{name}'", e.loc)
+
+    def field_list_arg(self, name: str, arg: ast.Expression | None) -> str:
+        """The copier preserving metadata into the new packet instance ('None': nothing)."""
+        if arg is None:
+            return "None"
+        if name.endswith("preserving_field_list"):
+            v = arg.value
+            return f"R.field_lists.get({int(v) if isinstance(v, int) else 0})"
+        # deprecated form: copy the listed lvalues of the block's parameters
+        block = self.fn.block
+        if block is None or not isinstance(block.decl, ast.ControlDecl):
+            return "None"
+        params = block.decl.params
+        fn = self.gname("FL")
+        elems = arg.elements if isinstance(arg, ast.ListExpression) else [arg]
+        src = FnContext("function", block)
+        dst = FnContext("function", block)
+        for p in params:
+            src.env[p] = f"s_{p.name}"
+            dst.env[p] = f"d_{p.name}"
+        sig = ", ".join([f"s_{p.name}" for p in params] + [f"d_{p.name}" for p in params])
+        with self.function(f"def {fn}({sig}):", src):
+            for el in elems:
+                if isinstance(el, ast.ListExpression | ast.StructExpression) or \
+                        el.value is not None:
+                    continue
+                self.fn = src
+                s = self.ex(el)
+                self.fn = dst
+                d = self.ex(el)
+                self.fn = src
+                if is_composite(el.type):
+                    self.line(f"{d}._set({s})")
+                else:
+                    self.line(f"{d} = {s}")
+        return fn
+
+    def preserving_field_lists(self, meta_t: t.Type | None) -> dict[int, str]:
+        """One copier per @field_list index found on user metadata fields."""
+        lists: dict[int, list[str]] = {}
+
+        def struct_decl(ty: t.Type) -> ast.StructLikeDecl | None:
+            for d in self.checked.program.declarations:
+                if isinstance(d, ast.StructLikeDecl) and d.resolved == ty:
+                    return d
+            return None
+
+        def walk(ty: t.Type, path: str) -> None:
+            decl = struct_decl(ty)
+            if decl is None:
+                return
+            for f in decl.fields:
+                fpath = f"{path}.{f.name}"
+                ann = f.annotation("field_list")
+                if ann is not None:
+                    for a in ann.args:
+                        if isinstance(a.value, int):
+                            lists.setdefault(a.value, []).append(fpath)
+                ft = unwrap(f.type_ref.resolved)
+                if isinstance(ft, t.StructType):
+                    walk(ft, fpath)
+
+        if meta_t is not None:
+            walk(unwrap(meta_t), "")
+        out = {}
+        for idx, paths in sorted(lists.items()):
+            fn = self.gname("FLP")
+            lines = [f"def {fn}(s_hdr, s_meta, s_sm, d_hdr, d_meta, d_sm):"]
+            for p in paths:
+                lines.append(f"    d_meta{p} = s_meta{p}")
+            self.funcs.append("\n".join(lines) + "\n")
+            out[idx] = fn
+        return out
