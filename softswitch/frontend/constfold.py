@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from softswitch.frontend.types import BitType, BoolType, IntType, NewType, Type, unwrap_newtype
 
+MAX_CONST_SHIFT = 1 << 16  # larger left shifts of an unsized int are not folded (not constant)
+
 
 def wrap(value: int, t: Type) -> int:
     """Reduce `value` to the range of `t` (two's complement for signed types)."""
@@ -72,6 +74,8 @@ def fold_binary(op: str, a: object, b: object, operand_type: Type, result_type: 
             return None
         if isinstance(rt, BitType) and b >= rt.width:
             return 0
+        if b > MAX_CONST_SHIFT:  # an arbitrary-precision int this large is a mistake, not a value
+            return None
         return wrap(a << b, rt)
     if op == ">>":
         if b < 0:

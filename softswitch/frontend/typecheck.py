@@ -48,6 +48,10 @@ from softswitch.frontend.types import (
 )
 from softswitch.ir.checked import CheckedProgram
 
+# The widest bit<W>/int<W>/varbit<W> softswitch accepts; far beyond any real header field, and a
+# bound keeps a typo like bit<99999999999> from exhausting memory.
+MAX_WIDTH = 1 << 16
+
 _BASE_TYPES: dict[str, Type] = {
     "bool": BoolType(),
     "int": IntType(),
@@ -170,11 +174,15 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             w = self.const_int(self._typed(ref.width, scope), scope, "a width")
             if w < 0 or (ref.signed and w == 0):
                 raise P4TypeError(f"invalid width {w}", ref.width.loc)
+            if w > MAX_WIDTH:
+                raise UnsupportedError(f"widths over {MAX_WIDTH} bits ({w})", ref.width.loc)
             return BitType(w, ref.signed)
         if isinstance(ref, ast.VarbitTypeRef):
             w = self.const_int(self._typed(ref.max_width, scope), scope, "a varbit width")
             if w <= 0:
                 raise P4TypeError(f"invalid varbit width {w}", ref.max_width.loc)
+            if w > MAX_WIDTH:
+                raise UnsupportedError(f"widths over {MAX_WIDTH} bits ({w})", ref.max_width.loc)
             return VarbitType(w)
         if isinstance(ref, ast.BaseTypeRef):
             if ref.name not in _BASE_TYPES:

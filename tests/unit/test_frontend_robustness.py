@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from softswitch.compiler import compile_file
 from softswitch.errors import P4Error
 from softswitch.frontend import ast
 from softswitch.frontend.parser import parse, parse_text
@@ -478,3 +479,24 @@ def test_long_hex_literal_is_fine(tmp_path: Path) -> None:
     (decl,) = parse(preprocess(path)).declarations
     assert isinstance(decl, ast.ConstantDecl) and isinstance(decl.init, ast.IntLiteral)
     assert decl.init.number == (1 << 20000) - 1
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        ("const bit<99999999999999999999> X = 1;", "widths over 65536 bits"),
+        ("const int<99999999999999999999> X = 1;", "widths over 65536 bits"),
+        ("const bit<(1 << 40)> X = 0;", "widths over 65536 bits"),
+        ("header h_t { varbit<99999999999999999999> v; }", "widths over 65536 bits"),
+        ("const int X = 1 << 99999999999999;", "not a compile-time constant"),
+    ],
+)
+def test_absurd_widths_and_shifts_are_located_errors(
+    tmp_path: Path, declaration: str, message: str
+) -> None:
+    source = tmp_path / "absurd.p4"
+    source.write_text("#include <v1model.p4>\n" + declaration + "\n")
+    with pytest.raises(P4Error) as info:
+        compile_file(source)
+    assert message in str(info.value)
+    assert info.value.location is not None and info.value.location.line == 2
