@@ -6,8 +6,9 @@ module globals the Switch binds after exec; their descriptions (`TableInfo`, `Ex
 out of generation together with the source.
 
 Calling conventions:
-- a control ``B(params...)``: headers/structs by reference, scalars by value; returns the tuple
-  of its scalar out/inout parameters (or None). Control-level variables live in a per-apply
+- a control ``B(params...)``: headers/structs as objects, scalars by value; returns the tuple
+  of its scalar out/inout parameters (or None). Nested calls (actions, functions, sub-blocks)
+  copy composite arguments in and out at the call site (`emit_call`). Control-level variables live in a per-apply
   frame object ``F`` so that actions can share them.
 - an action ``A(ctx..., directional args..., _a)``: `ctx` is the control's composite
   parameters plus ``F``; `_a` the tuple of control-plane (directionless) arguments.
@@ -369,11 +370,9 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
             elif cp_params:
                 self.line(", ".join(f"a_{p.name}" for p in cp_params) + " = _a")
             for p in dir_params:
-                if p.direction == "out":
-                    if is_composite(p.type):
-                        self.line(f"a_{p.name}._reset()")
-                    else:
-                        self.line(f"a_{p.name} = {self.types.default(p.type)}")
+                # a composite `out` arrives fresh from the caller (see emit_call)
+                if p.direction == "out" and not is_composite(p.type):
+                    self.line(f"a_{p.name} = {self.types.default(p.type)}")
             if self.trace:
                 args_fmt = ", ".join(f"{{a_{p.name}:#x}}" for p in cp_params)
                 self.tr(f"f'Action {cp_name}({args_fmt})'")
@@ -522,56 +521,77 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
 
     def emit_call(self, fn: str, ctx_args: str, params: list[ast.Parameter],
                   args: list[ast.Expression | None], cp_args: str | None,
-                  result: str | None, copy_in: bool = True) -> None:
-        """Call `fn` with copy-in/copy-out of scalar out/inout arguments.
+                  result: str | None) -> None:
+        """Call `fn` with P4's copy-in/copy-out (spec 6.8) for every directional argument.
 
-        Headers/structs go by reference (their out/inout copy-out is then implicit); `in` ones
-        are copied when `copy_in`, because an action can also reach the caller's objects
-        through the control's parameters. Sub-blocks cannot, so they skip the copy."""
+        Scalars are immutable Python values: `in`/`inout` pass the value, out/inout come back
+        in the returned tuple. Headers/structs/stacks/unions are mutable objects, so the
+        caller copies them: `in` gets a private copy, `inout` a copy written back after the
+        call, `out` a fresh uninitialised value written back after the call. Copy-out also
+        happens when the callee exits; a parser error skips it (p4c's inlined sub-parsers
+        copy out only on accept). The top-level blocks are called by the pipeline, not
+        through here, so the per-packet path pays nothing."""
         codes = [ctx_args] if ctx_args else []
-        outs: list[tuple[int, ast.Expression]] = []
+        outs: list[tuple[int, ast.Expression | None]] = []
+        # copy-out steps in parameter order: (index in the returned scalars, None, arg) or
+        # (-1, temporary holding the composite, arg)
+        backs: list[tuple[int, str | None, ast.Expression]] = []
         for p, a in zip(params, args):
             composite = is_composite(p.type)
             if a is None or isinstance(a, ast.DontCareExpression):
                 codes.append(self.types.default(p.type))
                 if p.direction in ("out", "inout") and not composite:
-                    outs.append((len(outs), None))  # type: ignore[arg-type]
+                    outs.append((len(outs), None))
                 continue
-            if p.direction == "out" and not composite:
+            if composite and p.direction in ("out", "inout"):
+                tmp = self.fn.fresh("c")
+                if p.direction == "out":
+                    self.line(f"{tmp} = {self.types.default(p.type)}")
+                else:
+                    self.line(f"{tmp} = {self.ex(a)}._copy()")
+                codes.append(tmp)
+                backs.append((-1, tmp, a))
+                continue
+            if p.direction == "out":
                 codes.append(self.types.default(p.type))
             else:
                 code = self.ex(a)
-                if p.direction in ("", "in") and composite and copy_in \
-                        and not self.is_fresh(a):
+                if composite and not self.is_fresh(a):
                     code = f"{code}._copy()"
                 codes.append(code)
             if p.direction in ("out", "inout") and not composite:
+                backs.append((len(outs), None, a))
                 outs.append((len(outs), a))
         if cp_args is not None:
             codes.append(cp_args)
         call = f"{fn}({', '.join(codes)})"
-        if not outs:
+        if not backs and not outs:
             self.line(f"{result} = {call}" if result else call)
             return
         r = self.fn.fresh("r")
         offset = 1 if result else 0
+
+        def copy_out(values: str) -> None:
+            # left to right (spec 6.8), so that aliased arguments end with the last one's value
+            for i, tmp, a in backs:
+                if tmp is None:
+                    self.assign(a, f"{values}[{i + offset}]")
+                else:
+                    self.assign(a, tmp, fresh=True)
+
         if result is None:
-            # actions and controls: on exit the signal carries the out values
+            # actions and controls: on exit the signal carries the scalar out values
             self.line("try:")
             with self.indent():
                 self.line(f"{r} = {call}")
             self.line("except ExitSignal as _x:")
             with self.indent():
-                for i, a in outs:
-                    if a is not None:
-                        self.assign(a, f"_x.outs[{i}]")
+                copy_out("_x.outs")
                 self.line("raise")
         else:
             self.line(f"{r} = {call}")
-            self.line(f"{result} = {r}[0]")
-        for i, a in outs:
-            if a is not None:
-                self.assign(a, f"{r}[{i + offset}]")
+            self.line(f"{result} = {r}[0]" if outs else f"{result} = {r}")
+        copy_out(r)
 
     def call_stmt(self, e: ast.MethodCall) -> None:
         c = e.call
@@ -694,9 +714,6 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
                 outs.append(f"a_{p.name}")
         ctx.ret_expr = ", ".join(outs)
         with self.function(f"def {name}({', '.join(args)}):", ctx):
-            for p in decl.params:
-                if p.direction == "out" and is_composite(p.type):
-                    self.line(f"a_{p.name}._reset()")
             self.block(decl.body)
             self.line("return None" if not outs else f"return (None, {ctx.ret_expr})")
         return name
@@ -715,7 +732,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
                       if not (isinstance(unwrap(p.type), t.ExternType))]
             args = [a for p, a in zip(c.params, c.args)
                     if not isinstance(unwrap(p.type), t.ExternType)]
-            self.emit_call(fn, "_pkt, _nb, _pos", params, args, None, "_pos", copy_in=False)
+            self.emit_call(fn, "_pkt, _nb, _pos", params, args, None, "_pos")
             return
         fn = self.control_fn(child)
         params = list(child.decl.params)
@@ -727,7 +744,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
             params = [p for i, p in enumerate(params) if i not in pk]
             args = [a for i, a in enumerate(args) if i not in pk]
             codes_ctx = "_ap"
-        self.emit_call(fn, codes_ctx, params, args, None, None, copy_in=False)
+        self.emit_call(fn, codes_ctx, params, args, None, None)
 
     # -- packet_in / packet_out ---------------------------------------------------------------
 

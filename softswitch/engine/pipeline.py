@@ -102,6 +102,9 @@ class V1Pipeline:
         self.digests = digests
         self.trace = trace
         self.t0 = time.monotonic()
+        # Packets dropped because the engine itself failed (a bug, never a property of the
+        # packet); tests assert it stays 0.
+        self.internal_errors = 0
 
     def now_us(self) -> int:
         return int((time.monotonic() - self.t0) * 1e6)
@@ -125,6 +128,7 @@ class V1Pipeline:
                 else:
                     self._egress(job, jobs, out)
             except Exception as exc:  # an engine bug must not escape to the caller
+                self.internal_errors += 1
                 if self.trace is not None:
                     self._log(f"Internal error while processing the packet ({exc!r}): dropped")
         return out
