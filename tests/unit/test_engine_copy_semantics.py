@@ -5,9 +5,7 @@ exact copy-in/copy-out semantics."""
 
 from __future__ import annotations
 
-from softswitch.engine.switch import Switch
-from softswitch.frontend.parser import parse_file
-from softswitch.frontend.typecheck import check
+from inline_programs import build_switch, ingress_program
 
 PROGRAM = """
 #include <core.p4>
@@ -16,29 +14,13 @@ header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
 struct headers_t { h_t h; }
 struct pair_t { h_t h; bit<8> z; }
 struct meta_t { bit<8> m; pair_t p; }
-%TOP%
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    %DECLS%
-    apply { sm.egress_spec = 1; %BODY% }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 
 IN = bytes([1, 2, 3, 4]) + b"payload"
 
 
 def run(tmp_path, body: str, decls: str = "", top: str = "") -> bytes:
-    src = PROGRAM.replace("%TOP%", top).replace("%DECLS%", decls).replace("%BODY%", body)
-    path = tmp_path / "prog.p4"
-    path.write_text(src)
-    sw = Switch(check(parse_file(str(path)), str(path)))
+    sw = build_switch(tmp_path, ingress_program(PROGRAM, body, decls, top))
     out = sw.process_packet(0, IN)
     assert len(out) == 1 and out[0].port == 1
     return out[0].data

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from inline_programs import build_switch, ingress_program
 
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ExactMatch
 from softswitch.errors import ControlPlaneError
-from softswitch.frontend.parser import parse_file
-from softswitch.frontend.typecheck import check
 
 PRELUDE = """
 #include <core.p4>
@@ -19,31 +18,14 @@ header h_t { bit<8> a; bit<8> b; bit<16> c; bit<32> d; }
 STANDARD = PRELUDE + """
 struct headers_t { h_t h; }
 struct meta_t { bit<8> m; }
-%TOP%
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    %DECLS%
-    apply { sm.egress_spec = 1; %BODY% }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 
 
-def build(tmp_path, source: str, **kw) -> Switch:
-    path = tmp_path / "prog.p4"
-    path.write_text(source)
-    return Switch(check(parse_file(str(path)), str(path)), **kw)
+build = build_switch
 
 
 def ingress(tmp_path, body: str, decls: str = "", top: str = "", **kw) -> Switch:
-    src = STANDARD.replace("%DECLS%", decls).replace("%BODY%", body).replace("%TOP%", top)
-    return build(tmp_path, src, **kw)
+    return build(tmp_path, ingress_program(STANDARD, body, decls, top), **kw)
 
 
 def pkt(a: int, b: int, c: int, d: int, rest: bytes = b"") -> bytes:
@@ -220,8 +202,7 @@ def test_nested_control_with_scalar_inout(tmp_path):
         apply { dbl(); h.c = 0xBEEF; }
     }
     """
-    src = STANDARD.replace("%TOP%", "").replace("%DECLS%", "Sub() s;").replace(
-        "%BODY%", "s.apply(hdr.h.a, hdr.h);")
+    src = ingress_program(STANDARD, "s.apply(hdr.h.a, hdr.h);", "Sub() s;")
     src = src.replace("control VC(", top + "\ncontrol VC(")
     sw = build(tmp_path, src)
     # copy-out runs left to right: x (42) lands in hdr.h.a, then h's copy (a still 21)
@@ -532,8 +513,7 @@ def test_default_only_action_and_default_with_args(tmp_path):
 
 
 def test_clone3_field_list_from_data(tmp_path):
-    src = STANDARD.replace("%TOP%", "").replace("%DECLS%", "").replace(
-        "%BODY%", "meta.m = 5; clone3(CloneType.I2E, 2, {meta.m});")
+    src = ingress_program(STANDARD, "meta.m = 5; clone3(CloneType.I2E, 2, {meta.m});")
     src = src.replace(
         "control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) "
         "{ apply { } }",
@@ -565,8 +545,8 @@ def test_exit_still_copies_out_scalar_arguments(tmp_path):
     }
     """
     decls = "Sub() s; action a(inout bit<8> v) { v = 0x77; exit; }"
-    src = STANDARD.replace("%TOP%", "").replace("%DECLS%", decls).replace(
-        "%BODY%", "s.apply(hdr.h.a); if (hdr.h.b == 1) { a(hdr.h.c[7:0]); } hdr.h.d = 1;")
+    src = ingress_program(
+        STANDARD, "s.apply(hdr.h.a); if (hdr.h.b == 1) { a(hdr.h.c[7:0]); } hdr.h.d = 1;", decls)
     src = src.replace("control VC(", top + "\ncontrol VC(")
     sw = build(tmp_path, src)
     assert run(sw, pkt(4, 0, 0, 0)) == (5, 0, 0, 0)
