@@ -524,7 +524,13 @@ class ExprMixin:
                 self.checked(el, scope, ftype, f"field '{fname}' of {target}")
             self._fold_aggregate(e, [el.value for el in e.elements])
             return target
-        if isinstance(target, TupleType) and len(target.elements) == len(e.elements):
+        if isinstance(target, TupleType):
+            if len(target.elements) != len(e.elements):
+                raise P4TypeError(
+                    f"{target} has {len(target.elements)} elements, the list has "
+                    f"{len(e.elements)}",
+                    e.loc,
+                )
             for el, et in zip(e.elements, target.elements):
                 self.checked(el, scope, et, "tuple element")
             self._fold_aggregate(e, [el.value for el in e.elements])

@@ -489,9 +489,10 @@ def test_long_hex_literal_is_fine(tmp_path: Path) -> None:
         ("const bit<(1 << 40)> X = 0;", "widths over 65536 bits"),
         ("header h_t { varbit<99999999999999999999> v; }", "widths over 65536 bits"),
         ("const int X = 1 << 99999999999999;", "not a compile-time constant"),
+        ("const tuple<bit<8>> X = {1, 2};", "has 1 elements, the list has 2"),
     ],
 )
-def test_absurd_widths_and_shifts_are_located_errors(
+def test_absurd_declarations_are_located_errors(
     tmp_path: Path, declaration: str, message: str
 ) -> None:
     source = tmp_path / "absurd.p4"
