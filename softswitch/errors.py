@@ -50,7 +50,15 @@ class UnsupportedError(P4Error):
 
 
 class ControlPlaneError(Exception):
-    """A bad control-plane request (unknown table, wrong key width, duplicate entry...)."""
+    """A bad control-plane request (unknown table, wrong key width, duplicate entry...).
+
+    `code` is the gRPC status name the P4Runtime server answers with: INVALID_ARGUMENT,
+    NOT_FOUND, ALREADY_EXISTS, OUT_OF_RANGE, RESOURCE_EXHAUSTED, UNIMPLEMENTED, ...
+    """
+
+    def __init__(self, message: str, code: str = "INVALID_ARGUMENT") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class StfError(Exception):

@@ -165,7 +165,8 @@ class ActionProfile:
         spec = self._spec(action)
         values = check_action_args(f"action profile '{self.name}'", spec, args)
         if len(self.members) >= self.size:
-            raise ControlPlaneError(f"action profile '{self.name}' is full ({self.size} members)")
+            raise ControlPlaneError(f"action profile '{self.name}' is full ({self.size} members)",
+                                    "RESOURCE_EXHAUSTED")
         if member_id is None:
             member_id = self._next_member
         if member_id in self.members:
@@ -409,7 +410,8 @@ class Table:
         try:
             return self.entries[handle]
         except KeyError:
-            raise ControlPlaneError(f"table '{self.name}': no entry with handle {handle}") from None
+            raise ControlPlaneError(f"table '{self.name}': no entry with handle {handle}",
+                                    "NOT_FOUND") from None
 
     def _spec(self, action: str, *, for_entry: bool) -> ActionSpec:
         spec = self.actions.get(action)
@@ -518,7 +520,8 @@ class Table:
         else:
             priority = 0
         if len(self.entries) >= self.size and not self._installing_const:
-            raise ControlPlaneError(f"table '{self.name}' is full ({self.size} entries)")
+            raise ControlPlaneError(f"table '{self.name}' is full ({self.size} entries)",
+                                    "RESOURCE_EXHAUSTED")
         entry = Entry(self._next_handle, norm, None, (), priority)
         if self.meter_kind is not None:
             entry.meter = Meter(self.meter_kind)
@@ -528,13 +531,15 @@ class Table:
         key = self._index_key(entry.matches)
         if self.mode == "exact":
             if key in self.exact:
-                raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key")
+                raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key",
+                                        "ALREADY_EXISTS")
             self.exact[key] = entry
         elif self.mode == "lpm":
             plen = entry.matches[self._lpm_index].prefix_len  # type: ignore[union-attr]
             bucket = self._lpm_by_len.setdefault(plen, {})
             if key in bucket:
-                raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key")
+                raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key",
+                                        "ALREADY_EXISTS")
             bucket[key] = entry
             self._rebuild_lpm()
         else:
@@ -542,7 +547,8 @@ class Table:
                 e = row[-1]
                 if e.matches == entry.matches and e.priority == entry.priority:
                     raise ControlPlaneError(
-                        f"table '{self.name}': duplicate entry for this key and priority"
+                        f"table '{self.name}': duplicate entry for this key and priority",
+                        "ALREADY_EXISTS",
                     )
             self.scan.append((*key, entry))
             self.scan.sort(key=lambda r: (-r[-1].priority, r[-1].handle))
