@@ -22,7 +22,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import NoReturn, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from softswitch.errors import P4Error, P4SyntaxError, SourceLocation, UnsupportedError
 from softswitch.frontend import ast
@@ -773,16 +773,25 @@ class _Parser:
 
     # -- parser ----------------------------------------------------------------------------
 
-    def parser_decl(self, annos: list[ast.Annotation]) -> ast.Declaration:
-        self.expect("parser", "")
-        name = self.expect_name("after 'parser'")
+    def block_decl(
+        self,
+        keyword: str,
+        type_decl: type[ast.ParserTypeDecl] | type[ast.ControlTypeDecl],
+        decl_class: type[ast.ParserDecl] | type[ast.ControlDecl],
+        annos: list[ast.Annotation],
+        parse_body: Callable[[Any, str], None],
+    ) -> ast.Declaration:
+        """``parser``/``control``: a type declaration (ends with ';') or a declaration whose
+        constructor parameters and opening '{' are read here and body by `parse_body`."""
+        self.expect(keyword, "")
+        name = self.expect_name(f"after '{keyword}'")
         self.declare_type(name.text)
         tps = self.type_params()
         self.push_type_params(tps)
         try:
-            params = self.parameter_list(f"of parser '{name.text}'")
+            params = self.parameter_list(f"of {keyword} '{name.text}'")
             if self.accept(";"):
-                return ast.ParserTypeDecl(
+                return type_decl(
                     name=name.text,
                     type_params=tps,
                     params=params,
@@ -792,8 +801,8 @@ class _Parser:
             ctor_params: list[ast.Parameter] = []
             if self.tok.kind == "(":
                 ctor_params = self.parameter_list(f"of the constructor of '{name.text}'")
-            self.expect("{", f"or ';' after the parameters of parser '{name.text}'")
-            decl = ast.ParserDecl(
+            self.expect("{", f"or ';' after the parameters of {keyword} '{name.text}'")
+            decl = decl_class(
                 name=name.text,
                 type_params=tps,
                 params=params,
@@ -801,22 +810,28 @@ class _Parser:
                 annotations=annos,
                 loc=self.loc(name),
             )
-            while not self.accept("}"):
-                if self.tok.kind == EOF:
-                    self.fail(f"expected '}}' to end parser '{name.text}', got end of file")
-                lannos = self.annotations()
-                if self.at_word("state") and self.peek().kind == ID:
-                    decl.states.append(self.parser_state(lannos))
-                elif decl.states:
-                    self.fail(
-                        f"expected a state or '}}' in parser '{name.text}', "
-                        f"got {self.tok.describe()}"
-                    )
-                else:
-                    decl.locals.append(self.parser_local(lannos))
+            parse_body(decl, name.text)
             return decl
         finally:
             self.pop_type_params()
+
+    def parser_decl(self, annos: list[ast.Annotation]) -> ast.Declaration:
+        return self.block_decl("parser", ast.ParserTypeDecl, ast.ParserDecl, annos,
+                               self.parser_body)
+
+    def parser_body(self, decl: ast.ParserDecl, name: str) -> None:
+        while not self.accept("}"):
+            if self.tok.kind == EOF:
+                self.fail(f"expected '}}' to end parser '{name}', got end of file")
+            lannos = self.annotations()
+            if self.at_word("state") and self.peek().kind == ID:
+                decl.states.append(self.parser_state(lannos))
+            elif decl.states:
+                self.fail(
+                    f"expected a state or '}}' in parser '{name}', got {self.tok.describe()}"
+                )
+            else:
+                decl.locals.append(self.parser_local(lannos))
 
     def parser_local(self, annos: list[ast.Annotation]) -> ast.Declaration:
         k = self.tok.kind
@@ -935,46 +950,19 @@ class _Parser:
     # -- control and tables ----------------------------------------------------------------
 
     def control_decl(self, annos: list[ast.Annotation]) -> ast.Declaration:
-        self.expect("control", "")
-        name = self.expect_name("after 'control'")
-        self.declare_type(name.text)
-        tps = self.type_params()
-        self.push_type_params(tps)
-        try:
-            params = self.parameter_list(f"of control '{name.text}'")
-            if self.accept(";"):
-                return ast.ControlTypeDecl(
-                    name=name.text,
-                    type_params=tps,
-                    params=params,
-                    annotations=annos,
-                    loc=self.loc(name),
+        return self.block_decl("control", ast.ControlTypeDecl, ast.ControlDecl, annos,
+                               self.control_body)
+
+    def control_body(self, decl: ast.ControlDecl, name: str) -> None:
+        while not (self.at_word("apply") and self.peek().kind in ("{", "@")):
+            if self.tok.kind in ("}", EOF):
+                self.fail(
+                    f"expected 'apply {{ ... }}' in control '{name}', got {self.tok.describe()}"
                 )
-            ctor_params: list[ast.Parameter] = []
-            if self.tok.kind == "(":
-                ctor_params = self.parameter_list(f"of the constructor of '{name.text}'")
-            self.expect("{", f"or ';' after the parameters of control '{name.text}'")
-            decl = ast.ControlDecl(
-                name=name.text,
-                type_params=tps,
-                params=params,
-                ctor_params=ctor_params,
-                annotations=annos,
-                loc=self.loc(name),
-            )
-            while not (self.at_word("apply") and self.peek().kind in ("{", "@")):
-                if self.tok.kind in ("}", EOF):
-                    self.fail(
-                        f"expected 'apply {{ ... }}' in control '{name.text}', "
-                        f"got {self.tok.describe()}"
-                    )
-                decl.locals.append(self.control_local(self.annotations()))
-            self.advance()
-            decl.body = self.block(self.annotations())
-            self.expect("}", f"to end control '{name.text}' after its apply block")
-            return decl
-        finally:
-            self.pop_type_params()
+            decl.locals.append(self.control_local(self.annotations()))
+        self.advance()
+        decl.body = self.block(self.annotations())
+        self.expect("}", f"to end control '{name}' after its apply block")
 
     def control_local(self, annos: list[ast.Annotation]) -> ast.Declaration:
         k = self.tok.kind
