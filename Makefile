@@ -9,7 +9,14 @@ OUT        := out
 P4C        := $(shell command -v p4c 2>/dev/null)
 JOBS       ?= 2
 
-.PHONY: install test test-slow lint bench demo clean
+SHELL_VENV := .venv-shell
+GRPC_ADDR  ?= 127.0.0.1:9559
+DEVICE_ID  ?= 0
+P4INFO     ?=
+CONFIG     ?=
+comma      := ,
+
+.PHONY: install test test-slow lint bench demo clean shell shell-venv
 
 install: $(STAMP)
 
@@ -38,5 +45,20 @@ demo: install
 	$(VENV)/bin/softswitch compile tests/p4/usid_forward.p4 --p4info $(OUT)/usid_forward.p4info.txtpb --ir $(OUT)/usid_forward.json
 	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console
 
+# p4runtime-shell pins protobuf < 3.21 and ipython 7, so it lives in its own venv.
+shell-venv: $(SHELL_VENV)/.installed
+
+$(SHELL_VENV)/.installed:
+	test -x $(SHELL_VENV)/bin/python || $(PYTHON) -m venv $(SHELL_VENV)
+	$(SHELL_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHELL_VENV)/bin/python -m pip install -q p4runtime-shell==0.0.6
+	touch $@
+
+# An interactive p4runtime-shell on a running switch (softswitch run or simple_switch_grpc);
+# with P4INFO=... CONFIG=... it also pushes that pipeline first.
+shell: shell-venv
+	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
+		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
+
 clean:
-	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)
