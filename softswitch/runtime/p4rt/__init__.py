@@ -1,0 +1,1 @@
+"""The P4Runtime server: gRPC service, arbitration, streams and entity translation."""

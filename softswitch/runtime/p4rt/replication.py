@@ -1,0 +1,164 @@
+"""PacketReplicationEngineEntry: multicast groups and clone sessions on the engine's PRE.
+
+Replicas name their port either as P4Runtime 1.4's ``port`` bytestring or the older
+``egress_port`` integer; a read answers in the form the group was written with.
+``backup_replicas`` are UNIMPLEMENTED (simple_switch has no port liveness).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from finsy.proto import p4r
+
+from softswitch.engine.pre import PacketReplicationEngine, Replica
+from softswitch.errors import ControlPlaneError
+from softswitch.runtime.p4rt import bytestrings
+from softswitch.runtime.p4rt.write_error import (
+    P4RuntimeWriteError,
+    already_exists,
+    invalid,
+    not_found,
+    unimplemented,
+)
+
+
+@dataclass
+class _Written:
+    port_bytes: bool
+    metadata: bytes = b""
+
+
+def _replicas(replicas: Sequence[p4r.Replica], where: str) -> tuple[list[Replica], bool]:
+    out: list[Replica] = []
+    port_bytes = False
+    for r in replicas:
+        if r.backup_replicas:
+            raise unimplemented(f"{where}: backup_replicas")
+        if r.WhichOneof("port_kind") == "port":
+            port_bytes = True
+            port = bytestrings.decode(r.port, 32, f"{where} replica port")
+        else:
+            port = r.egress_port
+        out.append((port, r.instance))
+    return out, port_bytes
+
+
+def _replica_protos(replicas: Sequence[Replica], port_bytes: bool,
+                    into: object) -> None:
+    for port, rid in replicas:
+        if port_bytes:
+            into.add(port=bytestrings.encode(port), instance=rid)  # type: ignore[attr-defined]
+        else:
+            into.add(egress_port=port, instance=rid)  # type: ignore[attr-defined]
+
+
+class Replication:
+    """Multicast groups and clone sessions written through P4Runtime."""
+
+    def __init__(self, pre: PacketReplicationEngine) -> None:
+        self.pre = pre
+        self._groups: dict[int, _Written] = {}
+        self._sessions: dict[int, _Written] = {}
+
+    def write(self, kind: int, msg: p4r.PacketReplicationEngineEntry) -> None:
+        which = msg.WhichOneof("type")
+        if which == "multicast_group_entry":
+            self._write_group(kind, msg.multicast_group_entry)
+        elif which == "clone_session_entry":
+            self._write_session(kind, msg.clone_session_entry)
+        else:
+            raise invalid("empty PacketReplicationEngineEntry")
+
+    def _write_group(self, kind: int, g: p4r.MulticastGroupEntry) -> None:
+        gid = g.multicast_group_id
+        where = f"multicast group {gid}"
+        if gid == 0:
+            raise invalid("multicast group id 0 is reserved (no multicast)")
+        exists = self.pre.has_group(gid)
+        replicas, port_bytes = _replicas(g.replicas, where)
+        try:
+            if kind == p4r.Update.INSERT:
+                if exists:
+                    raise already_exists(f"{where} already exists")
+                self.pre.insert_group(gid, replicas)
+            elif kind == p4r.Update.MODIFY:
+                if not exists:
+                    raise not_found(f"{where} does not exist")
+                self.pre.modify_group(gid, replicas)
+            elif kind == p4r.Update.DELETE:
+                if not exists:
+                    raise not_found(f"{where} does not exist")
+                self.pre.delete_group(gid)
+                self._groups.pop(gid, None)
+                return
+            else:
+                raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
+        except ControlPlaneError as exc:
+            raise P4RuntimeWriteError.from_engine(exc, where) from exc
+        self._groups[gid] = _Written(port_bytes, g.metadata)
+
+    def _write_session(self, kind: int, s: p4r.CloneSessionEntry) -> None:
+        sid = s.session_id
+        where = f"clone session {sid}"
+        if sid == 0:
+            raise invalid("clone session id 0 is invalid")
+        exists = self.pre.has_clone_session(sid)
+        replicas, port_bytes = _replicas(s.replicas, where)
+        try:
+            if kind == p4r.Update.INSERT:
+                if exists:
+                    raise already_exists(f"{where} already exists")
+                self.pre.insert_clone_session(sid, replicas, s.class_of_service,
+                                              s.packet_length_bytes)
+            elif kind == p4r.Update.MODIFY:
+                if not exists:
+                    raise not_found(f"{where} does not exist")
+                self.pre.modify_clone_session(sid, replicas, s.class_of_service,
+                                              s.packet_length_bytes)
+            elif kind == p4r.Update.DELETE:
+                if not exists:
+                    raise not_found(f"{where} does not exist")
+                self.pre.delete_clone_session(sid)
+                self._sessions.pop(sid, None)
+                return
+            else:
+                raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
+        except ControlPlaneError as exc:
+            raise P4RuntimeWriteError.from_engine(exc, where) from exc
+        self._sessions[sid] = _Written(port_bytes)
+
+    def read(self, msg: p4r.PacketReplicationEngineEntry) -> Iterator[p4r.Entity]:
+        which = msg.WhichOneof("type")
+        if which == "multicast_group_entry":
+            wanted = msg.multicast_group_entry.multicast_group_id
+            for gid in self.pre.group_ids():
+                if wanted and gid != wanted:
+                    continue
+                written = self._groups.get(gid, _Written(False))
+                out = p4r.Entity()
+                g = out.packet_replication_engine_entry.multicast_group_entry
+                g.multicast_group_id = gid
+                g.metadata = written.metadata
+                _replica_protos(self.pre.group_replicas(gid), written.port_bytes, g.replicas)
+                yield out
+        elif which == "clone_session_entry":
+            wanted = msg.clone_session_entry.session_id
+            for sid in self.pre.clone_session_ids():
+                if wanted and sid != wanted:
+                    continue
+                session = self.pre.mirroring_get(sid)
+                written = self._sessions.get(sid, _Written(False))
+                out = p4r.Entity()
+                s = out.packet_replication_engine_entry.clone_session_entry
+                s.session_id = sid
+                if session is not None:
+                    s.class_of_service = session.class_of_service
+                    s.packet_length_bytes = session.packet_length_bytes
+                    if session.mgid is not None:
+                        _replica_protos(self.pre.group_replicas(session.mgid),
+                                        written.port_bytes, s.replicas)
+                yield out
+        else:
+            raise invalid("empty PacketReplicationEngineEntry in a read")
