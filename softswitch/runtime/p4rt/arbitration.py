@@ -1,0 +1,193 @@
+"""Primary/backup arbitration per role (P4Runtime spec, "Client Arbitration").
+
+Each StreamChannel that sent a valid MasterArbitrationUpdate is a live client of one role.
+The primary of a role is the client whose election id equals the highest one the server has
+ever seen for that role; when the primary leaves, the role has no primary until a client
+arbitrates with an id at least as high (spec 1.3+; PI's older server promoted the next
+highest live client instead). An unset election id is lower than every id: such a client is
+always a backup. Every primary change is announced to all clients of the role.
+
+Role configs are remembered and echoed, never interpreted: every role has full access.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import grpc
+from finsy.proto import p4r
+from finsy.proto.google.rpc import code_pb2
+
+from softswitch.runtime.p4rt.status import RpcError
+
+ElectionId = tuple[int, int] | None      # (high, low); None = unset, lower than any id
+
+MAX_CLIENTS_PER_ROLE = 16                # PI's limit per device
+
+
+class Client(Protocol):
+    """A stream the arbitrator can notify (stream.StreamSession)."""
+
+    def send(self, message: p4r.StreamMessageResponse) -> None: ...
+
+
+def election_id_of(message: p4r.MasterArbitrationUpdate | p4r.WriteRequest
+                   | p4r.SetForwardingPipelineConfigRequest) -> ElectionId:
+    """The election id a request carries (None when the field is unset)."""
+    if not message.HasField("election_id"):
+        return None
+    return (message.election_id.high, message.election_id.low)
+
+
+def _higher_or_equal(a: ElectionId, b: ElectionId) -> bool:
+    if a is None:
+        return b is None
+    return b is None or a >= b
+
+
+@dataclass
+class _Role:
+    name: str
+    clients: dict[Client, ElectionId] = field(default_factory=dict)
+    highest: ElectionId = None          # highest election id ever seen (election_id_past)
+    primary: Client | None = None
+    config: p4r.Role | None = None      # role message of the last primary
+
+
+class Arbitrator:
+    """Live clients per role of one device; thread-safe."""
+
+    def __init__(self, device_id: int, max_clients_per_role: int = MAX_CLIENTS_PER_ROLE) -> None:
+        self.device_id = device_id
+        self.max_clients_per_role = max_clients_per_role
+        self._lock = threading.Lock()
+        self._roles: dict[str, _Role] = {}
+        self._role_of: dict[Client, str] = {}
+
+    # -- stream side ------------------------------------------------------------------------
+
+    def arbitrate(self, client: Client, update: p4r.MasterArbitrationUpdate) -> None:
+        """Apply a client's MasterArbitrationUpdate; raises RpcError (the stream then ends)."""
+        role_name = update.role.name if update.HasField("role") else ""
+        election_id = election_id_of(update)
+        with self._lock:
+            known = self._role_of.get(client)
+            if known is None:
+                if update.device_id != self.device_id:
+                    raise RpcError(grpc.StatusCode.NOT_FOUND,
+                                   f"Unknown device id {update.device_id}")
+                role = self._roles.setdefault(role_name, _Role(role_name))
+                self._check_unique(role, client, election_id)
+                if len(role.clients) >= self.max_clients_per_role:
+                    raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                   f"Too many connections for role '{role_name}'")
+                self._role_of[client] = role_name
+            else:
+                if update.device_id != self.device_id:
+                    raise RpcError(grpc.StatusCode.FAILED_PRECONDITION, "Invalid device id")
+                if role_name != known:
+                    raise RpcError(grpc.StatusCode.FAILED_PRECONDITION,
+                                   f"Role '{role_name}' differs from the stream's role '{known}'; "
+                                   "open a new stream to change roles")
+                role = self._roles[known]
+                self._check_unique(role, client, election_id)
+            role.clients[client] = election_id
+            self._elect(role, client, election_id, update)
+
+    def leave(self, client: Client) -> None:
+        """Forget a client whose stream ended; announce when it was the primary."""
+        with self._lock:
+            role_name = self._role_of.pop(client, None)
+            if role_name is None:
+                return
+            role = self._roles[role_name]
+            role.clients.pop(client, None)
+            if role.primary is client:
+                role.primary = None
+                self._notify(role, list(role.clients))
+
+    # -- RPC side ---------------------------------------------------------------------------
+
+    def role_known(self, role_name: str) -> bool:
+        """The default role always exists; a named one once a client arbitrated for it."""
+        with self._lock:
+            return role_name == "" or role_name in self._roles
+
+    def may_write(self, role_name: str, election_id: ElectionId) -> bool:
+        """Whether a Write/SetForwardingPipelineConfig with these values comes from the primary.
+
+        As PI does, a request without election id is accepted while no client of the role
+        is connected (handy for grpc_cli and one-shot scripts).
+        """
+        with self._lock:
+            role = self._roles.get(role_name)
+            if role is None or not role.clients:
+                return election_id is None
+            return (role.primary is not None and election_id is not None
+                    and role.clients[role.primary] == election_id)
+
+    def is_primary(self, client: Client) -> bool:
+        with self._lock:
+            role_name = self._role_of.get(client)
+            return role_name is not None and self._roles[role_name].primary is client
+
+    def primaries(self) -> list[Client]:
+        """The primary client of every role that has one (packet-in, digest receivers)."""
+        with self._lock:
+            return [r.primary for r in self._roles.values() if r.primary is not None]
+
+    def client_count(self) -> int:
+        with self._lock:
+            return len(self._role_of)
+
+    # -- internals --------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_unique(role: _Role, client: Client, election_id: ElectionId) -> None:
+        if election_id is None:
+            return
+        for other, other_id in role.clients.items():
+            if other is not client and other_id == election_id:
+                raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
+                               "Election id already exists for this role")
+
+    def _elect(self, role: _Role, client: Client, election_id: ElectionId,
+               update: p4r.MasterArbitrationUpdate) -> None:
+        was_primary = role.primary is client
+        if election_id is not None and _higher_or_equal(election_id, role.highest):
+            role.highest = election_id
+            role.primary = client
+            if update.HasField("role"):
+                role.config = update.role
+            # Everyone else first, then the new primary (spec: steps 2 and 5).
+            others = [c for c in role.clients if c is not client]
+            self._notify(role, [*others, client])
+            return
+        if was_primary:
+            role.primary = None
+            self._notify(role, list(role.clients))
+        else:
+            self._notify(role, [client])
+
+    def _notify(self, role: _Role, clients: list[Client]) -> None:
+        for c in clients:
+            c.send(self._advisory(role, c))
+
+    def _advisory(self, role: _Role, client: Client) -> p4r.StreamMessageResponse:
+        update = p4r.MasterArbitrationUpdate(device_id=self.device_id)
+        if role.name or role.config is not None:
+            update.role.CopyFrom(role.config if role.config is not None
+                                 else p4r.Role(name=role.name))
+        if role.highest is not None:
+            update.election_id.high, update.election_id.low = role.highest
+        if role.primary is client:
+            update.status.code, update.status.message = code_pb2.OK, "Is primary"
+        elif role.primary is not None:
+            update.status.code = code_pb2.ALREADY_EXISTS
+            update.status.message = "Is backup; another client is primary"
+        else:
+            update.status.code = code_pb2.NOT_FOUND
+            update.status.message = "Is backup; there is no primary"
+        return p4r.StreamMessageResponse(arbitration=update)
