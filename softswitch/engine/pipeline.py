@@ -6,6 +6,10 @@ gives the output order of a single-threaded simple_switch for one input: an ingr
 before the original (BMv2 enqueues it first), multicast replicas in PRE order, an egress clone
 after the original it was cloned from (it is enqueued while the original is transmitted).
 
+`V1Pipeline.run` runs one job (one pipeline pass) and hands back the jobs it made, so a caller
+with egress queues (runtime/device.py) can put the egress jobs through its queues, as
+simple_switch's ingress thread, egress buffers and egress threads do.
+
 The end-of-ingress and end-of-egress steps follow simple_switch.cpp: ingress clone → digest →
 resubmit → multicast (mcast_grp ≠ 0) → drop (egress_spec == drop port) → unicast; egress starts
 with egress_spec = 0 and egress_port set, then egress clone → drop → deparse → recirculate →
@@ -66,7 +70,19 @@ class RunState:
         self.truncate = 0
 
 
-class _Job:
+class QueueInfo(NamedTuple):
+    """Queueing metadata for an egress pass, as simple_switch fills ``queueing_metadata``."""
+
+    enq_timestamp: int  # µs since the switch started
+    enq_qdepth: int  # packets in the queue when this one was enqueued
+    deq_timedelta: int  # µs spent in the queue
+    deq_qdepth: int  # packets left in the queue when this one was dequeued
+
+
+class PacketJob:
+    """One pass of one packet instance: ingress (data + maybe preserved metadata) or egress
+    (parsed headers + metadata, waiting for the egress pipeline on `port`)."""
+
     __slots__ = ("cut", "data", "hdr", "ingress", "meta", "payload", "port", "sm", "trunc")
 
     def __init__(self, ingress: bool, port: int, data: bytes, hdr: Any = None, meta: Any = None,
@@ -80,6 +96,27 @@ class _Job:
         self.sm = sm
         self.payload = payload
         self.trunc = trunc
+
+    @property
+    def is_ingress(self) -> bool:
+        return self.ingress
+
+    @property
+    def priority(self) -> int:
+        """standard_metadata.priority as ingress left it (0 for an ingress job)."""
+        sm = self.sm
+        return int(getattr(sm, "priority", 0)) if sm is not None and not self.ingress else 0
+
+    @property
+    def length(self) -> int:
+        """Bytes: the input for an ingress job, packet_length for an egress job."""
+        if self.ingress:
+            return len(self.data)
+        return int(getattr(self.sm, "packet_length", 0))
+
+    def __repr__(self) -> str:
+        kind = "ingress" if self.ingress else "egress"
+        return f"PacketJob({kind}, port={self.port}, length={self.length})"
 
 
 class V1Pipeline:
@@ -102,18 +139,21 @@ class V1Pipeline:
         self.digests = digests
         self.trace = trace
         self.t0 = time.monotonic()
+        # µs since the switch started; the Device replaces it with its own clock so queue
+        # timestamps and the global timestamps agree
+        self.now_us: Callable[[], int] = self._monotonic_us
         # Packets dropped because the engine itself failed (a bug, never a property of the
         # packet); tests assert it stays 0.
         self.internal_errors = 0
 
-    def now_us(self) -> int:
+    def _monotonic_us(self) -> int:
         return int((time.monotonic() - self.t0) * 1e6)
 
     # -- one input packet ---------------------------------------------------------------------
 
     def process(self, port: int, data: bytes) -> list[OutputPacket]:
         out: list[OutputPacket] = []
-        jobs: deque[_Job] = deque([_Job(True, port & 0x1FF, bytes(data))])
+        jobs: deque[PacketJob] = deque([PacketJob(True, port & 0x1FF, bytes(data))])
         count = 0
         while jobs:
             job = jobs.popleft()
@@ -132,6 +172,23 @@ class V1Pipeline:
                 if self.trace is not None:
                     self._log(f"Internal error while processing the packet ({exc!r}): dropped")
         return out
+
+    def run(self, job: PacketJob, queue: QueueInfo | None = None
+            ) -> tuple[list[OutputPacket], list[PacketJob]]:
+        """One pass: an ingress job gives egress jobs (and resubmitted ingress jobs); an egress
+        job gives transmitted packets, recirculated ingress jobs and egress clones."""
+        out: list[OutputPacket] = []
+        jobs: deque[PacketJob] = deque()
+        try:
+            if job.ingress:
+                self._ingress(job, jobs)
+            else:
+                self._egress(job, jobs, out, queue)
+        except Exception as exc:  # an engine bug must not escape to the caller
+            self.internal_errors += 1
+            if self.trace is not None:
+                self._log(f"Internal error while processing the packet ({exc!r}): dropped")
+        return out, list(jobs)
 
     def _log(self, text: str) -> None:
         if self.trace is not None:
@@ -159,7 +216,7 @@ class V1Pipeline:
             self._log(f"Bytes parsed: {(pos + 7) >> 3}")
         return R.payload
 
-    def _ingress(self, job: _Job, jobs: deque[_Job]) -> None:
+    def _ingress(self, job: PacketJob, jobs: deque[PacketJob]) -> None:
         R = self.R
         data = job.data
         hdr, meta, sm = self.H(), self.M(), self.SM()
@@ -205,7 +262,7 @@ class V1Pipeline:
             nsm.packet_length = len(data)
             if self.trace is not None:
                 self._log("Resubmitting packet")
-            jobs.append(_Job(True, job.port, data, None, nmeta, nsm))
+            jobs.append(PacketJob(True, job.port, data, None, nmeta, nsm))
             return
         if sm.mcast_grp != 0:
             if self.trace is not None:
@@ -220,17 +277,17 @@ class V1Pipeline:
         if self.trace is not None:
             self._log(f"Egress port is {sm.egress_spec}")
         sm.instance_type = NORMAL
-        jobs.append(_Job(False, sm.egress_spec, b"", hdr, meta, sm, payload, 0, R.truncate))
+        jobs.append(PacketJob(False, sm.egress_spec, b"", hdr, meta, sm, payload, 0, R.truncate))
 
     def _multicast(self, mgid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, trunc: int,
-                   cut: int, jobs: deque[_Job]) -> None:
+                   cut: int, jobs: deque[PacketJob]) -> None:
         for port, rid in self.pre.replicate(mgid):
             if self.trace is not None:
                 self._log(f"Replicating packet on port {port}")
             nsm = sm._copy()
             nsm.egress_rid = rid
-            jobs.append(_Job(False, port, b"", hdr._copy(), meta._copy(), nsm, payload, trunc,
-                             cut))
+            jobs.append(PacketJob(False, port, b"", hdr._copy(), meta._copy(), nsm, payload,
+                                  trunc, cut))
 
     def _clone_targets(self, session: int) -> tuple[int, list[tuple[int, int]]] | None:
         found = self.pre.clone_targets(session)
@@ -242,7 +299,7 @@ class V1Pipeline:
         return cfg.packet_length_bytes, list(copies)
 
     def _clone_from_ingress(self, data: bytes, session: int, fl: Any, hdr: Any, meta: Any,
-                            sm: Any, jobs: deque[_Job]) -> None:
+                            sm: Any, jobs: deque[PacketJob]) -> None:
         targets = self._clone_targets(session)
         if targets is None:
             return
@@ -264,9 +321,11 @@ class V1Pipeline:
         for port, rid in copies:
             nsm = csm._copy()
             nsm.egress_rid = rid
-            jobs.append(_Job(False, port, b"", chdr._copy(), cmeta._copy(), nsm, cpayload, trunc))
+            jobs.append(PacketJob(False, port, b"", chdr._copy(), cmeta._copy(), nsm, cpayload,
+                                  trunc))
 
-    def _egress(self, job: _Job, jobs: deque[_Job], out: list[OutputPacket]) -> None:
+    def _egress(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+                queue: QueueInfo | None = None) -> None:
         R = self.R
         hdr, meta, sm = job.hdr, job.meta, job.sm
         sm.egress_port = job.port
@@ -274,8 +333,15 @@ class V1Pipeline:
         sm.egress_spec = (R.drop_port + 1) & 0x1FF
         now = self.now_us()
         sm.egress_global_timestamp = now
-        sm.enq_timestamp = now
-        sm.deq_timedelta = 0
+        if queue is None:
+            sm.enq_timestamp = now
+            sm.deq_timedelta = 0
+        else:
+            # the fields are 32 and 19 bits wide in v1model.p4
+            sm.enq_timestamp = queue.enq_timestamp & 0xFFFFFFFF
+            sm.enq_qdepth = queue.enq_qdepth & 0x7FFFF
+            sm.deq_timedelta = queue.deq_timedelta & 0xFFFFFFFF
+            sm.deq_qdepth = queue.deq_qdepth & 0x7FFFF
         R.begin(sm, sm.packet_length, now)
         R.payload = job.payload
         if self.trace is not None:
@@ -303,8 +369,8 @@ class V1Pipeline:
                     for port, rid in copies:
                         nsm = csm._copy()
                         nsm.egress_rid = rid
-                        jobs.append(_Job(False, port, b"", hdr._copy(), cmeta._copy(), nsm,
-                                         job.payload, trunc))
+                        jobs.append(PacketJob(False, port, b"", hdr._copy(), cmeta._copy(),
+                                              nsm, job.payload, trunc))
         if R.digests:  # v1model allows digest() in ingress only; keep any anyway
             self.digests.extend(R.digests)
             R.digests.clear()
@@ -326,7 +392,7 @@ class V1Pipeline:
             nsm.packet_length = len(data)
             if self.trace is not None:
                 self._log("Recirculating packet")
-            jobs.append(_Job(True, sm.ingress_port, data, None, nmeta, nsm))
+            jobs.append(PacketJob(True, sm.ingress_port, data, None, nmeta, nsm))
             return
         if truncate:
             data = data[:truncate]

@@ -16,7 +16,7 @@ from softswitch.engine.externs import (
     ValueSet,
 )
 from softswitch.engine.hashes import hash_function
-from softswitch.engine.pipeline import OutputPacket, RunState, V1Pipeline
+from softswitch.engine.pipeline import OutputPacket, PacketJob, QueueInfo, RunState, V1Pipeline
 from softswitch.engine.pre import PacketReplicationEngine
 from softswitch.engine.support import noop
 from softswitch.engine.tables import ActionProfile, ActionSpec, Table
@@ -24,7 +24,7 @@ from softswitch.errors import ControlPlaneError, P4Error, UnsupportedError
 from softswitch.frontend import types as t
 from softswitch.ir.checked import CheckedProgram
 
-__all__ = ["OutputPacket", "Switch"]
+__all__ = ["OutputPacket", "PacketJob", "QueueInfo", "Switch"]
 
 
 def _meter_kind(value: Any) -> str:
@@ -166,6 +166,21 @@ class Switch:
     def process_packet(self, port: int, data: bytes) -> list[OutputPacket]:
         """Run one packet in on `port`; returns what leaves, in BMv2's order (see pipeline.py)."""
         return self.pipeline.process(port, data)
+
+    def new_packet(self, port: int, data: bytes) -> PacketJob:
+        """An ingress job for a packet received on `port` (for `run`)."""
+        return PacketJob(True, port & 0x1FF, bytes(data))
+
+    def run(self, job: PacketJob, queue: QueueInfo | None = None
+            ) -> tuple[list[OutputPacket], list[PacketJob]]:
+        """One pipeline pass. An ingress job gives ``([], egress jobs + resubmitted ingress
+        jobs)``; an egress job (with the queueing metadata of its stay in the egress queue)
+        gives ``(transmitted packets, recirculated ingress jobs + egress clones)``."""
+        return self.pipeline.run(job, queue)
+
+    def set_clock(self, now_us: Callable[[], int]) -> None:
+        """Use `now_us` (µs since the device started) for the global timestamps and meters."""
+        self.pipeline.now_us = now_us
 
     # -- control plane --------------------------------------------------------------------------
 

@@ -1,0 +1,328 @@
+"""In-process fabrics: softswitch devices joined by in-memory links, with hosts at the edges.
+
+    fabric = Fabric()
+    fabric.add_switch("A", program="leaf.p4", grpc_address="127.0.0.1:0")
+    fabric.add_switch("B", program=checked_program)
+    fabric.link("A", 3, "B", 1)
+    h1 = fabric.add_host("h1", "A", 1)
+    h1.send(frame); fabric.run_until_idle(); print(h1.received)
+
+Two ways to run it: synchronously (`run_until_idle` steps every device until no packet can
+move: deterministic, for tests) or threaded (`start`/`stop` or ``with fabric:``: one dataplane
+thread per device, what a controller talking gRPC to the switches needs).
+A link delivers a transmitted packet straight into the peer's input queue, so a fabric has no
+link delay; give ports a drain rate (`set_queue_rate`) to model link bandwidth.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from softswitch.engine.switch import Switch
+from softswitch.ir.checked import CheckedProgram
+from softswitch.runtime.device import Device, ForwardingPipeline
+
+ProgramSource = str | Path | CheckedProgram
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    program: CheckedProgram
+    p4info: Any
+    device_config: bytes
+
+
+class Host:
+    """An end host on one switch port: `send` frames in, read what the fabric delivers."""
+
+    def __init__(self, fabric: Fabric, name: str, switch: str, port: int) -> None:
+        self.fabric = fabric
+        self.name = name
+        self.switch = switch
+        self.port = port
+        self.received: list[bytes] = []
+        self._read = 0
+        self._cond = threading.Condition()
+
+    def send(self, data: bytes) -> None:
+        self.fabric._inject(self.switch, self.port, data)
+
+    def _deliver(self, data: bytes) -> None:
+        with self._cond:
+            self.received.append(data)
+            self._cond.notify_all()
+
+    def receive(self, timeout: float = 1.0) -> bytes | None:
+        """The next packet not yet returned by `receive`; None if none comes within `timeout`
+        s. A fabric that is not running threads is first run until idle."""
+        if not self.fabric.running:
+            with self._cond:
+                ready = self._read < len(self.received)
+            if not ready:
+                self.fabric.run_until_idle()
+        with self._cond:
+            self._cond.wait_for(lambda: self._read < len(self.received), timeout)
+            if self._read >= len(self.received):
+                return None
+            self._read += 1
+            return self.received[self._read - 1]
+
+    def clear(self) -> None:
+        with self._cond:
+            self.received.clear()
+            self._read = 0
+
+    def __repr__(self) -> str:
+        return f"Host({self.name!r} on {self.switch}:{self.port})"
+
+
+@dataclass
+class FabricSwitch:
+    """A switch of the fabric: its Device, and its P4Runtime server when it has an address."""
+
+    name: str
+    device: Device
+    server: Any = None
+    links: dict[int, tuple[str, int]] = field(default_factory=dict)  # port → (peer, peer port)
+
+    @property
+    def engine(self) -> Switch:
+        """The engine Switch of the installed program (direct control-plane access)."""
+        sw = self.device.switch
+        if sw is None:
+            raise RuntimeError(f"switch {self.name!r} has no P4 program")
+        return sw
+
+    @property
+    def grpc_port(self) -> int | None:
+        return None if self.server is None else int(self.server.port)
+
+    @property
+    def grpc_address(self) -> str | None:
+        return None if self.server is None else f"127.0.0.1:{self.server.port}"
+
+
+class Fabric:
+    """Switches, links and hosts in one process."""
+
+    def __init__(self, *, clock: Callable[[], int] | None = None,
+                 trace: Callable[[str, str], None] | None = None) -> None:
+        """`clock` (µs) is shared by every device (tests step it by hand); `trace`, when
+        given, receives ``(switch name, line)`` for each device's BMv2-style log line."""
+        self.clock = clock
+        self.trace = trace
+        self._switches: dict[str, FabricSwitch] = {}
+        self._hosts: dict[str, Host] = {}
+        self._endpoints: dict[tuple[str, int], Callable[[bytes], None]] = {}
+        self._by_path: dict[Path, _Compiled] = {}
+        self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
+        self._running = False
+        self._moves = 0  # deliveries so far; tells a quiet fabric from one between two steps
+        self.unlinked_drops = 0  # packets sent out of a port with nothing attached
+
+    # -- building -------------------------------------------------------------------------------
+
+    def add_switch(self, name: str, program: ProgramSource | None = None, *,
+                   device_id: int | None = None, cpu_port: int | None = None,
+                   grpc_address: str | None = None, priority_queues: int = 1,
+                   drop_port: int = 511, dump_packet_data: int = 0) -> FabricSwitch:
+        """A new switch running `program` (a .p4 file, an IR .json file or a checked program;
+        None: no program, as ``--no-p4``, for a controller to install). `device_id` defaults
+        to 1, 2, 3... in order of addition. With `grpc_address` ("127.0.0.1:0" picks a free
+        port) a P4Runtime server serves the switch."""
+        if name in self._switches or name in self._hosts:
+            raise ValueError(f"fabric already has a node named {name!r}")
+        if device_id is None:
+            device_id = len(self._switches) + 1
+        trace = self._named_trace(name)
+        device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
+                        priority_queues=priority_queues, trace=trace,
+                        dump_packet_data=dump_packet_data, clock=self.clock)
+        node = FabricSwitch(name, device)
+        device.set_output(self._output_fn(name))
+        if program is not None:
+            device.commit(self._pipeline(program, drop_port, trace))
+        if grpc_address is not None:
+            from softswitch.runtime.p4rt.server import P4RuntimeServer  # not needed otherwise
+
+            node.server = P4RuntimeServer(device, grpc_address)
+            node.server.start()
+        self._switches[name] = node
+        if self._running:
+            device.start()
+        return node
+
+    def _named_trace(self, name: str) -> Callable[[str], None] | None:
+        fabric_trace = self.trace
+        if fabric_trace is None:
+            return None
+
+        def trace(line: str) -> None:
+            fabric_trace(name, line)
+        return trace
+
+    def _pipeline(self, program: ProgramSource, drop_port: int,
+                  trace: Callable[[str], None] | None) -> ForwardingPipeline:
+        compiled = self._compile(program)
+        switch = Switch(compiled.program, drop_port=drop_port, trace=trace)
+        return ForwardingPipeline(compiled.p4info, compiled.device_config, 0, switch,
+                                  compiled.program)
+
+    def _compile(self, program: ProgramSource) -> _Compiled:
+        """Compile once per program: every switch running it shares P4Info and IR bytes."""
+        from softswitch.compiler import load_program
+        from softswitch.ir.serialize import dumps_ir
+        from softswitch.p4info import build_p4info
+
+        path = None if isinstance(program, CheckedProgram) else Path(program).resolve()
+        if path is not None and path in self._by_path:
+            return self._by_path[path]
+        checked = program if isinstance(program, CheckedProgram) else load_program(path)
+        compiled = self._by_id.get(id(checked))
+        if compiled is None:
+            compiled = _Compiled(checked, build_p4info(checked), dumps_ir(checked).encode())
+            self._by_id[id(checked)] = compiled
+        if path is not None:
+            self._by_path[path] = compiled
+        return compiled
+
+    def link(self, a: str, a_port: int, b: str, b_port: int) -> None:
+        """A bidirectional link between port `a_port` of switch `a` and `b_port` of `b`."""
+        sa, sb = self.switch(a), self.switch(b)
+        for sw, port in ((sa, a_port), (sb, b_port)):
+            if (sw.name, port) in self._endpoints:
+                raise ValueError(f"port {port} of {sw.name!r} is already connected")
+        self._endpoints[(a, a_port)] = self._receiver(sb.device, b_port)
+        self._endpoints[(b, b_port)] = self._receiver(sa.device, a_port)
+        sa.links[a_port] = (b, b_port)
+        sb.links[b_port] = (a, a_port)
+
+    def add_host(self, name: str, switch: str, port: int) -> Host:
+        """A host attached to `port` of `switch`."""
+        if name in self._switches or name in self._hosts:
+            raise ValueError(f"fabric already has a node named {name!r}")
+        self.switch(switch)
+        if (switch, port) in self._endpoints:
+            raise ValueError(f"port {port} of {switch!r} is already connected")
+        host = Host(self, name, switch, port)
+        self._hosts[name] = host
+        self._endpoints[(switch, port)] = host._deliver
+        return host
+
+    def _receiver(self, device: Device, port: int) -> Callable[[bytes], None]:
+        receive = device.receive
+
+        def deliver(data: bytes) -> None:
+            receive(port, data)
+        return deliver
+
+    def _output_fn(self, name: str) -> Callable[[int, bytes], None]:
+        endpoints = self._endpoints
+
+        def output(port: int, data: bytes) -> None:
+            self._moves += 1
+            target = endpoints.get((name, port))
+            if target is None:
+                self.unlinked_drops += 1
+            else:
+                target(data)
+        return output
+
+    def _inject(self, switch: str, port: int, data: bytes) -> None:
+        self._moves += 1
+        self.switch(switch).device.receive(port, data)
+
+    # -- access ---------------------------------------------------------------------------------
+
+    def switch(self, name: str) -> FabricSwitch:
+        node = self._switches.get(name)
+        if node is None:
+            known = ", ".join(self._switches) or "none"
+            raise KeyError(f"no switch named {name!r} (switches: {known})")
+        return node
+
+    def host(self, name: str) -> Host:
+        return self._hosts[name]
+
+    @property
+    def switches(self) -> list[FabricSwitch]:
+        return list(self._switches.values())
+
+    @property
+    def hosts(self) -> list[Host]:
+        return list(self._hosts.values())
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run_until_idle(self, timeout: float = 5.0) -> None:
+        """Move packets until none can move (threaded: wait until the devices are quiet).
+        Rate-limited queues are waited for with the real clock; with an injected clock this
+        returns when nothing may leave at the current time. TimeoutError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        devices = [s.device for s in self._switches.values()]
+        if self._running:
+            self._wait_quiet(devices, deadline)
+            return
+        while True:
+            moved = True
+            while moved:
+                moved = False
+                for dev in devices:
+                    for _ in range(64):  # interleave the devices, a burst at a time
+                        if not dev.step():
+                            break
+                        moved = True
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"fabric still busy after {timeout} s")
+            when = [t for t in (d.queues.next_departure() for d in devices) if t is not None]
+            if not when or self.clock is not None:
+                return
+            wait = (min(when) - devices[0].now_us()) / 1e6
+            if time.monotonic() + wait > deadline:
+                raise TimeoutError(f"fabric queues still draining after {timeout} s")
+            time.sleep(max(wait, 0.0))
+
+    def _wait_quiet(self, devices: list[Device], deadline: float) -> None:
+        while True:
+            before = self._moves
+            if not any(d.pending() for d in devices) and self._moves == before:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("fabric still busy")
+            time.sleep(0.001)
+
+    def start(self) -> None:
+        """One dataplane thread per device."""
+        self._running = True
+        for s in self._switches.values():
+            s.device.start()
+
+    def stop(self) -> None:
+        """Stop the dataplane threads (the P4Runtime servers keep serving until `close`)."""
+        for s in self._switches.values():
+            s.device.stop()
+        self._running = False
+
+    def close(self) -> None:
+        """Stop threads and P4Runtime servers."""
+        self.stop()
+        for s in self._switches.values():
+            if s.server is not None:
+                s.server.stop()
+                s.server = None
+
+    def __enter__(self) -> Fabric:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

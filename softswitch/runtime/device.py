@@ -1,0 +1,360 @@
+"""Device: one running switch, as simple_switch_grpc runs one: ports in, egress queues, ports out.
+
+The dataplane is one loop that does, in order of preference: an egress pass for a packet its
+queue lets go, an ingress pass for a resubmitted/recirculated packet (simple_switch serves those
+before new input), an ingress pass for the next received packet. It runs either in a background
+thread (`start`/`stop`) or synchronously (`run_until_idle`: tests, in-process fabrics).
+
+Locking: `receive` only touches the input queue (its own small lock), so port threads never
+wait behind a control-plane write; every packet pass, pipeline swap and control-plane access
+holds `lock`. Listeners and the output function are called after the pass, outside `lock`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from softswitch.engine.externs import Digest
+from softswitch.engine.pipeline import OutputPacket, PacketJob
+from softswitch.engine.switch import Switch
+from softswitch.errors import ControlPlaneError
+from softswitch.ir.checked import CheckedProgram
+from softswitch.ir.serialize import loads_ir
+from softswitch.runtime.queues import EgressQueues
+
+_log = logging.getLogger(__name__)
+
+P4Info = Any  # p4.config.v1.P4Info (finsy's protobuf class); kept loose to avoid the import
+
+
+@dataclass(frozen=True)
+class ForwardingPipeline:
+    """What SetForwardingPipelineConfig installs: P4Info, device config, cookie, the engine."""
+
+    p4info: P4Info
+    device_config: bytes
+    cookie: int
+    switch: Switch
+    program: CheckedProgram
+
+
+def _hex(data: bytes, n: int) -> str:
+    return data[:n].hex()
+
+
+class Device:
+    """One switch device: pipeline, egress queues, packet I/O and listeners (see DESIGN.md)."""
+
+    def __init__(self, device_id: int = 0, *, cpu_port: int | None = None, drop_port: int = 511,
+                 priority_queues: int = 1, trace: Callable[[str], None] | None = None,
+                 dump_packet_data: int = 0, clock: Callable[[], int] | None = None) -> None:
+        """`clock`, when given, returns µs since the device started (tests step it by hand);
+        the default is the monotonic clock."""
+        if cpu_port is not None and not 0 < cpu_port < 512:
+            raise ValueError(f"cpu port {cpu_port} must be in 1..511 (a 9-bit v1model port)")
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.drop_port = drop_port
+        self.trace = trace
+        self.dump_packet_data = dump_packet_data
+        self.lock = threading.RLock()
+        self.pipeline: ForwardingPipeline | None = None
+        self._t0 = time.monotonic()
+        self._fake_clock = clock is not None
+        self.now_us: Callable[[], int] = clock if clock is not None else self._monotonic_us
+        self.queues = EgressQueues(priority_queues, self.now_us)
+        self._jobs: deque[PacketJob] = deque()  # resubmitted / recirculated ingress jobs
+        self._inbox: deque[tuple[int, bytes]] = deque()
+        self._wake = threading.Condition(threading.Lock())  # guards _inbox; wakes the loop
+        self._idle = threading.Condition(threading.Lock())  # the thread reports idleness
+        self._output: Callable[[int, bytes], None] | None = None
+        self._packet_in: list[Callable[[bytes], None]] = []
+        self._digest: list[Callable[[Digest], None]] = []
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._busy = False
+        self._kicks = 0  # bumped (under _wake) when the queue configuration changes
+        self.errors = 0  # exceptions raised by listeners or the output function
+        self.rx_packets = 0
+        self.tx_packets = 0
+        self.dropped_no_pipeline = 0
+
+    def _monotonic_us(self) -> int:
+        return int((time.monotonic() - self._t0) * 1e6)
+
+    # -- pipeline -------------------------------------------------------------------------------
+
+    @staticmethod
+    def build_pipeline(p4info: P4Info, device_config: bytes, cookie: int = 0, *,
+                       drop_port: int = 511,
+                       trace: Callable[[str], None] | None = None) -> ForwardingPipeline:
+        """VERIFY: IR JSON → checked program → a fresh Switch. Raises P4Error / IrFormatError."""
+        program = loads_ir(device_config)
+        switch = Switch(program, drop_port=drop_port, trace=trace)
+        return ForwardingPipeline(p4info, bytes(device_config), cookie, switch, program)
+
+    def commit(self, pipeline: ForwardingPipeline) -> None:
+        """Swap `pipeline` in (all state starts empty; queued packets are dropped). If it was
+        built for another drop port or tracing, the device rebuilds its Switch, so read the
+        engine back from `device.pipeline`."""
+        sw = pipeline.switch
+        if sw.drop_port != self.drop_port or (sw.trace is None) != (self.trace is None):
+            pipeline = replace(pipeline, switch=Switch(pipeline.program, drop_port=self.drop_port,
+                                                       trace=self.trace))
+        pipeline.switch.set_clock(self.now_us)
+        with self.lock:
+            self.queues.clear()
+            self._jobs.clear()
+            self.pipeline = pipeline
+
+    @property
+    def switch(self) -> Switch | None:
+        """The engine of the current pipeline (None with no program)."""
+        p = self.pipeline
+        return p.switch if p is not None else None
+
+    # -- packet I/O -----------------------------------------------------------------------------
+
+    def receive(self, port: int, data: bytes) -> None:
+        """A packet arrived on `port`; thread-safe, never blocks on the dataplane."""
+        with self._wake:
+            self._inbox.append((port, bytes(data)))
+            self._wake.notify()
+
+    def packet_out(self, data: bytes) -> None:
+        """A P4Runtime PacketOut: `data` (packet_out header first) enters ingress on cpu_port."""
+        if self.cpu_port is None:
+            raise ControlPlaneError("packet-out needs a cpu port (--cpu-port)",
+                                    "FAILED_PRECONDITION")
+        self.receive(self.cpu_port, data)
+
+    def set_output(self, send: Callable[[int, bytes], None]) -> None:
+        """Where transmitted packets go (all but those to the cpu port)."""
+        self._output = send
+
+    def add_packet_in_listener(self, fn: Callable[[bytes], None]) -> None:
+        self._packet_in.append(fn)
+
+    def remove_packet_in_listener(self, fn: Callable[[bytes], None]) -> None:
+        if fn in self._packet_in:
+            self._packet_in.remove(fn)
+
+    def add_digest_listener(self, fn: Callable[[Digest], None]) -> None:
+        self._digest.append(fn)
+
+    def remove_digest_listener(self, fn: Callable[[Digest], None]) -> None:
+        if fn in self._digest:
+            self._digest.remove(fn)
+
+    def set_queue_rate(self, port: int | None, packets_per_second: float | None) -> None:
+        """Drain rate of an egress port (None: all ports); None = unlimited."""
+        with self.lock:
+            self.queues.set_rate(port, packets_per_second)
+        self._kick()
+
+    def set_queue_depth(self, port: int | None, packets: int) -> None:
+        """Tail-drop limit of each priority queue of a port (None: all ports)."""
+        with self.lock:
+            self.queues.set_depth(port, packets)
+        self._kick()
+
+    def _kick(self) -> None:
+        with self._wake:
+            self._kicks += 1
+            self._wake.notify()
+
+    # -- the dataplane --------------------------------------------------------------------------
+
+    def _log(self, text: str) -> None:
+        if self.trace is not None:
+            self.trace(text)
+        else:
+            _log.info("%s", text)
+
+    def step(self) -> bool:
+        """Do what can be done now for one input: egress passes of the packets their queues
+        let go, one ingress pass (a resubmitted/recirculated packet first, else the next
+        received one), then the egress passes that made ready. False when nothing was done."""
+        outputs: list[OutputPacket] = []
+        digests: list[Digest] = []
+        with self.lock:
+            p = self.pipeline
+            did = self._drain(p, outputs) if len(self.queues) else False
+            job: PacketJob | None = None
+            if self._jobs:
+                job = self._jobs.popleft()
+            else:
+                try:  # deque appends and pops are atomic: no need for the input lock
+                    received: tuple[int, bytes] | None = self._inbox.popleft()
+                except IndexError:
+                    received = None
+                if received is not None:
+                    did = True
+                    port, data = received
+                    self.rx_packets += 1
+                    if self.dump_packet_data > 0:
+                        self._log(f"Received packet of length {len(data)} on port {port}: "
+                                  f"{_hex(data, self.dump_packet_data)}")
+                    if p is None:
+                        self.dropped_no_pipeline += 1
+                        if self.trace is not None:
+                            self.trace(f"No P4 program loaded: dropping packet from port {port}")
+                    else:
+                        job = p.switch.new_packet(port, data)
+            if job is not None and p is not None:
+                did = True
+                _out, more = p.switch.run(job)
+                self._dispatch(more)
+                self._drain(p, outputs)
+            if p is not None and p.switch.digests:
+                digests = list(p.switch.digests)
+                p.switch.digests.clear()
+        if outputs or digests:
+            self._deliver(outputs, digests)
+        return did
+
+    def _drain(self, p: ForwardingPipeline | None, outputs: list[OutputPacket]) -> bool:
+        """Egress passes for the packets that may leave now (a bounded number: an egress clone
+        loop must not hold the lock for ever)."""
+        pop = self.queues.pop
+        did = False
+        for _ in range(256):
+            item = pop()
+            if item is None:
+                break
+            did = True
+            if p is not None:
+                out, more = p.switch.run(item[0], item[1])
+                outputs.extend(out)
+                if more:
+                    self._dispatch(more)
+        return did
+
+    def _dispatch(self, jobs: list[PacketJob]) -> None:
+        for j in jobs:
+            if j.ingress:
+                self._jobs.append(j)
+            elif not self.queues.enqueue(j) and self.trace is not None:
+                self.trace(f"Egress queue of port {j.port} (priority {j.priority}) full or "
+                           "priority out of range: dropping packet")
+
+    def _deliver(self, outputs: list[OutputPacket], digests: list[Digest]) -> None:
+        for port, data in outputs:
+            self.tx_packets += 1
+            try:
+                if port == self.cpu_port:
+                    for fn in list(self._packet_in):
+                        fn(data)
+                else:
+                    if self.dump_packet_data > 0:
+                        self._log(f"Sending packet of length {len(data)} on port {port}: "
+                                  f"{_hex(data, self.dump_packet_data)}")
+                    if self._output is not None:
+                        self._output(port, data)
+            except Exception:  # a listener must not kill the dataplane
+                self.errors += 1
+                _log.exception("device %d: packet listener failed", self.device_id)
+        for d in digests:
+            for fn in list(self._digest):
+                try:
+                    fn(d)
+                except Exception:
+                    self.errors += 1
+                    _log.exception("device %d: digest listener failed", self.device_id)
+
+    def pending(self) -> bool:
+        """Anything received, queued or in flight."""
+        return bool(self._inbox or self._jobs or len(self.queues) or self._busy)
+
+    def run_until_idle(self, timeout: float = 5.0) -> None:
+        """Process until nothing is left that can move. Rate-limited queues are waited for
+        with the real clock; with an injected clock, returns when nothing may leave at the
+        current time (the caller advances the clock). Raises TimeoutError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        if self._thread is not None:
+            self._wait_thread_idle(deadline)
+            return
+        while True:
+            while self.step():
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"device {self.device_id}: still busy after {timeout} s")
+            with self.lock:
+                when = self.queues.next_departure()
+            if when is None or self._fake_clock:
+                return
+            wait = (when - self.now_us()) / 1e6
+            if time.monotonic() + wait > deadline:
+                raise TimeoutError(f"device {self.device_id}: queues still draining after "
+                                   f"{timeout} s")
+            time.sleep(max(wait, 0.0))
+
+    def _wait_thread_idle(self, deadline: float) -> None:
+        with self._idle:
+            while self.pending():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"device {self.device_id}: still busy")
+                self._idle.wait(min(left, 0.05))
+
+    # -- background thread ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the dataplane in a background thread."""
+        if self._thread is not None:
+            return
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name=f"softswitch-dev{self.device_id}",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the background thread (packets still queued stay queued)."""
+        thread = self._thread
+        if thread is None:
+            return
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        thread.join()
+        self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stopping:
+            self._busy = True
+            try:
+                did = self.step()
+            except Exception:  # never let one packet kill the thread
+                did = True
+                self.errors += 1
+                _log.exception("device %d: dataplane error", self.device_id)
+            if did:
+                continue
+            self._busy = False
+            with self._idle:
+                self._idle.notify_all()
+            kicks = self._kicks
+            with self.lock:
+                when = self.queues.next_departure()
+            with self._wake:
+                if self._inbox or self._jobs or self._stopping or kicks != self._kicks:
+                    continue
+                if when is None:
+                    self._wake.wait()
+                else:
+                    wait = (when - self.now_us()) / 1e6
+                    # an injected clock does not move while we sleep: poll it
+                    self._wake.wait(0.005 if self._fake_clock else max(wait, 0.0))
+        self._busy = False
+
+    def __enter__(self) -> Device:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
