@@ -2,6 +2,7 @@
 
     softswitch compile PROGRAM.p4 [-I DIR]... [-D NAME[=V]]... [--p4info FILE] [--ir FILE.json]
     softswitch stf PROGRAM.p4|IR.json TEST.stf... [-I DIR]... [-D NAME[=V]]... [--log-console]
+    softswitch run [PROGRAM.p4|IR.json|--no-p4] [simple_switch_grpc options] [-- target options]
 
 Errors in the user's input (P4 source, files) are printed as ``file:line:col: error: ...`` on
 stderr with exit status 1, never as a traceback.
@@ -82,6 +83,13 @@ def cmd_stf(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the program as simple_switch_grpc would, until SIGINT/SIGTERM (runtime/run.py)."""
+    from softswitch.runtime.run import main as run_main
+
+    return run_main(args.run_args)
+
+
 def _add_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("program", metavar="PROGRAM.p4", help="the P4_16 v1model program")
     parser.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
@@ -116,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     stf.add_argument("--log-console", action="store_true",
                      help="print a BMv2-style packet trace")
     stf.set_defaults(handler=cmd_stf)
+
+    # run parses its own (BMv2-shaped) command line: hand it every argument, `--` included.
+    run = sub.add_parser("run", help="run a program as simple_switch_grpc (P4Runtime, ports)",
+                         add_help=False, prefix_chars="\0",
+                         description="softswitch run --help lists the options.")
+    run.add_argument("run_args", nargs=argparse.REMAINDER)
+    run.set_defaults(handler=cmd_run)
     return parser
 
 

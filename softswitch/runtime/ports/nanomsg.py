@@ -1,0 +1,159 @@
+"""BMv2's `--packet-in` port backend: every port over one nanomsg/NNG PAIR socket.
+
+The switch binds (listens on) the address; PTF's `nn` platform dials it. Each message starts with
+a packed little-endian header of three 32-bit ints, ``type, port, more``:
+
+======================  ========  ==================================================
+type                    value     `more`
+======================  ========  ==================================================
+PORT_ADD / PORT_REMOVE  0 / 1     0
+PORT_SET_STATUS         2         the status (see below)
+PACKET_IN               3         packet length; the packet follows (peer → switch)
+PACKET_OUT              4         packet length; the packet follows (switch → peer)
+INFO_REQ / INFO_REP     5 / 6     the info type; the reply adds an int32 status
+======================  ========  ==================================================
+
+As BMv2 (without port enforcement), packets are accepted on any port whether or not it was
+added, and every INFO_REQ is answered NOT_SUPPORTED. Port status values disagree between the two
+sides (BMv2: DOWN 0 / UP 1; PTF sends UP 0 / DOWN 1); the status is only recorded, so it does
+not matter.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import struct
+import threading
+from dataclasses import dataclass
+
+import pynng
+
+from softswitch.runtime.ports import PortError, Receive
+
+log = logging.getLogger(__name__)
+
+HEADER = struct.Struct("<iii")
+INFO_STATUS = struct.Struct("<i")
+INFO_STATUS_NOT_SUPPORTED = 1
+RECV_TIMEOUT_MS = 100  # how often the receive thread looks at the stop flag (as BMv2)
+SEND_TIMEOUT_MS = 2000  # a peer that stops reading makes us drop, not hang the dataplane
+
+
+class MsgType(enum.IntEnum):
+    PORT_ADD = 0
+    PORT_REMOVE = 1
+    PORT_SET_STATUS = 2
+    PACKET_IN = 3
+    PACKET_OUT = 4
+    INFO_REQ = 5
+    INFO_REP = 6
+
+
+@dataclass(frozen=True, slots=True)
+class NnMessage:
+    type: int
+    port: int
+    more: int
+    payload: bytes = b""
+
+
+def encode(msg_type: int, port: int, more: int, payload: bytes = b"") -> bytes:
+    return HEADER.pack(msg_type, port, more) + payload
+
+
+def decode(message: bytes) -> NnMessage:
+    """Split a message into header and payload; raises ValueError when it is too short."""
+    if len(message) < HEADER.size:
+        raise ValueError(f"message of {len(message)} bytes is shorter than the header")
+    msg_type, port, more = HEADER.unpack_from(message)
+    return NnMessage(msg_type, port, more, bytes(message[HEADER.size:]))
+
+
+def packet_out(port: int, data: bytes) -> bytes:
+    """The switch → peer message carrying a transmitted packet."""
+    return encode(MsgType.PACKET_OUT, port, len(data), data)
+
+
+def packet_in(port: int, data: bytes) -> bytes:
+    """The peer → switch message carrying a packet to receive (what PTF sends)."""
+    return encode(MsgType.PACKET_IN, port, len(data), data)
+
+
+class NanomsgPorts:
+    """All ports over one PAIR socket bound to `address` (``ipc://PATH`` or ``tcp://HOST:PORT``)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        try:
+            self._socket = pynng.Pair0(recv_timeout=RECV_TIMEOUT_MS,
+                                       send_timeout=SEND_TIMEOUT_MS)
+            self._socket.listen(address)
+        except pynng.NNGException as exc:
+            raise PortError(f"cannot listen on {address}: {exc}") from exc
+        self._port_status: dict[int, bool] = {}  # added ports → up
+        self._status_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def port_status(self) -> dict[int, bool]:
+        """Ports the peer added, and whether it last set them up (BMv2's numbering)."""
+        with self._status_lock:
+            return dict(self._port_status)
+
+    def start(self, receive: Receive) -> None:
+        self._thread = threading.Thread(target=self._loop, args=(receive,),
+                                        name=f"nanomsg {self.address}", daemon=True)
+        self._thread.start()
+
+    def send(self, port: int, data: bytes) -> None:
+        try:
+            self._socket.send(packet_out(port, data))
+        except pynng.Timeout:
+            log.warning("nanomsg peer not reading: packet out port %d dropped", port)
+        except pynng.Closed:
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        self._socket.close()
+
+    def _loop(self, receive: Receive) -> None:
+        while not self._stop.is_set():
+            try:
+                message = self._socket.recv()
+            except pynng.Timeout:
+                continue
+            except pynng.Closed:
+                return
+            try:
+                self._handle(decode(message), receive)
+            except Exception:  # a malformed message or a failing device must not end the loop
+                log.exception("bad nanomsg message from %s", self.address)
+
+    def _handle(self, msg: NnMessage, receive: Receive) -> None:
+        match msg.type:
+            case MsgType.PACKET_IN:
+                if not 0 <= msg.more <= len(msg.payload):
+                    log.error("PACKET_IN on port %d: length %d, %d bytes present", msg.port,
+                              msg.more, len(msg.payload))
+                    return
+                receive(msg.port, msg.payload[:msg.more])
+            case MsgType.PORT_ADD:
+                with self._status_lock:
+                    self._port_status.setdefault(msg.port, True)
+            case MsgType.PORT_REMOVE:
+                with self._status_lock:
+                    self._port_status.pop(msg.port, None)
+            case MsgType.PORT_SET_STATUS:
+                with self._status_lock:
+                    if msg.port in self._port_status:
+                        self._port_status[msg.port] = msg.more == 1
+            case MsgType.INFO_REQ:
+                reply = encode(MsgType.INFO_REP, msg.port, msg.more,
+                               INFO_STATUS.pack(INFO_STATUS_NOT_SUPPORTED))
+                self._socket.send(reply)
+            case _:
+                log.error("unexpected nanomsg message type %d", msg.type)
