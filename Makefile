@@ -16,7 +16,7 @@ P4INFO     ?=
 CONFIG     ?=
 comma      := ,
 
-.PHONY: install test test-slow lint bench demo clean shell shell-venv
+.PHONY: install test test-slow lint bench demo clean ptf ptf-veth shell shell-venv
 
 install: $(STAMP)
 
@@ -59,6 +59,21 @@ $(SHELL_VENV)/.installed:
 shell: shell-venv
 	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
 		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
+
+# PTF suites: ptf_tests/<suite>/ against a fresh switch running PTF_PROGRAM_<suite>.
+# `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root); TARGET=bmv2 runs the
+# same suites on p4c + simple_switch_grpc. Logs and pcaps: out/ptf/<suite>-<target>/.
+TARGET              ?= softswitch
+PTF_ARGS            ?=
+PTF_SUITES          := runtime
+PTF_PROGRAM_runtime := ptf_tests/runtime/p4/runtime_basics.p4
+PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
+
+ptf: install
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --test-dir ptf_tests/$(s) --program $(PTF_PROGRAM_$(s)) $(PTF_ARGS) &&) true
+
+ptf-veth: install
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --test-dir ptf_tests/$(s) --program $(PTF_PROGRAM_$(s)) $(PTF_ARGS) &&) true
 
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)

@@ -8,37 +8,45 @@ import platform
 import time
 from pathlib import Path
 
-from bench import packet_rate
+from bench import packet_rate, runtime_rate
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def _save(name: str, record: dict[str, object]) -> None:
+    record.update(python=platform.python_version(), machine=platform.machine(),
+                  date=time.strftime("%Y-%m-%d"))
+    (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per packet benchmark")
+    parser.add_argument("--entries", type=int, default=20_000,
+                        help="table entries written in the P4Runtime write benchmark")
     args = parser.parse_args()
-
     RESULTS.mkdir(exist_ok=True)
-    rows = []
-    for bench in (packet_rate.bench_ipv6_lpm, packet_rate.bench_usid_forward):
-        result = bench(args.seconds)
-        rows.append(result)
-        record = {
-            "benchmark": f"packet_rate.{result.name}",
-            "packets": result.packets,
-            "forwarded": result.forwarded,
-            "seconds": round(result.seconds, 3),
-            "packets_per_second": round(result.packets_per_second),
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "date": time.strftime("%Y-%m-%d"),
-        }
-        (RESULTS / f"packet_rate_{result.name}.json").write_text(json.dumps(record, indent=2) + "\n")
 
-    print(f"{'benchmark':<28} {'packets':>10} {'forwarded':>10} {'seconds':>8} {'packets/s':>10}")
-    for r in rows:
-        print(f"{'packet_rate.' + r.name:<28} {r.packets:>10} {r.forwarded:>10} "
-              f"{r.seconds:>8.2f} {r.packets_per_second:>10.0f}")
+    rows: list[tuple[str, int, float, float, str]] = []
+    for bench in (packet_rate.bench_ipv6_lpm, packet_rate.bench_usid_forward):
+        r = bench(args.seconds)
+        rows.append((f"packet_rate.{r.name}", r.packets, r.seconds, r.packets_per_second,
+                     "packets/s"))
+        _save(f"packet_rate_{r.name}", {
+            "benchmark": f"packet_rate.{r.name}", "packets": r.packets,
+            "forwarded": r.forwarded, "seconds": round(r.seconds, 3),
+            "packets_per_second": round(r.packets_per_second),
+        })
+    for r in runtime_rate.run_all(args.seconds, args.entries):
+        rows.append((f"runtime.{r.name}", r.count, r.seconds, r.rate, r.unit))
+        _save(f"runtime_{r.name}", {
+            "benchmark": f"runtime.{r.name}", "count": r.count, "seconds": round(r.seconds, 3),
+            "rate": round(r.rate), "unit": r.unit,
+        })
+
+    print(f"{'benchmark':<36} {'count':>9} {'seconds':>8} {'rate':>10}  unit")
+    for name, count, seconds, rate, unit in rows:
+        print(f"{name:<36} {count:>9} {seconds:>8.2f} {rate:>10.0f}  {unit}")
     print(f"results in {RESULTS}/")
 
 

@@ -15,6 +15,7 @@ Priorities follow P4Runtime: a larger number wins.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -305,6 +306,9 @@ class Table:
         self.lpm: list[tuple[int, dict[Any, Entry]]] = []
         self.scan: list[tuple[Any, ...]] = []
         self._lpm_by_len: dict[int, dict[Any, Entry]] = {}
+        # (normalised matches, priority) → entry: finds an entry by its key in O(1) for the
+        # control plane (P4Runtime MODIFY/DELETE name entries by key, not by handle)
+        self._by_key: dict[tuple[tuple[Match, ...], int], Entry] = {}
         self._lpm_index = next(
             (i for i, f in enumerate(self.key_fields) if f.match_kind == "lpm"), -1
         )
@@ -369,6 +373,7 @@ class Table:
     def clear(self) -> None:
         self._check_mutable()
         self.entries.clear()
+        self._by_key.clear()
         self.exact.clear()
         self.lpm.clear()
         self._lpm_by_len.clear()
@@ -385,10 +390,7 @@ class Table:
         """The entry with exactly this key (and priority, for tables that use one)."""
         norm = self._normalise(matches)
         prio = priority if self.needs_priority else 0
-        for e in self.entries.values():
-            if e.matches == norm and e.priority == (prio or 0):
-                return e
-        return None
+        return self._by_key.get((norm, prio or 0))
 
     @property
     def needs_priority(self) -> bool:
@@ -528,6 +530,10 @@ class Table:
         return entry
 
     def _insert(self, entry: Entry) -> int:
+        if (entry.matches, entry.priority) in self._by_key:
+            detail = " and priority" if self.needs_priority else ""
+            raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key{detail}",
+                                    "ALREADY_EXISTS")
         key = self._index_key(entry.matches)
         if self.mode == "exact":
             if key in self.exact:
@@ -536,27 +542,24 @@ class Table:
             self.exact[key] = entry
         elif self.mode == "lpm":
             plen = entry.matches[self._lpm_index].prefix_len  # type: ignore[union-attr]
-            bucket = self._lpm_by_len.setdefault(plen, {})
-            if key in bucket:
+            bucket = self._lpm_by_len.get(plen)
+            if bucket is None:
+                bucket = self._lpm_by_len[plen] = {}
+                self._rebuild_lpm()  # a new prefix length; `lpm` holds the buckets themselves
+            elif key in bucket:
                 raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key",
                                         "ALREADY_EXISTS")
             bucket[key] = entry
-            self._rebuild_lpm()
         else:
-            for row in self.scan:
-                e = row[-1]
-                if e.matches == entry.matches and e.priority == entry.priority:
-                    raise ControlPlaneError(
-                        f"table '{self.name}': duplicate entry for this key and priority",
-                        "ALREADY_EXISTS",
-                    )
-            self.scan.append((*key, entry))
-            self.scan.sort(key=lambda r: (-r[-1].priority, r[-1].handle))
+            bisect.insort(self.scan, (*key, entry),
+                          key=lambda r: (-r[-1].priority, r[-1].handle))
         self.entries[entry.handle] = entry
+        self._by_key[(entry.matches, entry.priority)] = entry
         self._next_handle += 1
         return entry.handle
 
     def _remove_from_index(self, entry: Entry) -> None:
+        del self._by_key[(entry.matches, entry.priority)]
         key = self._index_key(entry.matches)
         if self.mode == "exact":
             del self.exact[key]
@@ -566,7 +569,7 @@ class Table:
             del bucket[key]
             if not bucket:
                 del self._lpm_by_len[plen]
-            self._rebuild_lpm()
+                self._rebuild_lpm()
         else:
             self.scan = [r for r in self.scan if r[-1] is not entry]
 

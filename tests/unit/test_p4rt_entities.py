@@ -294,7 +294,8 @@ def test_action_errors(tables: Rig) -> None:
           table_entry=tables.entry("ex", key, tables.action("set_c", 1)), match="not one of")
     fails(C.INVALID_ARGUMENT, tables.write, INSERT,
           table_entry=tables.entry("ex", key, tables.action("NoAction")), match="defaultonly")
-    fails(C.NOT_FOUND, tables.write, INSERT, table_entry=tables.entry(
+    # an id the P4Info does not have: INVALID_ARGUMENT, as PI answers ("Invalid P4 id")
+    fails(C.INVALID_ARGUMENT, tables.write, INSERT, table_entry=tables.entry(
         "ex", key, p4r.Action(action_id=0x01FFFFFF)))
     fails(C.INVALID_ARGUMENT, tables.write, INSERT,
           table_entry=tables.entry("ex", key, tables.action("set_b_counted")), match="needs")
@@ -306,7 +307,8 @@ def test_action_errors(tables: Rig) -> None:
     fails(C.INVALID_ARGUMENT, tables.write, INSERT, table_entry=tables.entry("ex", key, bad_param))
     fails(C.INVALID_ARGUMENT, tables.write, INSERT, table_entry=tables.entry("ex", key),
           match="needs an action")
-    fails(C.NOT_FOUND, tables.write, INSERT, table_entry=p4r.TableEntry(table_id=0x02FFFFFF))
+    fails(C.INVALID_ARGUMENT, tables.write, INSERT,
+          table_entry=p4r.TableEntry(table_id=0x02FFFFFF))
     fails(C.INVALID_ARGUMENT, tables.store.write, p4r.Update(type=p4r.Update.UNSPECIFIED))
     assert tables.read(table_entry=p4r.TableEntry(table_id=tables.id("tables", "ex"))) == []
 
@@ -597,7 +599,7 @@ def test_digest_config_and_p4data(externs: Rig) -> None:
     assert [m.bitstring for m in data.struct.members] == [b"\xd1", b"\x03", b"\x01\x02"]
     externs.write(DELETE, digest_entry=entry)
     fails(C.NOT_FOUND, externs.write, MODIFY, digest_entry=entry)
-    fails(C.NOT_FOUND, externs.write, INSERT, digest_entry=p4r.DigestEntry(digest_id=123))
+    fails(C.INVALID_ARGUMENT, externs.write, INSERT, digest_entry=p4r.DigestEntry(digest_id=123))
     fails(C.NOT_FOUND, externs.store.digest_to_p4data, Digest("nope", 1, (1,)))
 
 

@@ -282,7 +282,7 @@ def test_write_read_and_per_update_errors(stub, streams) -> None:  # type: ignor
     assert err.code() == grpc.StatusCode.UNKNOWN
     details = decode_details(err.trailing_metadata())
     assert [d.canonical_code for d in details] == [
-        code_pb2.ALREADY_EXISTS, code_pb2.OK, code_pb2.NOT_FOUND]
+        code_pb2.ALREADY_EXISTS, code_pb2.OK, code_pb2.INVALID_ARGUMENT]
     assert details[0].message and details[2].message
 
     read = list(stub.Read(p4r.ReadRequest(device_id=DEVICE_ID,
@@ -302,7 +302,7 @@ def test_write_atomicity_and_bad_reads(stub, streams) -> None:  # type: ignore[n
     assert rpc_error(stub.Read, empty).code() == grpc.StatusCode.INVALID_ARGUMENT
     unknown = p4r.ReadRequest(device_id=DEVICE_ID, entities=[
         p4r.Entity(table_entry=p4r.TableEntry(table_id=0x02FFFFFF))])
-    assert rpc_error(stub.Read, unknown).code() == grpc.StatusCode.NOT_FOUND
+    assert rpc_error(stub.Read, unknown).code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_writes_without_streams_need_no_election_id(stub) -> None:  # type: ignore[no-untyped-def]

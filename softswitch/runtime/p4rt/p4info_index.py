@@ -18,7 +18,7 @@ from finsy.proto import p4i
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ActionSpec, Table
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt.write_error import invalid, not_found
+from softswitch.runtime.p4rt.write_error import invalid
 
 T = TypeVar("T")
 
@@ -117,7 +117,7 @@ class P4InfoIndex:
             ids[spec.name if spec else name] = ref.id
         return TableInfo(t, engine, fields, actions, {r.id: r.scope for r in t.action_refs}, ids)
 
-    # -- lookups raising NOT_FOUND ------------------------------------------------------------
+    # -- lookups by P4Info id; an unknown id is INVALID_ARGUMENT, as PI answers ("Invalid P4 id")
 
     def table(self, table_id: int) -> TableInfo:
         return _get(self.tables, table_id, "table")
@@ -157,7 +157,7 @@ class P4InfoIndex:
 def _get(objects: dict[int, T], obj_id: int, kind: str) -> T:
     obj = objects.get(obj_id)
     if obj is None:
-        raise not_found(f"no {kind} with id {obj_id} in the P4Info")
+        raise invalid(f"no {kind} with id {obj_id} in the P4Info")
     return obj
 
 
