@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: install lint
+test: install lint shell-venv
 	$(PY) -m pytest -n $(JOBS) tests
 
 test-slow: install
