@@ -37,7 +37,11 @@ def main() -> None:
             "forwarded": r.forwarded, "seconds": round(r.seconds, 3),
             "packets_per_second": round(r.packets_per_second),
         })
+    skipped: list[runtime_rate.Skipped] = []
     for r in runtime_rate.run_all(args.seconds, args.entries):
+        if isinstance(r, runtime_rate.Skipped):
+            skipped.append(r)
+            continue
         rows.append((f"runtime.{r.name}", r.count, r.seconds, r.rate, r.unit))
         _save(f"runtime_{r.name}", {
             "benchmark": f"runtime.{r.name}", "count": r.count, "seconds": round(r.seconds, 3),
@@ -47,6 +51,8 @@ def main() -> None:
     print(f"{'benchmark':<36} {'count':>9} {'seconds':>8} {'rate':>10}  unit")
     for name, count, seconds, rate, unit in rows:
         print(f"{name:<36} {count:>9} {seconds:>8.2f} {rate:>10.0f}  {unit}")
+    for skip in skipped:
+        print(f"{'runtime.' + skip.name:<36} {'skipped':>9}  {skip.reason}")
     print(f"results in {RESULTS}/")
 
 

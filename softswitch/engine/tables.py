@@ -95,7 +95,11 @@ class Entry:
         self.meter: Meter | None = None
         self.member: Member | None = None
         self.group: Group | None = None
-        self.set_action(spec, args)
+        # set_action, inlined: an entry is made on every insert
+        self.action = spec.name if spec else ""
+        self.fn = spec.fn if spec else None
+        self.aid = spec.aid if spec else -1
+        self.args = args
 
     def set_action(self, spec: ActionSpec | None, args: tuple[int, ...]) -> None:
         self.action = spec.name if spec else ""
@@ -129,6 +133,20 @@ class Group:
 
 def _fits(value: int, width: int) -> bool:
     return 0 <= value < (1 << width)
+
+
+def dont_care(field: KeyField) -> Match | None:
+    """The match an omitted key field stands for (None: the field needs a value)."""
+    kind = field.match_kind
+    if kind == "ternary":
+        return TernaryMatch(0, 0)
+    if kind == "lpm":
+        return LpmMatch(0, 0)
+    if kind == "optional":
+        return OptionalMatch(None)
+    if kind == "range":
+        return RangeMatch(0, (1 << field.width) - 1)
+    return None
 
 
 def _prefix_mask(width: int, prefix_len: int) -> int:
@@ -306,8 +324,9 @@ class Table:
         self.lpm: list[tuple[int, dict[Any, Entry]]] = []
         self.scan: list[tuple[Any, ...]] = []
         self._lpm_by_len: dict[int, dict[Any, Entry]] = {}
-        # (normalised matches, priority) → entry: finds an entry by its key in O(1) for the
-        # control plane (P4Runtime MODIFY/DELETE name entries by key, not by handle)
+        # scan mode: (normalised matches, priority) → entry, so the control plane finds an
+        # entry by its key in O(1) (P4Runtime MODIFY/DELETE name entries by key, not handle);
+        # exact and lpm modes find it in `exact` / `_lpm_by_len`, whose keys are as unique
         self._by_key: dict[tuple[tuple[Match, ...], int], Entry] = {}
         self._lpm_index = next(
             (i for i, f in enumerate(self.key_fields) if f.match_kind == "lpm"), -1
@@ -330,6 +349,25 @@ class Table:
         entry = self._new_entry(matches, priority)
         entry.set_action(spec, values)
         return self._insert(entry)
+
+    def add_checked_entry(self, matches: tuple[Match, ...], spec: ActionSpec,
+                          args: tuple[int, ...], priority: int) -> int:
+        """`add_entry` for a caller that has already validated the request (the P4Runtime
+        decoders): `matches` is one valid match of the field's own kind per key field, with
+        don't-cares filled in as `_normalise` fills them; `spec` is one of this table's entry
+        actions and `args` fit its parameters; `priority` is 0 unless `needs_priority`.
+        What depends on the table's state (const, full, duplicate key) is still checked."""
+        if self.profile is not None:
+            raise ControlPlaneError(
+                f"table '{self.name}' uses action profile '{self.profile.name}': add entries "
+                "with add_member_entry/add_group_entry"
+            )
+        if self.const_entries:
+            self._check_mutable()
+        if self.mode == "none":
+            raise ControlPlaneError(f"table '{self.name}' has no key: only its default action "
+                                    "can be set")
+        return self._insert(self._make_entry(matches, priority, spec, args))
 
     def add_member_entry(self, matches: Sequence[Match] | Mapping[str, Match], member_id: int,
                          priority: int | None = None) -> int:
@@ -356,6 +394,12 @@ class Table:
         spec = self._spec(action, for_entry=True)
         values = check_action_args(f"table '{self.name}'", spec, args)
         entry.set_action(spec, values)
+
+    def modify_checked_entry(self, handle: int, spec: ActionSpec,
+                             args: tuple[int, ...]) -> None:
+        """`modify_entry` with an action validated as `add_checked_entry` takes it."""
+        self._check_mutable()
+        self._entry(handle).set_action(spec, args)
 
     def delete_entry(self, handle: int) -> None:
         self._check_mutable()
@@ -390,7 +434,20 @@ class Table:
         """The entry with exactly this key (and priority, for tables that use one)."""
         norm = self._normalise(matches)
         prio = priority if self.needs_priority else 0
-        return self._by_key.get((norm, prio or 0))
+        return self.find_checked_entry(norm, prio or 0)
+
+    def find_checked_entry(self, matches: tuple[Match, ...], priority: int) -> Entry | None:
+        """`find_entry` for matches as `add_checked_entry` takes them."""
+        mode = self.mode
+        if mode == "scan":
+            return self._by_key.get((matches, priority))
+        if priority or mode == "none":  # entries of other modes all have priority 0
+            return None
+        key = self._index_key(matches)
+        if mode == "exact":
+            return self.exact.get(key)
+        bucket = self._lpm_by_len.get(matches[self._lpm_index].prefix_len)  # type: ignore[union-attr]
+        return None if bucket is None else bucket.get(key)
 
     @property
     def needs_priority(self) -> bool:
@@ -458,15 +515,10 @@ class Table:
         full = (1 << f.width) - 1
         kind = f.match_kind
         if m is None:
-            if kind == "ternary":
-                return TernaryMatch(0, 0)
-            if kind == "lpm":
-                return LpmMatch(0, 0)
-            if kind == "optional":
-                return OptionalMatch(None)
-            if kind == "range":
-                return RangeMatch(0, full)
-            raise ControlPlaneError(f"{where}: a value is required")
+            default = dont_care(f)
+            if default is None:
+                raise ControlPlaneError(f"{where}: a value is required")
+            return default
         if isinstance(m, ExactMatch):
             if not _fits(m.value, f.width):
                 raise ControlPlaneError(f"{where}: value {m.value:#x} does not fit")
@@ -521,19 +573,19 @@ class Table:
                 raise ControlPlaneError(f"table '{self.name}': negative priority {priority}")
         else:
             priority = 0
+        return self._make_entry(norm, priority)
+
+    def _make_entry(self, norm: tuple[Match, ...], priority: int,
+                    spec: ActionSpec | None = None, args: tuple[int, ...] = ()) -> Entry:
         if len(self.entries) >= self.size and not self._installing_const:
             raise ControlPlaneError(f"table '{self.name}' is full ({self.size} entries)",
                                     "RESOURCE_EXHAUSTED")
-        entry = Entry(self._next_handle, norm, None, (), priority)
+        entry = Entry(self._next_handle, norm, spec, args, priority)
         if self.meter_kind is not None:
             entry.meter = Meter(self.meter_kind)
         return entry
 
     def _insert(self, entry: Entry) -> int:
-        if (entry.matches, entry.priority) in self._by_key:
-            detail = " and priority" if self.needs_priority else ""
-            raise ControlPlaneError(f"table '{self.name}': duplicate entry for this key{detail}",
-                                    "ALREADY_EXISTS")
         key = self._index_key(entry.matches)
         if self.mode == "exact":
             if key in self.exact:
@@ -551,15 +603,19 @@ class Table:
                                         "ALREADY_EXISTS")
             bucket[key] = entry
         else:
+            by_key = (entry.matches, entry.priority)
+            if by_key in self._by_key:
+                raise ControlPlaneError(
+                    f"table '{self.name}': duplicate entry for this key and priority",
+                    "ALREADY_EXISTS")
+            self._by_key[by_key] = entry
             bisect.insort(self.scan, (*key, entry),
                           key=lambda r: (-r[-1].priority, r[-1].handle))
         self.entries[entry.handle] = entry
-        self._by_key[(entry.matches, entry.priority)] = entry
         self._next_handle += 1
         return entry.handle
 
     def _remove_from_index(self, entry: Entry) -> None:
-        del self._by_key[(entry.matches, entry.priority)]
         key = self._index_key(entry.matches)
         if self.mode == "exact":
             del self.exact[key]
@@ -571,6 +627,7 @@ class Table:
                 del self._lpm_by_len[plen]
                 self._rebuild_lpm()
         else:
+            del self._by_key[(entry.matches, entry.priority)]
             self.scan = [r for r in self.scan if r[-1] is not entry]
 
     def _rebuild_lpm(self) -> None:
@@ -582,6 +639,8 @@ class Table:
 
     def _index_key(self, matches: tuple[Match, ...]) -> Any:
         if self.mode in ("exact", "lpm"):
+            if len(matches) == 1:  # the common case, on every insert: no list
+                return matches[0].value  # type: ignore[union-attr]
             parts = [m.value for m in matches]  # type: ignore[union-attr]
             return parts[0] if len(parts) == 1 else tuple(parts)
         key: list[int] = []

@@ -26,6 +26,8 @@ def parse_action(index: P4InfoIndex, info: TableInfo, action: p4r.Action, *,
     spec = info.actions[action.action_id]
     if spec is None:  # a P4Info-only @defaultonly NoAction (p4c adds it; the engine runs noop)
         spec = ActionSpec(ainfo.name, noop, (), -1)
+    if ainfo.problem is not None:
+        raise invalid(f"{where}: {ainfo.problem}")
     values: list[int | None] = [None] * len(ainfo.params)
     for param in action.params:
         found = ainfo.params.get(param.param_id)

@@ -51,6 +51,8 @@ class EntityStore:
         self.replication = Replication(pipeline.switch.pre)
         self.digests = Digests(self.index)
         self.value_sets = ValueSets(self.index)
+        self._write_handlers = self._writers()
+        self._read_handlers = self._readers()
 
     def write(self, update: p4r.Update) -> None:
         """Apply one INSERT/MODIFY/DELETE update."""
@@ -58,8 +60,11 @@ class EntityStore:
         if kind == p4r.Update.UNSPECIFIED:
             raise invalid("update type UNSPECIFIED")
         entity = update.entity
+        if entity.HasField("table_entry"):  # the bulk of all writes: the shortest way
+            self.tables.write(kind, entity.table_entry)
+            return
         which = entity.WhichOneof("entity")
-        handler = self._writers().get(which or "")
+        handler = self._write_handlers.get(which or "")
         if handler is None:
             if which is None:
                 raise invalid("the update has no entity")
@@ -69,7 +74,7 @@ class EntityStore:
     def read(self, entity: p4r.Entity) -> Iterator[p4r.Entity]:
         """Every entity matching `entity` (zero ids and unset fields are wildcards)."""
         which = entity.WhichOneof("entity")
-        handler = self._readers().get(which or "")
+        handler = self._read_handlers.get(which or "")
         if handler is None:
             if which is None:
                 raise invalid("the read request has an empty entity")

@@ -16,11 +16,50 @@ from typing import Any, TypeVar
 from finsy.proto import p4i
 
 from softswitch.engine.switch import Switch
-from softswitch.engine.tables import ActionSpec, Table
+from softswitch.engine.tables import ActionSpec, Match, Table, dont_care
 from softswitch.errors import ControlPlaneError
 from softswitch.runtime.p4rt.write_error import invalid
 
 T = TypeVar("T")
+
+
+# P4Info match type → the FieldMatch oneof name (and the engine's match kind)
+MATCH_KINDS = {
+    p4i.MatchField.EXACT: "exact",
+    p4i.MatchField.LPM: "lpm",
+    p4i.MatchField.TERNARY: "ternary",
+    p4i.MatchField.RANGE: "range",
+    p4i.MatchField.OPTIONAL: "optional",
+}
+_PRIORITY_TYPES = (p4i.MatchField.TERNARY, p4i.MatchField.RANGE, p4i.MatchField.OPTIONAL)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDecoder:
+    """How to decode one match field in the write fast path (table_entries.py)."""
+
+    index: int  # position in the key
+    kind: str  # FieldMatch oneof name, equal to the engine key field's match kind
+    width: int
+    full: int  # all `width` bits set
+
+
+# an entry action: (engine spec, param ids in order, their bitwidths,
+#                   param id → (index, bitwidth))
+ActionDecoder = tuple[ActionSpec, tuple[int, ...], tuple[int, ...], dict[int, tuple[int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class FastPath:
+    """A table whose P4Info description agrees with its engine table in everything the
+    engine validates (field kinds and widths, priority rule, action parameters), so a
+    request that passes the P4Runtime checks needs no second check in the engine."""
+
+    decoders: dict[int, FieldDecoder]  # field id → decoder
+    # the engine's value for each omitted field (None: exact, a value is required)
+    defaults: tuple[Match | None, ...]
+    required: tuple[int, ...]  # key fields that must be given (exact)
+    actions: dict[int, ActionDecoder]  # entry action id → decoder
 
 
 @dataclass
@@ -30,6 +69,7 @@ class ActionInfo:
     id: int
     name: str
     params: dict[int, tuple[int, str, int]]
+    problem: str | None = None  # why the P4Info action is unusable (a param id given twice)
 
 
 @dataclass
@@ -42,20 +82,18 @@ class TableInfo:
     actions: dict[int, ActionSpec | None]  # action id → engine spec (None: engine lacks it)
     scopes: dict[int, int]  # action id → p4i.ActionRef scope
     action_ids: dict[str, int] = field(default_factory=dict)  # engine action name → id
+    fast: FastPath | None = None  # None: every write takes the general path
+    # P4Runtime's rule: a priority iff some key is ternary, range or optional
+    needs_priority: bool = field(init=False)
+    id: int = field(init=False)
+    name: str = field(init=False)
 
-    @property
-    def id(self) -> int:
-        return self.proto.preamble.id
-
-    @property
-    def name(self) -> str:
-        return self.proto.preamble.name
-
-    @property
-    def needs_priority(self) -> bool:
-        """P4Runtime's rule: a priority iff some key is ternary, range or optional."""
-        kinds = (p4i.MatchField.TERNARY, p4i.MatchField.RANGE, p4i.MatchField.OPTIONAL)
-        return any(f.match_type in kinds for f in self.proto.match_fields)
+    def __post_init__(self) -> None:
+        # plain attributes, not properties: they are read on every write
+        self.needs_priority = any(f.match_type in _PRIORITY_TYPES
+                                  for f in self.proto.match_fields)
+        self.id = self.proto.preamble.id
+        self.name = self.proto.preamble.name
 
 
 class P4InfoIndex:
@@ -64,13 +102,7 @@ class P4InfoIndex:
     def __init__(self, p4info: p4i.P4Info, switch: Switch) -> None:
         self.p4info = p4info
         self.switch = switch
-        self.actions = {
-            a.preamble.id: ActionInfo(
-                a.preamble.id, a.preamble.name,
-                {p.id: (i, p.name, p.bitwidth) for i, p in enumerate(a.params)},
-            )
-            for a in p4info.actions
-        }
+        self.actions = {a.preamble.id: _action_info(a) for a in p4info.actions}
         self.tables: dict[int, TableInfo] = {}
         for t in p4info.tables:
             engine = _engine(switch.table, t.preamble.name, "table")
@@ -115,7 +147,42 @@ class P4InfoIndex:
             spec = _engine_action(engine, name)
             actions[ref.id] = spec
             ids[spec.name if spec else name] = ref.id
-        return TableInfo(t, engine, fields, actions, {r.id: r.scope for r in t.action_refs}, ids)
+        scopes = {r.id: r.scope for r in t.action_refs}
+        info = TableInfo(t, engine, fields, actions, scopes, ids)
+        info.fast = self._fast_path(info)
+        return info
+
+    def _fast_path(self, info: TableInfo) -> FastPath | None:
+        """The table's FastPath, or None when P4Info and engine disagree somewhere (the
+        general path then reports each problem as the engine finds it)."""
+        table = info.table
+        if (info.proto.is_const_table or table.const_entries or table.profile is not None
+                or table.mode == "none" or info.needs_priority != table.needs_priority):
+            return None
+        decoders: dict[int, FieldDecoder] = {}
+        for fid, (i, f) in info.fields.items():
+            key = table.key_fields[i]
+            kind = MATCH_KINDS.get(f.match_type)
+            if kind is None or kind != key.match_kind or f.bitwidth != key.width:
+                return None
+            full = (1 << f.bitwidth) - 1
+            decoders[fid] = FieldDecoder(i, kind, f.bitwidth, full)
+        defaults = [dont_care(key) for key in table.key_fields]
+        actions: dict[int, ActionDecoder] = {}
+        for aid, spec in info.actions.items():
+            ainfo = self.actions[aid]
+            if (spec is None or spec.default_only or table.actions.get(spec.name) is not spec
+                    or info.scopes[aid] == p4i.ActionRef.DEFAULT_ONLY):
+                continue
+            widths = [w for (_i, _n, w) in sorted(ainfo.params.values())]
+            if widths != [w for (_n, w) in spec.params]:
+                continue
+            params = {pid: (i, w) for pid, (i, _n, w) in ainfo.params.items()}
+            ordered = sorted(params.items(), key=lambda item: item[1][0])
+            actions[aid] = (spec, tuple(pid for pid, _ in ordered),
+                            tuple(w for _, (_i, w) in ordered), params)
+        required = tuple(i for i, d in enumerate(defaults) if d is None)
+        return FastPath(decoders, tuple(defaults), required, actions)
 
     # -- lookups by P4Info id; an unknown id is INVALID_ARGUMENT, as PI answers ("Invalid P4 id")
 
@@ -152,6 +219,19 @@ class P4InfoIndex:
     def profile_tables(self, profile_id: int) -> list[TableInfo]:
         return [info for info in self.tables.values()
                 if info.proto.implementation_id == profile_id]
+
+
+def _action_info(action: p4i.Action) -> ActionInfo:
+    params = {p.id: (i, p.name, p.bitwidth) for i, p in enumerate(action.params)}
+    info = ActionInfo(action.preamble.id, action.preamble.name, params)
+    if len(params) != len(action.params):
+        # positions past the id count would index out of range: refuse the action instead
+        ids = [p.id for p in action.params]
+        twice = next(pid for pid in ids if ids.count(pid) > 1)
+        info.params = {}
+        info.problem = (f"P4Info action '{info.name}' lists parameter id {twice} more than "
+                        "once")
+    return info
 
 
 def _get(objects: dict[int, T], obj_id: int, kind: str) -> T:

@@ -14,13 +14,14 @@ Rules (P4Runtime spec 9.1, PI's ``device_mgr.cpp``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from finsy.proto import p4i, p4r
 
 from softswitch.engine.meters import Meter
 from softswitch.engine.tables import (
+    ActionSpec,
     Entry,
     ExactMatch,
     LpmMatch,
@@ -34,7 +35,12 @@ from softswitch.errors import ControlPlaneError
 from softswitch.runtime.p4rt import bytestrings
 from softswitch.runtime.p4rt.action_profiles import ActionProfiles
 from softswitch.runtime.p4rt.actions import action_proto, parse_action
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex, TableInfo
+from softswitch.runtime.p4rt.p4info_index import (
+    MATCH_KINDS,
+    FastPath,
+    P4InfoIndex,
+    TableInfo,
+)
 from softswitch.runtime.p4rt.write_error import (
     P4RuntimeWriteError,
     already_exists,
@@ -44,13 +50,7 @@ from softswitch.runtime.p4rt.write_error import (
     unimplemented,
 )
 
-_KIND = {
-    p4i.MatchField.EXACT: "exact",
-    p4i.MatchField.LPM: "lpm",
-    p4i.MatchField.TERNARY: "ternary",
-    p4i.MatchField.RANGE: "range",
-    p4i.MatchField.OPTIONAL: "optional",
-}
+_INSERT, _MODIFY, _DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
 
 @dataclass
@@ -74,7 +74,21 @@ class TableEntries:
     # -- write --------------------------------------------------------------------------------
 
     def write(self, kind: int, msg: p4r.TableEntry) -> None:
-        info = self.index.table(msg.table_id)
+        info = self.index.tables.get(msg.table_id) or self.index.table(msg.table_id)
+        fast = info.fast
+        if fast is not None:
+            if kind == _INSERT:
+                if self._fast_insert(info, fast, msg):
+                    return
+            elif kind in (_MODIFY, _DELETE):
+                entry = self._fast_find(info, fast, msg)
+                if entry is not None:
+                    where = f"table '{info.name}'"
+                    if kind == _DELETE:
+                        self._delete(info, entry, where)
+                    else:
+                        self._modify_checked(info, msg, entry, where)
+                    return
         where = f"table '{info.name}'"
         if kind not in (p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE):
             raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
@@ -90,12 +104,7 @@ class TableEntries:
         priority = self._priority(info, msg, where)
         engine_priority = priority if info.table.needs_priority else None
         if kind == p4r.Update.DELETE:
-            entry = self._find(info, matches, engine_priority, where)
-            self._engine(lambda: info.table.delete_entry(entry.handle), where)
-            extra = self._extras.pop((info.id, entry.handle), _Extra())
-            if extra.oneshot_profile is not None:
-                self.profiles.oneshot_delete(extra.oneshot_profile, entry.member,
-                                             entry.group.handle if entry.group else None)
+            self._delete(info, self._find(info, matches, engine_priority, where), where)
             return
         self._check_extras(info, msg, where)
         if not msg.HasField("action"):
@@ -109,6 +118,172 @@ class TableEntries:
         else:
             entry = self._find(info, matches, engine_priority, where)
             self._modify(info, msg, entry, where)
+
+    def _delete(self, info: TableInfo, entry: Entry, where: str) -> None:
+        self._engine(lambda: info.table.delete_entry(entry.handle), where)
+        extra = self._extras.pop((info.id, entry.handle), _Extra())
+        if extra.oneshot_profile is not None:
+            self.profiles.oneshot_delete(extra.oneshot_profile, entry.member,
+                                         entry.group.handle if entry.group else None)
+
+    def _modify_checked(self, info: TableInfo, msg: p4r.TableEntry, entry: Entry,
+                        where: str) -> None:
+        """MODIFY of an entry found by `_fast_find`: the general path's remaining checks."""
+        self._check_extras(info, msg, where)
+        if not msg.HasField("action"):
+            raise invalid(f"{where}: an entry needs an action")
+        self._modify(info, msg, entry, where)
+
+    def _fast_find(self, info: TableInfo, fast: FastPath,
+                   msg: p4r.TableEntry) -> Entry | None:
+        """The existing entry a MODIFY/DELETE names, found with one decoding of its key;
+        None when the general path must decide (an error, or no such entry)."""
+        if msg.is_default_action:
+            return None
+        matches = self._decode_key(fast, msg)
+        if matches is None:
+            return None
+        priority = msg.priority
+        if (priority <= 0) if info.needs_priority else (priority != 0):
+            return None
+        return info.table.find_checked_entry(matches, priority)
+
+    def _fast_insert(self, info: TableInfo, fast: FastPath, msg: p4r.TableEntry) -> bool:
+        """INSERT a plain entry (direct action, no direct resources or idle timeout) in one
+        pass; False, with nothing changed, for anything else or anything wrong: the general
+        path then does the insert or finds the error and reports it precisely. Every check of
+        the general path and the engine happens here too, once."""
+        if msg.is_default_action:
+            return False
+        matches = self._decode_key(fast, msg)
+        if matches is None:
+            return False
+        priority = msg.priority
+        if (priority <= 0) if info.needs_priority else (priority != 0):
+            return False
+        if (msg.idle_timeout_ns or msg.HasField("counter_data")
+                or msg.HasField("meter_config") or msg.HasField("meter_counter_data")):
+            return False
+        # when the action oneof holds a member, group or action set, `action.action` is an
+        # empty Action whose id 0 is no P4Info id, so decoding fails and the general path runs
+        decoded = self._decode_action(fast, msg.action.action)
+        if decoded is None:
+            return False
+        try:
+            # ALREADY_EXISTS, full, const: the general path words them for P4Runtime
+            handle = info.table.add_checked_entry(matches, decoded[0], decoded[1], priority)
+        except ControlPlaneError:
+            return False
+        if msg.controller_metadata or msg.metadata:
+            self._extras[(info.id, handle)] = _Extra(msg.controller_metadata, msg.metadata)
+        return True
+
+    @staticmethod
+    def _decode_key(fast: FastPath, msg: p4r.TableEntry) -> tuple[Match, ...] | None:
+        """The engine's normalised key for `msg`, or None if any field is not plainly valid
+        (the checks of `_parse_field` and `parse_matches`, without their messages)."""
+        defaults = fast.defaults
+        out = list(defaults)
+        decoders = fast.decoders
+        from_bytes = int.from_bytes
+        fields = msg.match
+        for k in range(len(fields)):   # indexing is faster than upb's iterator
+            fm = fields[k]
+            d = decoders.get(fm.field_id)
+            if d is None:
+                return None
+            i = d.index
+            kind = d.kind
+            # a field given twice: its slot no longer holds the default
+            if out[i] is not defaults[i] or fm.WhichOneof("field_match_type") != kind:
+                return None
+            width = d.width
+            m: Match
+            if kind == "lpm":
+                lpm = fm.lpm
+                data, plen = lpm.value, lpm.prefix_len
+                value = from_bytes(data, "big")
+                if not data or not 0 < plen <= width or value >> width \
+                        or value & (d.full >> plen):
+                    return None
+                m = LpmMatch(value, plen)
+            elif kind == "exact":
+                data = fm.exact.value
+                value = from_bytes(data, "big")
+                if not data or value >> width:
+                    return None
+                m = ExactMatch(value)
+            elif kind == "ternary":
+                t = fm.ternary
+                vdata, mdata = t.value, t.mask
+                value, mask = from_bytes(vdata, "big"), from_bytes(mdata, "big")
+                if not vdata or not mdata or value >> width or mask >> width or mask == 0 \
+                        or value & ~mask:
+                    return None
+                m = TernaryMatch(value, mask)
+            elif kind == "range":
+                r = fm.range
+                ldata, hdata = r.low, r.high
+                low, high = from_bytes(ldata, "big"), from_bytes(hdata, "big")
+                if not ldata or not hdata or low >> width or high >> width or low > high \
+                        or (low == 0 and high == d.full):
+                    return None
+                m = RangeMatch(low, high)
+            else:
+                data = fm.optional.value
+                value = from_bytes(data, "big")
+                if not data or value >> width:
+                    return None
+                m = OptionalMatch(value)
+            out[i] = m
+        for i in fast.required:  # exact fields must be given
+            if out[i] is None:
+                return None
+        return tuple(out)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _decode_action(fast: FastPath,
+                       action: p4r.Action) -> tuple[ActionSpec, tuple[int, ...]] | None:
+        """(spec, args) for an entry action, or None if it is not plainly valid (the checks
+        of `parse_action`, without their messages)."""
+        found = fast.actions.get(action.action_id)
+        if found is None:
+            return None
+        spec, ids, widths, by_id = found
+        params = action.params
+        values: list[int] = []
+        if len(params) == len(ids):   # the usual order, parameter ids ascending
+            from_bytes = int.from_bytes
+            for k, pid in enumerate(ids):   # indexing is faster than upb's iterator
+                param = params[k]
+                data = param.value
+                value = from_bytes(data, "big")
+                if param.param_id != pid or not data or value >> widths[k]:
+                    break
+                values.append(value)
+            else:
+                return spec, tuple(values)
+        return TableEntries._decode_params(spec, by_id, params)
+
+    @staticmethod
+    def _decode_params(spec: ActionSpec, by_id: dict[int, tuple[int, int]],
+                       params: Iterable[p4r.Action.Param],
+                       ) -> tuple[ActionSpec, tuple[int, ...]] | None:
+        """`_decode_action` for parameters in any order."""
+        values: list[int | None] = [None] * len(by_id)
+        for param in params:
+            p = by_id.get(param.param_id)
+            if p is None:
+                return None
+            i, width = p
+            data = param.value
+            value = int.from_bytes(data, "big")
+            if values[i] is not None or not data or value >> width:
+                return None
+            values[i] = value
+        if None in values:
+            return None
+        return spec, tuple(values)  # type: ignore[arg-type]
 
     def _insert(self, info: TableInfo, msg: p4r.TableEntry, matches: list[Match | None],
                 priority: int | None, where: str) -> None:
@@ -167,9 +342,15 @@ class TableEntries:
             if table.profile is not None:
                 raise invalid(f"{where} uses an action profile: give a member, group or "
                               "action set, not an action")
-            spec, args = parse_action(self.index, info, action.action, default=False,
-                                      where=where)
-            self._engine(lambda: table.modify_entry(entry.handle, spec.name, args), where)
+            decoded = (self._decode_action(info.fast, action.action) if info.fast is not None
+                       else None)
+            if decoded is not None:
+                spec, args = decoded
+                self._engine(lambda: table.modify_checked_entry(entry.handle, spec, args), where)
+            else:  # the general path: it finds and words any error
+                spec, args = parse_action(self.index, info, action.action, default=False,
+                                          where=where)
+                self._engine(lambda: table.modify_entry(entry.handle, spec.name, args), where)
         else:
             pid = self._profile_id(info, where)
             member: Member | None = None
@@ -329,7 +510,7 @@ class TableEntries:
 
     @staticmethod
     def _parse_field(f: p4i.MatchField, fm: p4r.FieldMatch, where: str) -> Match:
-        kind = _KIND.get(f.match_type)
+        kind = MATCH_KINDS.get(f.match_type)
         which = fm.WhichOneof("field_match_type")
         if kind is None:
             raise unimplemented(f"{where}: match kind of P4Info type {f.match_type}")
