@@ -14,6 +14,8 @@ def decode(data: bytes, bitwidth: int, what: str) -> int:
     """The unsigned value of `data` for a `bitwidth`-bit field; `what` names it in errors."""
     if not data:
         raise invalid(f"{what}: empty bytestring")
+    if bitwidth < 0:
+        raise invalid(f"{what}: the P4Info gives it a negative bitwidth ({bitwidth})")
     value = int.from_bytes(data, "big")
     if value >> bitwidth:
         raise invalid(

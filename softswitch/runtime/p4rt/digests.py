@@ -16,6 +16,7 @@ from softswitch.runtime.p4rt.write_error import (
     already_exists,
     invalid,
     not_found,
+    update_type_name,
 )
 
 
@@ -118,7 +119,7 @@ class ValueSets:
         where = f"value set '{proto.preamble.name}'"
         if kind != p4r.Update.MODIFY:
             raise invalid(f"{where}: only MODIFY is allowed "
-                          f"(got {p4r.Update.Type.Name(kind)})")
+                          f"(got {update_type_name(kind)})")
         if len(msg.members) > proto.size:
             raise P4RuntimeWriteError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                       f"{where}: {len(msg.members)} members exceed its size "

@@ -24,12 +24,12 @@ from softswitch.errors import ControlPlaneError
 from softswitch.runtime.p4rt import bytestrings
 from softswitch.runtime.p4rt.p4info_index import P4InfoIndex
 from softswitch.runtime.p4rt.table_entries import TableEntries
-from softswitch.runtime.p4rt.write_error import invalid, out_of_range
+from softswitch.runtime.p4rt.write_error import invalid, out_of_range, update_type_name
 
 
 def _check_modify(kind: int, what: str) -> None:
     if kind != p4r.Update.MODIFY:
-        raise invalid(f"{what}: only MODIFY is allowed (got {p4r.Update.Type.Name(kind)})")
+        raise invalid(f"{what}: only MODIFY is allowed (got {update_type_name(kind)})")
 
 
 def _indices(msg: Any, size: int, what: str) -> range:

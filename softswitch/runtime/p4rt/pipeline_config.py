@@ -136,6 +136,7 @@ class PipelineManager:
         if not config.p4_device_config:
             raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
                            "Missing p4_device_config (the IR JSON) in config")
+        _check_p4info(config.p4info)
         try:
             # Built for the device's drop port and tracing, so commit keeps this very Switch.
             pipeline = self.device.build_pipeline(
@@ -184,6 +185,66 @@ class PipelineManager:
         if cookie:
             config.cookie.cookie = cookie
         return p4r.GetForwardingPipelineConfigResponse(config=config)
+
+
+def _check_p4info(p4info: p4i.P4Info) -> None:
+    """Refuse a P4Info whose ids are not unique, whose references dangle, or with a negative
+    bitwidth.
+
+    p4c never writes one; a hand-edited one would otherwise be committed and fail later, on
+    writes, in ways the id lookups (p4info_index.py) do not expect.
+    """
+    def fail(problem: str) -> None:
+        raise RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid P4Info: {problem}")
+
+    def widths(what: str, items: Any) -> None:
+        for item in items:
+            if item.bitwidth < 0:
+                fail(f"{what} '{item.name or item.id}' has a negative bitwidth {item.bitwidth}")
+
+    def unique(what: str, ids: list[int]) -> set[int]:
+        seen: set[int] = set()
+        for i in ids:
+            if i in seen:
+                fail(f"{what} id {i} is used twice")
+            seen.add(i)
+        return seen
+
+    objects: dict[str, list[Any]] = {}
+    for field in p4info.DESCRIPTOR.fields:
+        if field.message_type is not None and "preamble" in field.message_type.fields_by_name:
+            objects[field.name] = list(getattr(p4info, field.name))
+    all_ids = unique("object", [o.preamble.id for kind in objects.values() for o in kind])
+    if 0 in all_ids:
+        fail("object id 0")
+    actions = {a.preamble.id for a in p4info.actions}
+    profiles = {a.preamble.id for a in p4info.action_profiles}
+    tables = {t.preamble.id for t in p4info.tables}
+    for a in p4info.actions:
+        unique(f"action '{a.preamble.name}' parameter", [p.id for p in a.params])
+        widths(f"action '{a.preamble.name}' parameter", a.params)
+    for h in p4info.controller_packet_metadata:
+        unique(f"controller header '{h.preamble.name}' metadata", [m.id for m in h.metadata])
+        widths(f"controller header '{h.preamble.name}' metadata", h.metadata)
+    for vs in p4info.value_sets:
+        unique(f"value set '{vs.preamble.name}' match field", [m.id for m in vs.match])
+        widths(f"value set '{vs.preamble.name}' match field", vs.match)
+    for t in p4info.tables:
+        where = f"table '{t.preamble.name}'"
+        unique(f"{where} match field", [f.id for f in t.match_fields])
+        widths(f"{where} match field", t.match_fields)
+        for ref in unique(f"{where} action", [r.id for r in t.action_refs]):
+            if ref not in actions:
+                fail(f"{where} refers to unknown action id {ref}")
+        if t.implementation_id and t.implementation_id not in profiles:
+            fail(f"{where} refers to unknown action profile id {t.implementation_id}")
+        for rid in t.direct_resource_ids:
+            if rid not in all_ids:
+                fail(f"{where} refers to unknown direct resource id {rid}")
+    for ap in p4info.action_profiles:
+        for tid in ap.table_ids:
+            if tid not in tables:
+                fail(f"action profile '{ap.preamble.name}' refers to unknown table id {tid}")
 
 
 # Entities carried over by RECONCILE_AND_COMMIT, in an order where references resolve.

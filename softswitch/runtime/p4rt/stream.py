@@ -101,6 +101,9 @@ class StreamSession:
                 except RpcError as error:
                     self.close(error)
                     return
+        except RpcError as error:   # a message that does not parse (server.py's decoder)
+            self.close(error)
+            return
         except Exception:   # the call was cancelled or broke: the handler ends it
             pass
         self._outbox.put(_End())

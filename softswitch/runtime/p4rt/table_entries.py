@@ -48,6 +48,7 @@ from softswitch.runtime.p4rt.write_error import (
     not_found,
     permission_denied,
     unimplemented,
+    update_type_name,
 )
 
 _INSERT, _MODIFY, _DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -95,7 +96,7 @@ class TableEntries:
         if msg.is_default_action:
             if kind != p4r.Update.MODIFY:
                 raise invalid(f"{where}: the default entry can only be modified, not "
-                              f"{p4r.Update.Type.Name(kind)}")
+                              f"{update_type_name(kind)}")
             self._modify_default(info, msg, where)
             return
         if info.proto.is_const_table:
@@ -517,6 +518,8 @@ class TableEntries:
         if which != kind:
             raise invalid(f"{where} is a {kind} field, got a {which} match")
         width = f.bitwidth
+        if width < 0:
+            raise invalid(f"{where}: the P4Info gives it a negative bitwidth ({width})")
         full = (1 << width) - 1
         if which == "exact":
             return ExactMatch(bytestrings.decode(fm.exact.value, width, where))

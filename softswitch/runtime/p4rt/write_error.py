@@ -48,3 +48,13 @@ def permission_denied(message: str) -> P4RuntimeWriteError:
 
 def out_of_range(message: str) -> P4RuntimeWriteError:
     return P4RuntimeWriteError(grpc.StatusCode.OUT_OF_RANGE, message)
+
+
+def update_type_name(kind: int) -> str:
+    """INSERT/MODIFY/DELETE/UNSPECIFIED, or the raw number of a type outside the enum."""
+    from finsy.proto import p4r
+
+    try:
+        return p4r.Update.Type.Name(kind)
+    except ValueError:
+        return f"update type {kind}"
