@@ -14,8 +14,6 @@ import functools
 import logging
 import os
 import queue
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from p4rt_harness import StreamClient
 
 from softswitch.compiler import compile_file
 from softswitch.ir.serialize import dumps_ir
@@ -472,34 +471,8 @@ class ErrorLog(logging.Handler):
         assert not records, "server logged errors:\n" + "\n".join(records)
 
 
-class Stream:
-    """A StreamChannel of a test (requests in, responses collected by a thread)."""
-
-    def __init__(self, stub: p4runtime_pb2_grpc.P4RuntimeStub) -> None:
-        self._requests: queue.Queue[p4r.StreamMessageRequest | None] = queue.Queue()
-        self.responses: queue.Queue[p4r.StreamMessageResponse] = queue.Queue()
-        self.error: grpc.RpcError | None = None
-        self.done = threading.Event()
-        self.call = stub.StreamChannel(iter(self._requests.get, None))
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        try:
-            for response in self.call:
-                self.responses.put(response)
-        except grpc.RpcError as error:
-            self.error = error
-        self.done.set()
-
-    def send(self, message: p4r.StreamMessageRequest) -> None:
-        self._requests.put(message)
-
-    def get(self, kind: str, timeout: float = TIMEOUT) -> p4r.StreamMessageResponse:
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self.responses.get(timeout=max(0.0, deadline - time.monotonic()))
-            if message.WhichOneof("update") == kind:
-                return message
+class Stream(StreamClient):
+    """The harness's stream client, plus the calls the fuzz tests need."""
 
     def get_any(self, timeout: float = TIMEOUT) -> p4r.StreamMessageResponse:
         return self.responses.get(timeout=timeout)
