@@ -1,0 +1,27 @@
+// Controller packets: PacketOut (from the CPU port, `packet_out` header first) goes straight
+// to the port it names; punted packets (hop limit, per `hop_limit_policy`) go to the CPU port
+// with a `packet_in` header saying where they came from and why.
+#ifndef P4SRC_SWITCH_PACKET_IO_P4
+#define P4SRC_SWITCH_PACKET_IO_P4
+
+#include "../include/headers.p4"
+
+control PacketOutIngress(inout headers_t hdr, inout standard_metadata_t standard_metadata) {
+    apply {
+        standard_metadata.egress_spec = hdr.packet_out.egress_port;
+        hdr.packet_out.setInvalid();
+    }
+}
+
+control PuntToCpu(inout headers_t hdr, in metadata_t meta,
+                  inout standard_metadata_t standard_metadata) {
+    apply {
+        hdr.packet_in.setValid();
+        hdr.packet_in.ingress_port = standard_metadata.ingress_port;
+        hdr.packet_in.reason = (bit<8>)meta.drop_reason;
+        hdr.packet_in.pad = 0;
+        standard_metadata.egress_spec = CPU_PORT;
+    }
+}
+
+#endif
