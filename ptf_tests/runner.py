@@ -1,8 +1,8 @@
 """Run a PTF suite against a freshly started switch: softswitch (default) or BMv2.
 
     python -m ptf_tests.runner --program P.p4|IR.json --test-dir DIR [--target softswitch|bmv2]
-        [--veth] [--ports N] [--out-dir DIR] [--push-once] [--pcap] [TESTS...]
-        [--ptf-args ARG...]
+        [--veth] [--ports N] [--out-dir DIR] [--push-once] [--pcap] [--include DIR]...
+        [--switch-args "ARGS"] [TESTS...] [--ptf-args ARG...]
 
 Steps: compile the program (P4Info + device config into the output folder), start the switch
 with simple_switch_grpc's command line (`--no-p4`; packets over nanomsg, or veth pairs with
@@ -11,6 +11,11 @@ reads (grpcaddr, p4info, config, device_id, cpu_port), stop the switch, print wh
 and exit with ptf's status. Everything a run writes goes to `--out-dir`
 (default `out/ptf/<suite>-<target>[-veth]/`): the compiled program, `switch.log` (the switch's own
 log), `switch.out` (its stdout/stderr), `ptf.log` and `ptf.pcap`.
+
+`--switch-args` adds simple_switch_grpc options to the switch's command line, the same text for
+both targets: target options (`--priority-queues`...) are moved after its `--`, and
+`--queue-rate [PORT:]PPS` entries are given to softswitch run, or for BMv2 applied after start
+with `simple_switch_CLI --thrift-port P` `set_queue_rate PPS [PORT]` commands.
 """
 
 from __future__ import annotations
@@ -36,9 +41,71 @@ DEVICE_ID = 0
 READY_TIMEOUT = 30.0  # seconds; a cold start imports grpc, scapy and the frontend
 STOP_TIMEOUT = 5.0
 
+# simple_switch_grpc's target options (they go after its `--`): name → takes a value.
+TARGET_OPTIONS = {"--priority-queues": True, "--drop-port": True, "--dp-grpc-server-addr": True,
+                  "--load-modules": True, "--max-mc-groups": True, "--max-l1-entries": True,
+                  "--max-l2-entries": True, "--enable-swap": False, "--disable-swap": False,
+                  "--egress-spec-init-to-drop": False, "--grpc-server-ssl": False,
+                  "--grpc-server-cacert": True, "--grpc-server-cert": True,
+                  "--grpc-server-key": True, "--grpc-server-with-client-auth": False}
+# Options the runner sets itself; the tests depend on them, so --switch-args may not change them.
+RUNNER_OPTIONS = ("--grpc-server-addr", "--cpu-port", "--device-id", "--packet-in", "--no-p4",
+                  "-i", "--interface", "--log-file", "--log-console", "--thrift-port", "--pcap")
+
 
 class RunnerError(Exception):
     """The environment cannot be set up (missing tool, compile failure, switch not starting)."""
+
+
+@dataclass
+class SwitchArgs:
+    """`--switch-args`, sorted: generic options, target options (after `--`), queue rates."""
+
+    generic: list[str] = field(default_factory=list)
+    target: list[str] = field(default_factory=list)
+    queue_rates: list[tuple[int | None, int]] = field(default_factory=list)  # (port|None, pps)
+
+
+def parse_switch_args(text: str) -> SwitchArgs:
+    """Sort a shell-quoted option string (see the module docstring); RunnerError when bad."""
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        raise RunnerError(f"--switch-args: {exc}") from None
+    out = SwitchArgs()
+    after_dashes = False
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token == "--":
+            after_dashes = True
+            continue
+        name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name in RUNNER_OPTIONS:
+            raise RunnerError(f"--switch-args: {name} is set by the runner")
+        if name == "--queue-rate":
+            if not eq:
+                if i >= len(tokens):
+                    raise RunnerError("--switch-args: --queue-rate needs [PORT:]PPS")
+                inline, i = tokens[i], i + 1
+            out.queue_rates.append(_queue_rate(inline))
+            continue
+        into = out.target if after_dashes or name in TARGET_OPTIONS else out.generic
+        into.append(token)
+        if TARGET_OPTIONS.get(name) and not eq and i < len(tokens):
+            into.append(tokens[i])
+            i += 1
+    return out
+
+
+def _queue_rate(text: str) -> tuple[int | None, int]:
+    from softswitch.runtime.run import parse_queue_rate  # the same syntax as softswitch run's
+
+    try:
+        return parse_queue_rate(text)
+    except argparse.ArgumentTypeError as exc:
+        raise RunnerError(f"--switch-args: --queue-rate {exc}") from None
 
 
 @dataclass
@@ -55,7 +122,10 @@ class Plan:
     switch_pcap: bool
     ptf_args: list[str]
     tests: list[str]
+    include_dirs: list[Path] = field(default_factory=list)
+    switch_args: SwitchArgs = field(default_factory=SwitchArgs)
     grpc_port: int = 0
+    thrift_port: int = 0  # bmv2 only; 0 = pick a free one
     p4info: Path = field(default=Path())
     config: Path = field(default=Path())
 
@@ -89,12 +159,13 @@ def _run_checked(cmd: Sequence[str], what: str) -> None:
 def compile_program(plan: Plan) -> None:
     """Write the P4Info and the device config into the output folder; set `plan.p4info/config`."""
     stem = plan.program.stem
+    includes = [arg for folder in plan.include_dirs for arg in ("-I", str(folder))]
     plan.p4info = plan.out_dir / f"{stem}.p4info.txtpb"
     if plan.target == "bmv2":
         if plan.program.suffix == ".json":
             raise RunnerError("the bmv2 target needs P4 source: BMv2 cannot load softswitch IR JSON")
         plan.config = plan.out_dir / f"{stem}.json"
-        _run_checked([_bin("p4c"), "--target", "bmv2", "--arch", "v1model",
+        _run_checked([_bin("p4c"), "--target", "bmv2", "--arch", "v1model", *includes,
                       "-o", str(plan.out_dir), "--p4runtime-files", str(plan.p4info),
                       str(plan.program)], "p4c")
         return
@@ -107,8 +178,8 @@ def compile_program(plan: Plan) -> None:
                      "softswitch compile")
         return
     plan.config = plan.out_dir / f"{stem}.json"
-    _run_checked([*softswitch, "compile", str(plan.program), "--p4info", str(plan.p4info),
-                  "--ir", str(plan.config)], "softswitch compile")
+    _run_checked([*softswitch, "compile", str(plan.program), *includes,
+                  "--p4info", str(plan.p4info), "--ir", str(plan.config)], "softswitch compile")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,10 +244,15 @@ def veth_pairs(ports: Sequence[int]) -> Iterator[dict[int, VethPair]]:
 def switch_command(plan: Plan, packet_addr: str | None,
                    veths: dict[int, VethPair]) -> list[str]:
     """simple_switch_grpc's command line, for either target."""
+    extra = plan.switch_args
     if plan.target == "bmv2":
-        cmd = [_bin("simple_switch_grpc"), "--thrift-port", str(free_tcp_port()), "--log-flush"]
+        if not plan.thrift_port:
+            plan.thrift_port = free_tcp_port()
+        cmd = [_bin("simple_switch_grpc"), "--thrift-port", str(plan.thrift_port), "--log-flush"]
     else:
         cmd = [sys.executable, "-m", "softswitch.cli", "run"]
+        for port, pps in extra.queue_rates:  # BMv2: set after start, by apply_queue_rates
+            cmd += ["--queue-rate", f"{pps}" if port is None else f"{port}:{pps}"]
     cmd += ["--no-p4", "--device-id", str(DEVICE_ID),
             "--log-file", str(plan.out_dir / "switch.log")]
     if packet_addr is not None:
@@ -186,8 +262,9 @@ def switch_command(plan: Plan, packet_addr: str | None,
         cmd += ["--pcap", str(plan.out_dir / "pcap")]
     for port, pair in sorted(veths.items()):
         cmd += ["-i", f"{port}@{pair.switch_side}"]
+    cmd += extra.generic
     cmd += ["--", "--grpc-server-addr", plan.grpc_addr, "--cpu-port", str(CPU_PORT)]
-    return cmd
+    return cmd + extra.target
 
 
 def _port_open(port: int) -> bool:
@@ -237,6 +314,41 @@ def stop_process(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def queue_rate_commands(rates: Sequence[tuple[int | None, int]]) -> str:
+    """simple_switch_CLI input setting the rates in order (no port: every port)."""
+    return "".join(f"set_queue_rate {pps}\n" if port is None else f"set_queue_rate {pps} {port}\n"
+                   for port, pps in rates)
+
+
+def queue_rate_cli_command(plan: Plan) -> list[str]:
+    # --json: the CLI need not fetch a config from a switch that may not have one yet
+    return [_bin("simple_switch_CLI"), "--thrift-port", str(plan.thrift_port),
+            "--json", str(plan.config)]
+
+
+def apply_queue_rates(plan: Plan) -> None:
+    """BMv2: queue rates are run-time state, set through the Thrift CLI once the switch is up
+    (a pipeline pushed later over P4Runtime keeps them)."""
+    rates = plan.switch_args.queue_rates
+    if plan.target != "bmv2" or not rates:
+        return
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not _port_open(plan.thrift_port):
+        if time.monotonic() > deadline:
+            raise RunnerError(f"BMv2's Thrift port {plan.thrift_port} did not open")
+        time.sleep(0.05)
+    cmd = queue_rate_cli_command(plan)
+    commands = queue_rate_commands(rates)
+    print("+", shlex.join(cmd), "<<", commands.replace("\n", "; ").rstrip("; "), flush=True)
+    done = subprocess.run(cmd, input=commands, capture_output=True, text=True, check=False)
+    output = done.stdout + done.stderr
+    # the CLI reports bad input on its output and still exits 0
+    if done.returncode != 0 or any(word in output for word in ("Error", "Traceback",
+                                                               "Exception")):
+        raise RunnerError(f"simple_switch_CLI set_queue_rate failed (exit {done.returncode}):"
+                          f"\n{output}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,6 +410,7 @@ def run(plan: Plan) -> int:
             veths = stack.enter_context(veth_pairs(plan.ports))
             packet_addr = None
         stack.enter_context(running_switch(plan, switch_command(plan, packet_addr, veths)))
+        apply_queue_rates(plan)
         if plan.push_once:
             push_pipeline(plan)
         cmd = ptf_command(plan, packet_addr, veths)
@@ -338,6 +451,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="push the pipeline once here instead of in every test's setUp")
     parser.add_argument("--pcap", action="store_true", dest="switch_pcap",
                         help="also let the switch capture every port into <out-dir>/pcap/")
+    parser.add_argument("--include", "-I", dest="include_dirs", action="append", default=[],
+                        type=Path, metavar="DIR",
+                        help="#include folder for the program (softswitch compile / p4c -I); "
+                        "repeatable")
+    parser.add_argument("--switch-args", default="", metavar='"ARGS"',
+                        help="extra simple_switch_grpc options, e.g. \"--priority-queues 8 "
+                        "--queue-rate 2:100\"; a single option without a value needs the = "
+                        "form: --switch-args=--enable-swap")
     parser.add_argument("--ptf-args", nargs=argparse.REMAINDER, default=[],
                         help="extra ptf arguments (everything after this flag)")
     parser.add_argument("tests", nargs="*", help="ptf test names or groups (default: all)")
@@ -352,6 +473,9 @@ def make_plan(argv: Sequence[str] | None = None) -> Plan:
         raise RunnerError(f"{args.test_dir}: no such folder")
     if args.ports < 1 or args.ports > 64:
         raise RunnerError("--ports must be between 1 and 64")
+    for folder in args.include_dirs:
+        if not folder.is_dir():
+            raise RunnerError(f"--include {folder}: no such folder")
     suffix = "-veth" if args.veth else ""
     out_dir = args.out_dir or (ROOT / "out" / "ptf" /
                                f"{args.test_dir.resolve().name}-{args.target}{suffix}")
@@ -359,7 +483,9 @@ def make_plan(argv: Sequence[str] | None = None) -> Plan:
                 target=args.target, out_dir=out_dir.resolve(), ports=list(range(args.ports)),
                 veth=args.veth, push_once=args.push_once,
                 switch_pcap=args.switch_pcap, ptf_args=list(args.ptf_args),
-                tests=list(args.tests))
+                tests=list(args.tests),
+                include_dirs=[folder.resolve() for folder in args.include_dirs],
+                switch_args=parse_switch_args(args.switch_args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,8 @@ move: deterministic, for tests) or threaded (`start`/`stop` or ``with fabric:``:
 thread per device, what a controller talking gRPC to the switches needs).
 A link delivers a transmitted packet straight into the peer's input queue, so a fabric has no
 link delay; give ports a drain rate (`set_queue_rate`) to model link bandwidth.
+Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
+host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once.
 """
 
 from __future__ import annotations
@@ -28,6 +30,46 @@ from softswitch.ir.checked import CheckedProgram
 from softswitch.runtime.device import Device, ForwardingPipeline
 
 ProgramSource = str | Path | CheckedProgram
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One packet on a wire: sent by `sender` (a switch, out of `sender_port`; or a host, port
+    None) to `receiver` on `receiver_port` (a host: its switch-side port; None: nothing there)."""
+
+    sender: str
+    sender_port: int | None
+    receiver: str | None
+    receiver_port: int | None
+    data: bytes
+
+
+class Capture:
+    """Deliveries recorded in order while attached (`Fabric.capture()`; `detach` to stop)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.deliveries: list[Delivery] = []
+
+    def __call__(self, delivery: Delivery) -> None:
+        self.deliveries.append(delivery)  # list.append is atomic: device threads may call this
+
+    def between(self, sender: str, receiver: str) -> list[bytes]:
+        """What `sender` sent to `receiver`, in order."""
+        return [d.data for d in self.deliveries if d.sender == sender and d.receiver == receiver]
+
+    def path(self) -> list[str]:
+        """The nodes in delivery order: the first sender, then each receiver (a single packet's
+        walk through the fabric reads as its path)."""
+        if not self.deliveries:
+            return []
+        return [self.deliveries[0].sender, *(d.receiver or "-" for d in self.deliveries)]
+
+    def clear(self) -> None:
+        self.deliveries.clear()
+
+    def detach(self) -> None:
+        self.fabric.remove_observer(self)
 
 
 @dataclass(frozen=True)
@@ -119,6 +161,8 @@ class Fabric:
         self._switches: dict[str, FabricSwitch] = {}
         self._hosts: dict[str, Host] = {}
         self._endpoints: dict[tuple[str, int], Callable[[bytes], None]] = {}
+        self._peers: dict[tuple[str, int], tuple[str, int]] = {}  # (switch, port) → far end
+        self._observers: list[Callable[[Delivery], None]] = []
         self._by_path: dict[Path, _Compiled] = {}
         self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
         self._running = False
@@ -201,6 +245,8 @@ class Fabric:
         self._endpoints[(b, b_port)] = self._receiver(sa.device, a_port)
         sa.links[a_port] = (b, b_port)
         sb.links[b_port] = (a, a_port)
+        self._peers[(a, a_port)] = (b, b_port)
+        self._peers[(b, b_port)] = (a, a_port)
 
     def add_host(self, name: str, switch: str, port: int) -> Host:
         """A host attached to `port` of `switch`."""
@@ -212,6 +258,7 @@ class Fabric:
         host = Host(self, name, switch, port)
         self._hosts[name] = host
         self._endpoints[(switch, port)] = host._deliver
+        self._peers[(switch, port)] = (name, port)
         return host
 
     def _receiver(self, device: Device, port: int) -> Callable[[bytes], None]:
@@ -226,6 +273,10 @@ class Fabric:
 
         def output(port: int, data: bytes) -> None:
             self._moves += 1
+            if self._observers:
+                peer = self._peers.get((name, port))
+                self._observe(Delivery(name, port, None if peer is None else peer[0],
+                                       None if peer is None else peer[1], data))
             target = endpoints.get((name, port))
             if target is None:
                 self.unlinked_drops += 1
@@ -235,7 +286,29 @@ class Fabric:
 
     def _inject(self, switch: str, port: int, data: bytes) -> None:
         self._moves += 1
+        if self._observers:
+            peer = self._peers.get((switch, port))
+            self._observe(Delivery(peer[0] if peer else "?", None, switch, port, data))
         self.switch(switch).device.receive(port, data)
+
+    # -- observing ------------------------------------------------------------------------------
+
+    def add_observer(self, fn: Callable[[Delivery], None]) -> None:
+        """Call `fn` for every packet put on a wire (from any device thread, before delivery)."""
+        self._observers = [*self._observers, fn]  # copy: device threads iterate the old list
+
+    def remove_observer(self, fn: Callable[[Delivery], None]) -> None:
+        self._observers = [o for o in self._observers if o != fn]  # bound methods: ==
+
+    def capture(self) -> Capture:
+        """A new `Capture`, attached until `detach()`."""
+        cap = Capture(self)
+        self.add_observer(cap)
+        return cap
+
+    def _observe(self, delivery: Delivery) -> None:
+        for fn in self._observers:
+            fn(delivery)
 
     # -- access ---------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
     softswitch run [PROGRAM.p4 | IR.json | --no-p4] [-i PORT@IFACE]... [--packet-in ipc://PATH]
                    [--device-id N] [--pcap [DIR]] [--log-console | --log-file F] [-L LEVEL]
                    [--log-flush] [--dump-packet-data N] [--priority-queues N]
+                   [--queue-rate [PORT:]PPS]...
                    [-- --grpc-server-addr ADDR --cpu-port N --drop-port N --priority-queues N
                        --grpc-server-ssl --grpc-server-cacert F --grpc-server-cert F
                        --grpc-server-key F --grpc-server-with-client-auth]
@@ -14,6 +15,10 @@ on); an unknown generic option is an error, as in BMv2. Departures from BMv2, on
 `.p4` program is compiled on the fly and its P4Info is built, so the P4Runtime server serves it
 without a SetForwardingPipelineConfig; with ``--packet-in`` and ``--pcap`` the captures are named
 ``port<N>_in.pcap`` / ``port<N>_out.pcap`` (BMv2 captures nothing then).
+
+``--queue-rate [PORT:]PPS`` is a softswitch extension: BMv2 sets egress drain rates at run time
+with ``simple_switch_CLI`` (``set_queue_rate PPS [PORT]``); here the same settings can be given at
+start, applied in order (one without PORT sets every port, as the CLI command without a port).
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ class RunOptions:
     cpu_port: int | None = None
     drop_port: int = DEFAULT_DROP_PORT
     tls: TlsOptions | None = None
+    queue_rates: list[tuple[int | None, int]] = field(default_factory=list)  # (port|None, pps)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -110,6 +116,18 @@ def _uint(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"'{text}' is not a non-negative integer")
     return int(text)
+
+
+def parse_queue_rate(text: str) -> tuple[int | None, int]:
+    """`[PORT:]PPS` → (port or None for every port, packets per second)."""
+    port_text, sep, rate_text = text.rpartition(":")
+    if (sep and not port_text.isdigit()) or not rate_text.isdigit() or int(rate_text) == 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected [PORT:]PPS, PPS a positive "
+                                         "integer (packets per second)")
+    port = int(port_text) if sep else None
+    if port is not None and port >= PORT_LIMIT:
+        raise argparse.ArgumentTypeError(f"'{text}': port numbers must fit in 9 bits")
+    return port, int(rate_text)
 
 
 def _add_ignored(parser: argparse.ArgumentParser, options: dict[str, bool]) -> None:
@@ -153,6 +171,12 @@ def generic_parser() -> argparse.ArgumentParser:
                    help="log the first N bytes of every packet received and sent (info level)")
     p.add_argument("--priority-queues", type=_uint, metavar="N",
                    help="egress priority queues per port (also accepted after --)")
+    p.add_argument("--queue-rate", dest="queue_rates", action="append", default=[],
+                   type=parse_queue_rate, metavar="[PORT:]PPS",
+                   help="drain rate of PORT's egress queue (every port without PORT), packets "
+                   "per second; repeatable, applied in order. BMv2 sets this at run time with "
+                   "`simple_switch_CLI` `set_queue_rate PPS [PORT]` (and paces each priority "
+                   "queue separately; softswitch shares the rate among a port's queues)")
     p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                    help="#include search path for a .p4 program")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
@@ -210,7 +234,8 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions | str:
     opts = RunOptions(include_dirs=g.include_dirs, defines=g.defines, device_id=g.device_id,
                       log_console=g.log_console, log_file=g.log_file, log_level=g.log_level,
                       dump_packet_data=g.dump_packet_data, grpc_address=t.grpc_server_addr,
-                      cpu_port=t.cpu_port, drop_port=t.drop_port)
+                      cpu_port=t.cpu_port, drop_port=t.drop_port,
+                      queue_rates=list(g.queue_rates))
     warn = opts.warnings.append
     for namespace, table in ((g, IGNORED_GENERIC), (t, IGNORED_TARGET)):
         for name in table:
@@ -477,6 +502,8 @@ def run(opts: RunOptions, stop: threading.Event,
                         trace=(sink.trace if sink is not None
                                and opts.log_level in ("trace", "debug") else None),
                         dump_packet_data=opts.dump_packet_data)
+        for port, pps in opts.queue_rates:
+            device.set_queue_rate(port, pps)
         if opts.program is not None:
             device.commit(load_pipeline(device, opts))
         credentials = _tls_credentials(opts.tls) if opts.tls is not None else None

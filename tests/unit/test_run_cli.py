@@ -416,3 +416,70 @@ def test_run_serves_over_tls(tmp_path: Path) -> None:
     finally:
         status, _, err = switch.terminate()
     assert status == 0, err
+
+
+# --- --queue-rate (a softswitch extension: BMv2 uses simple_switch_CLI set_queue_rate) ----------
+
+
+def test_queue_rate_entries_in_order() -> None:
+    opts = parse("--no-p4", "--queue-rate", "1000", "--queue-rate", "3:20",
+                 "--queue-rate=7:5")
+    assert opts.queue_rates == [(None, 1000), (3, 20), (7, 5)]
+    assert parse("--no-p4").queue_rates == []
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "x", "3:", ":5", "a:5", "3:0", "512:10", "1.5"])
+def test_bad_queue_rates(value: str) -> None:
+    with pytest.raises(RunUsageError, match="--queue-rate"):
+        parse_run_args(["--no-p4", f"--queue-rate={value}"])
+
+
+def test_queue_rates_reach_the_device_in_order(ipc: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from softswitch.runtime.device import Device
+    from softswitch.runtime.run import run
+
+    calls: list[tuple[int | None, float | None]] = []
+    real = Device.set_queue_rate
+
+    def record(self: Device, port: int | None, pps: float | None) -> None:
+        calls.append((port, pps))
+        real(self, port, pps)
+
+    monkeypatch.setattr(Device, "set_queue_rate", record)
+    stop = threading.Event()
+    opts = parse("--no-p4", "--packet-in", ipc, "--queue-rate", "50", "--queue-rate", "2:10",
+                 "--", "--grpc-server-addr", "127.0.0.1:0")
+    ready: list[str] = []
+    thread = threading.Thread(target=run, args=(opts, stop, ready.append))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 15
+        while not ready and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert calls == [(None, 50), (2, 10)]
+
+
+def test_run_paces_a_rate_limited_port(ipc: str) -> None:
+    # every port fast, then port 2 (where FWD_P4 sends everything) at 20 packets per second
+    switch = Running(FWD_P4, "--packet-in", ipc, "--queue-rate", "100000",
+                     "--queue-rate", "2:20", "--", "--grpc-server-addr", "127.0.0.1:0")
+    peer = pynng.Pair0(recv_timeout=5000, send_timeout=2000)
+    try:
+        peer.dial(ipc, block=True)
+        for i in range(4):
+            peer.send(packet_in(1, bytes([i]) * 20))
+        arrivals = []
+        for _ in range(4):
+            msg = decode(peer.recv())
+            arrivals.append(time.monotonic())
+            assert (msg.type, msg.port) == (MsgType.PACKET_OUT, 2)
+    finally:
+        peer.close()
+        status, _, err = switch.terminate()
+    assert status == 0, err
+    # three 50 ms gaps after the first departure (a little slack for the clock's granularity)
+    assert arrivals[-1] - arrivals[0] >= 0.12
