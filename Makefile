@@ -60,20 +60,19 @@ shell: shell-venv
 	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
 		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
 
-# PTF suites: ptf_tests/<suite>/ against a fresh switch running PTF_PROGRAM_<suite>.
+# PTF suites (ptf_tests/suites.py says which program and switch options each runs with).
 # `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root); TARGET=bmv2 runs the
 # same suites on p4c + simple_switch_grpc. Logs and pcaps: out/ptf/<suite>-<target>/.
 TARGET              ?= softswitch
 PTF_ARGS            ?=
-PTF_SUITES          := runtime
-PTF_PROGRAM_runtime := ptf_tests/runtime/p4/runtime_basics.p4
+PTF_SUITES          := runtime switch
 PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
 
 ptf: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --test-dir ptf_tests/$(s) --program $(PTF_PROGRAM_$(s)) $(PTF_ARGS) &&) true
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --suite $(s) $(PTF_ARGS) &&) true
 
 ptf-veth: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --test-dir ptf_tests/$(s) --program $(PTF_PROGRAM_$(s)) $(PTF_ARGS) &&) true
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --suite $(s) $(PTF_ARGS) &&) true
 
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)

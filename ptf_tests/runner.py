@@ -1,6 +1,7 @@
 """Run a PTF suite against a freshly started switch: softswitch (default) or BMv2.
 
-    python -m ptf_tests.runner --program P.p4|IR.json --test-dir DIR [--target softswitch|bmv2]
+    python -m ptf_tests.runner --suite NAME | --program P.p4|IR.json --test-dir DIR
+        [--target softswitch|bmv2]
         [--veth] [--ports N] [--out-dir DIR] [--push-once] [--pcap] [--include DIR]...
         [--switch-args "ARGS"] [TESTS...] [--ptf-args ARG...]
 
@@ -34,6 +35,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ptf_tests.suites import SUITES
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU_PORT = 255
@@ -437,9 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m ptf_tests.runner",
         description="Compile a P4 program, start softswitch (or BMv2) with simple_switch_grpc's "
         "flags and run a PTF suite against it.")
-    parser.add_argument("--program", required=True, type=Path,
+    parser.add_argument("--suite", choices=sorted(SUITES),
+                        help="a suite of this repository (ptf_tests/suites.py): sets --program, "
+                        "--test-dir and --switch-args")
+    parser.add_argument("--program", type=Path,
                         help="P4_16 v1model source, or softswitch IR JSON (softswitch target)")
-    parser.add_argument("--test-dir", required=True, type=Path, help="folder of PTF test modules")
+    parser.add_argument("--test-dir", type=Path, help="folder of PTF test modules")
     parser.add_argument("--target", choices=("softswitch", "bmv2"), default="softswitch",
                         help="bmv2 needs p4c and simple_switch_grpc on PATH")
     parser.add_argument("--veth", action="store_true",
@@ -467,6 +473,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_plan(argv: Sequence[str] | None = None) -> Plan:
     args = build_parser().parse_args(argv)
+    if args.suite is not None:
+        suite = SUITES[args.suite]
+        args.program = args.program or suite.program
+        args.test_dir = args.test_dir or suite.test_dir
+        args.switch_args = " ".join(filter(None, (suite.switch_args, args.switch_args)))
+    if args.program is None or args.test_dir is None:
+        raise RunnerError("give --suite NAME, or --program and --test-dir")
     if not args.program.is_file():
         raise RunnerError(f"{args.program}: no such file")
     if not args.test_dir.is_dir():

@@ -16,9 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # ptf_tests/ is a folder of the repository, not an installed package
     sys.path.insert(0, str(ROOT))
-SUITES = {
-    "runtime": ROOT / "ptf_tests" / "runtime" / "p4" / "runtime_basics.p4",
-}
+from ptf_tests.suites import SUITES  # noqa: E402 - needs the sys.path entry above
+
 SUITE_TIMEOUT = 180  # seconds; a suite normally takes well under a minute
 
 
@@ -39,8 +38,8 @@ def test_ptf_suite(suite: str, tmp_path: Path) -> None:
     reason = _missing_runtime()
     if reason is not None:
         pytest.skip(reason)
-    cmd = [sys.executable, "-m", "ptf_tests.runner", "--program", str(SUITES[suite]),
-           "--test-dir", str(ROOT / "ptf_tests" / suite), "--out-dir", str(tmp_path / suite)]
+    cmd = [sys.executable, "-m", "ptf_tests.runner", "--suite", suite,
+           "--out-dir", str(tmp_path / suite)]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=SUITE_TIMEOUT,
                           check=False)
     output = done.stdout + done.stderr
@@ -55,8 +54,7 @@ def test_ptf_suite(suite: str, tmp_path: Path) -> None:
 def _plan(*extra: str) -> object:
     from ptf_tests.runner import make_plan
 
-    plan = make_plan(["--program", str(SUITES["runtime"]), "--test-dir",
-                      str(ROOT / "ptf_tests" / "runtime"), *extra])
+    plan = make_plan(["--suite", "runtime", *extra])
     plan.grpc_port = 50001
     plan.p4info = plan.out_dir / "p.p4info.txtpb"
     plan.config = plan.out_dir / "p.json"
