@@ -1,0 +1,1 @@
+"""Pushing a plan to switches over P4Runtime: concurrent sessions, batched writes, reconciliation."""
