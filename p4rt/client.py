@@ -150,6 +150,16 @@ class _StreamClosed:
 _CLOSED = _StreamClosed()
 
 
+# Big enough for a full plan's read-back and a program's P4Info + device config.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# A failed batch carries one p4.v1.Error per update in its trailers (about 100 bytes each):
+# gRPC's default 16 KiB limit would turn 1,000 precise errors into one RESOURCE_EXHAUSTED.
+MAX_METADATA_BYTES = 4 * 1024 * 1024
+CHANNEL_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_metadata_size", MAX_METADATA_BYTES))
+
+
 class SwitchConnection:
     """A P4Runtime session with one device: stream channel, arbitration, RPCs, packet I/O."""
 
@@ -168,7 +178,7 @@ class SwitchConnection:
         self.is_primary = False
         self.stream_error: P4RuntimeRpcError | None = None  # why the stream ended, if it did
         self._credentials = credentials
-        self._channel_options = list(channel_options)
+        self._channel_options = [*CHANNEL_OPTIONS, *channel_options]
         self._channel: grpc.Channel | None = None
         self._stub: p4r_grpc.P4RuntimeStub | None = None
         self._stream: Any = None

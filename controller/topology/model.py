@@ -8,6 +8,7 @@ onto these classes one to one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -96,6 +97,8 @@ class Topology:
     links) needs no list: T0 i's up-port R/2 + j ↔ T1 j's port i, and NIC n's plane-p port ↔ T0
     n // (R/2) port n % (R/2) of plane p. Code must not assume `links` is complete: use
     `iter_links()`, `peer(switch, port)` and `neighbors(switch)`, which cover both forms.
+    `port_roles` holds only roles configured by hand (YAML `port_roles`); `port_role()` and
+    `port_roles_of()` give the effective ones (HOST towards NICs, FABRIC towards switches).
     """
 
     name: str
@@ -110,11 +113,172 @@ class Topology:
     wiring: str = "explicit"  # "explicit" (links lists every cable) or "clos" (see above)
     source: str = "<memory>"
 
+    # The lookups below go through an index built on first use and rebuilt when the lists change
+    # length; after editing entries in place, call `reindex()`.
+
     def switch(self, name: str) -> Switch:
-        for s in self.switches:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        return self._idx().switches[name]
+
+    def nic(self, name: str) -> Nic:
+        return self._idx().nics[name]
+
+    def has_node(self, name: str) -> bool:
+        """Whether `name` is a switch or a NIC of this topology."""
+        ix = self._idx()
+        return name in ix.switches or name in ix.nics
 
     def switches_of(self, plane: int, tier: Tier) -> list[Switch]:
-        return [s for s in self.switches if s.plane == plane and s.tier == tier]
+        """The switches of one tier in one plane, by index."""
+        return list(self._idx().grid.get((plane, tier), ()))
+
+    def switch_at(self, plane: int, tier: Tier, index: int) -> Switch:
+        return self._idx().grid[(plane, tier)][index]
+
+    def radix_of(self, switch: str) -> int:
+        return self.switch(switch).radix or self.radix
+
+    def iter_links(self) -> Iterator[Link]:
+        """Every cable: switch-switch links first, then each NIC's port per plane, as
+        Link(T0, T0 port, NIC, plane)."""
+        if self.wiring == "clos":
+            half = self.radix // 2
+            for plane in range(self.planes):
+                t1s = self._idx().grid.get((plane, Tier.T1), [])
+                for t0 in self._idx().grid.get((plane, Tier.T0), []):
+                    for t1 in t1s:
+                        yield Link(t0.name, half + t1.index, t1.name, t0.index)
+            listed: set[tuple[str, int]] = set()
+        else:
+            yield from self.links
+            # A hand-made topology may list NIC cables in `links` too: yield each cable once.
+            nics = self._idx().nics
+            listed = {(end, port) for link in self.links
+                      for end, port in ((link.a, link.a_port), (link.b, link.b_port))
+                      if end in nics}
+        for nic in self.nics:
+            for plane, (t0, port) in enumerate(nic.attachments):
+                if (nic.name, plane) not in listed:
+                    yield Link(t0, port, nic.name, plane)
+
+    def link_count(self) -> int:
+        """len(list(iter_links())) without walking a large clos fabric."""
+        if self.wiring != "clos":
+            return sum(1 for _ in self.iter_links())
+        nic_links = sum(len(n.attachments) for n in self.nics)
+        ix = self._idx()
+        return nic_links + sum(len(ix.grid.get((p, Tier.T0), ())) * len(ix.grid.get((p, Tier.T1), ()))
+                               for p in range(self.planes))
+
+    def peer(self, node: str, port: int) -> tuple[str, int] | None:
+        """What the cable on `node`'s `port` leads to: (switch, port) or (NIC, plane); None when
+        the port is unconnected. For a NIC, `port` is the plane."""
+        ix = self._idx()
+        if node in ix.nics:
+            atts = ix.nics[node].attachments
+            return atts[port] if 0 <= port < len(atts) else None
+        if self.wiring != "clos":
+            if node not in ix.switches:
+                raise KeyError(node)
+            return ix.peers.get((node, port))
+        sw = ix.switches[node]
+        half = self.radix // 2
+        t0s = ix.grid.get((sw.plane, Tier.T0), [])
+        if sw.tier == Tier.T1:
+            return (t0s[port].name, half + sw.index) if 0 <= port < len(t0s) else None
+        if 0 <= port < half:
+            n = sw.index * half + port
+            return (self.nics[n].name, sw.plane) if n < len(self.nics) else None
+        t1s = ix.grid.get((sw.plane, Tier.T1), [])
+        j = port - half
+        return (t1s[j].name, sw.index) if 0 <= j < len(t1s) else None
+
+    def neighbors(self, switch: str) -> list[tuple[int, str, int]]:
+        """Every connected port of `switch`: (port, peer name, peer port or NIC plane), by port."""
+        ix = self._idx()
+        if self.wiring != "clos":
+            if switch not in ix.switches:
+                raise KeyError(switch)
+            return sorted((p, peer, pp) for p, (peer, pp) in ix.ports_of.get(switch, {}).items())
+        sw = ix.switches[switch]
+        half = self.radix // 2
+        t0s = ix.grid.get((sw.plane, Tier.T0), [])
+        if sw.tier == Tier.T1:
+            return [(i, t0.name, half + sw.index) for i, t0 in enumerate(t0s)]
+        first = sw.index * half
+        out = [(p, nic.name, sw.plane) for p, nic in enumerate(self.nics[first:first + half])]
+        out += [(half + j, t1.name, sw.index)
+                for j, t1 in enumerate(ix.grid.get((sw.plane, Tier.T1), []))]
+        return out
+
+    def is_nic(self, name: str) -> bool:
+        return name in self._idx().nics
+
+    def port_role(self, switch: str, port: int) -> PortRole | None:
+        """The effective role of a port: `port_roles` when it names the port, else HOST for a
+        NIC-facing port and FABRIC for a switch-facing one; None for an unconnected port."""
+        role = self.port_roles.get((switch, port))
+        if role is not None:
+            return role
+        found = self.peer(switch, port)
+        if found is None:
+            return None
+        return PortRole.HOST if found[0] in self._idx().nics else PortRole.FABRIC
+
+    def port_roles_of(self, switch: str) -> dict[int, PortRole]:
+        """Every port of `switch` with a role (connected ports and `port_roles` entries)."""
+        roles: dict[int, PortRole] = {}
+        nics = self._idx().nics
+        for port, peer, _ in self.neighbors(switch):
+            roles[port] = PortRole.HOST if peer in nics else PortRole.FABRIC
+        for (sw, port), role in self.port_roles.items():
+            if sw == switch:
+                roles[port] = role
+        return dict(sorted(roles.items()))
+
+    def reindex(self) -> None:
+        self.__dict__.pop("_index", None)
+
+    def _idx(self) -> _Index:
+        ix: _Index | None = self.__dict__.get("_index")
+        stamp = (id(self.switches), len(self.switches), id(self.nics), len(self.nics),
+                 id(self.links), len(self.links))
+        if ix is None or ix.stamp != stamp:
+            ix = _Index.build(self, stamp)
+            self.__dict__["_index"] = ix
+        return ix
+
+
+@dataclass
+class _Index:
+    """Name and position lookups for one Topology (rebuilt when its lists change)."""
+
+    stamp: tuple[int, ...]
+    switches: dict[str, Switch]
+    nics: dict[str, Nic]
+    grid: dict[tuple[int, Tier], list[Switch]]
+    peers: dict[tuple[str, int], tuple[str, int]]  # explicit wiring: switch port → peer
+    ports_of: dict[str, dict[int, tuple[str, int]]]  # explicit wiring: switch → port → peer
+
+    @staticmethod
+    def build(topo: Topology, stamp: tuple[int, ...]) -> _Index:
+        switches = {s.name: s for s in topo.switches}
+        nics = {n.name: n for n in topo.nics}
+        grid: dict[tuple[int, Tier], list[Switch]] = {}
+        for s in sorted(topo.switches, key=lambda s: (s.plane, s.tier, s.index)):
+            grid.setdefault((s.plane, s.tier), []).append(s)
+        peers: dict[tuple[str, int], tuple[str, int]] = {}
+        ports_of: dict[str, dict[int, tuple[str, int]]] = {}
+        if topo.wiring != "clos":
+
+            def add(a: str, ap: int, b: str, bp: int) -> None:
+                if a in switches:
+                    peers[(a, ap)] = (b, bp)
+                    ports_of.setdefault(a, {})[ap] = (b, bp)
+
+            for link in topo.links:
+                add(link.a, link.a_port, link.b, link.b_port)
+                add(link.b, link.b_port, link.a, link.a_port)
+            for nic in topo.nics:
+                for plane, (t0, port) in enumerate(nic.attachments):
+                    add(t0, port, nic.name, plane)
+        return _Index(stamp, switches, nics, grid, peers, ports_of)

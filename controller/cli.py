@@ -1,0 +1,314 @@
+"""`mrc-ctl`: the controller's command line. One function per subcommand; each feature adds its
+subparsers with an `add_*_parser(subparsers)` function listed in `_PARSERS`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.topology.errors import TopologyError
+
+DEFAULT_TOPOLOGY = "topology.yaml"  # what `topo generate` writes and `topo size` reads by default
+
+
+# --- mrc-ctl topo ... ---------------------------------------------------------------------------
+
+
+def cmd_topo_generate(args: argparse.Namespace) -> int:
+    from controller.topology import sizing, yaml_io
+    from controller.topology.generate import generate
+
+    topo = generate(args.planes, args.radix, args.nics, name=args.name,
+                    wiring="explicit" if args.explicit else "clos", sid_block=args.sid_block,
+                    host=args.host, base_port=args.base_port)
+    text = yaml_io.dumps(topo)
+    size = sizing.size_of(topo)
+    summary = (f"{topo.name}: {topo.planes} planes, radix {topo.radix}, {size.nics:,} NICs, "
+               f"{size.switches:,} switches, {size.links:,} links")
+    if args.output == "-":
+        sys.stdout.write(text)
+        print(summary, file=sys.stderr)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}: {summary}")
+    return 0
+
+
+def cmd_topo_size(args: argparse.Namespace) -> int:
+    from controller.topology import sizing, yaml_io
+
+    given = [args.switch_tbps, args.nic_gbps, args.planes]
+    if any(v is not None for v in given):
+        if args.topology is not None or any(v is None for v in given):
+            raise TopologyError("size either a topology file or --switch-tbps, --nic-gbps and "
+                                "--planes together")
+        size = sizing.size_for(args.switch_tbps, args.nic_gbps, args.planes)
+    else:
+        path = args.topology or DEFAULT_TOPOLOGY
+        if args.topology is None and not Path(path).exists():
+            raise TopologyError(f"no topology given and no {DEFAULT_TOPOLOGY} here: pass a file "
+                                "or --switch-tbps/--nic-gbps/--planes")
+        size = sizing.size_of(yaml_io.load(path))
+    sys.stdout.write(sizing.render(size))
+    return 0
+
+
+def cmd_topo_show(args: argparse.Namespace) -> int:
+    from controller.topology import sizing, yaml_io
+    from controller.topology.model import Tier
+
+    topo = yaml_io.load(args.topology)
+    if args.switch is not None:
+        sw = topo.switch(args.switch) if topo.has_node(args.switch) else None
+        if sw is None:
+            raise TopologyError(f"no switch '{args.switch}'", topo.source)
+        ep = sw.endpoint
+        print(f"{sw.name}: {sw.tier} {sw.index} of plane {sw.plane}, radix {topo.radix_of(sw.name)}")
+        if ep is not None:
+            print(f"  P4Runtime {ep.grpc_address} device {ep.device_id} election "
+                  f"{ep.election_id[0]}:{ep.election_id[1]}"
+                  + (f" role {ep.role}" if ep.role else "") + (" TLS" if ep.tls_ca else ""))
+        roles = topo.port_roles_of(sw.name)
+        peers = {port: (peer, pp) for port, peer, pp in topo.neighbors(sw.name)}
+        for port in sorted(set(roles) | set(peers)):
+            peer = peers.get(port)
+            if peer is None:
+                to = "unconnected"
+            elif topo.is_nic(peer[0]):
+                to = f"{peer[0]} plane {peer[1]}"
+            else:
+                to = f"{peer[0]}:{peer[1]}"
+            role = roles.get(port)
+            print(f"  port {port:>4}  {role.value if role else '-':<8}  {to}")
+        return 0
+    size = sizing.size_of(topo)
+    print(f"{topo.name} ({topo.source}): {topo.planes} planes, radix {topo.radix}, "
+          f"{topo.wiring} wiring, SID block {topo.sid_block}")
+    print(f"  {size.nics:,} NICs, {size.switches:,} switches, {size.links:,} links")
+    for plane in range(topo.planes):
+        t0, t1 = topo.switches_of(plane, Tier.T0), topo.switches_of(plane, Tier.T1)
+        print(f"  plane {plane}: {len(t0)} T0 ({_span(t0)}), {len(t1)} T1 ({_span(t1)})")
+    q = topo.qos
+    print(f"  DSCP trimmable {q.dscp_trimmable}/{q.dscp_trimmable_retx}, trimmed "
+          f"{q.dscp_trimmed}/{q.dscp_trimmed_lasthop}, control {q.dscp_control}; trim above "
+          f"{q.trim_threshold} packets to {q.trim_bytes} B; ECN above {q.ecn_threshold}")
+    eps = [s.endpoint for s in topo.switches if s.endpoint is not None]
+    if eps:
+        print(f"  P4Runtime: {eps[0].grpc_address} .. {eps[-1].grpc_address} "
+              f"({len(eps)} switches with an endpoint)")
+    if topo.port_roles:
+        print(f"  {len(topo.port_roles)} configured port role(s)")
+    return 0
+
+
+def _span(switches: Sequence[Any]) -> str:
+    if not switches:
+        return "none"
+    return switches[0].name if len(switches) == 1 else f"{switches[0].name}..{switches[-1].name}"
+
+
+def add_topo_parser(sub: Any) -> None:
+    topo = sub.add_parser("topo", help="topologies: generate, size, show")
+    tsub = topo.add_subparsers(dest="topo_command", required=True)
+
+    gen = tsub.add_parser("generate", help="write a standard multi-plane two-tier Clos topology")
+    gen.add_argument("--planes", type=int, required=True, help="planes (NIC ports per NIC)")
+    gen.add_argument("--radix", type=int, required=True, help="ports per switch (per plane)")
+    gen.add_argument("--nics", type=int, default=None, help="NICs (default R²/2, the maximum)")
+    gen.add_argument("-o", "--output", default=DEFAULT_TOPOLOGY,
+                     help=f"output file (default {DEFAULT_TOPOLOGY}; '-' = stdout)")
+    gen.add_argument("--name", default=None, help="topology name (default clos-PxR-N)")
+    gen.add_argument("--explicit", action="store_true",
+                     help="list every switch, NIC and cable (small fabrics) instead of clos wiring")
+    gen.add_argument("--sid-block", default="fcbb:bbbb::/32", help="the /32 SID block")
+    gen.add_argument("--host", default="127.0.0.1", help="P4Runtime host of every switch")
+    gen.add_argument("--base-port", type=int, default=50000,
+                     help="switch k serves P4Runtime on HOST:(BASE_PORT + k)")
+    gen.set_defaults(func=cmd_topo_generate)
+
+    size = tsub.add_parser("size", help="the sizing table of a topology, or of a switch/NIC/plane "
+                                        "combination")
+    size.add_argument("topology", nargs="?", default=None,
+                      help=f"topology file (default {DEFAULT_TOPOLOGY}, as `generate` writes it)")
+    size.add_argument("--switch-tbps", type=float, default=None, help="switch capacity, Tb/s")
+    size.add_argument("--nic-gbps", type=float, default=None, help="NIC rate, Gb/s")
+    size.add_argument("--planes", type=int, default=None, help="planes per NIC")
+    size.set_defaults(func=cmd_topo_size)
+
+    show = tsub.add_parser("show", help="summarise a topology, or one switch's ports")
+    show.add_argument("topology", help="topology file")
+    show.add_argument("--switch", default=None, help="list this switch's ports, peers and roles")
+    show.set_defaults(func=cmd_topo_show)
+
+
+# --- mrc-ctl push / fabric up -------------------------------------------------------------------
+
+
+def _load_program(args: argparse.Namespace) -> Any:
+    """The switch program: compiled from --program, or the --p4info/--config files as given."""
+    from controller.p4rt.session import Program
+
+    if (args.p4info is None) != (args.config is None):
+        raise TopologyError("--p4info and --config go together (P4Info + device config)")
+    if args.p4info is not None:
+        return Program.from_files(args.p4info, args.config)
+    return Program.compile(args.program)
+
+
+def _with_session_overrides(topo: Any, args: argparse.Namespace) -> Any:
+    """The topology with --election-id/--role applied to every switch's endpoint."""
+    import dataclasses
+
+    changes: dict[str, Any] = {}
+    if args.election_id is not None:
+        high, _, low = args.election_id.rpartition(",")
+        try:
+            changes["election_id"] = (int(high or 0), int(low))
+        except ValueError:
+            raise TopologyError(f"--election-id {args.election_id!r}: expected LOW or "
+                                "HIGH,LOW") from None
+    if args.role is not None:
+        changes["role"] = args.role
+    if not changes:
+        return topo
+    switches = [dataclasses.replace(s, endpoint=dataclasses.replace(s.endpoint, **changes))
+                if s.endpoint is not None else s for s in topo.switches]
+    return dataclasses.replace(topo, switches=switches)
+
+
+def _push_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
+    """(topology, plan, program), or the exit status after printing what went wrong."""
+    from controller.plan.plan import build_plan
+    from controller.plan.usid import PlanError
+    from controller.topology import yaml_io
+    from softswitch.errors import ControlPlaneError, P4Error
+
+    try:
+        topo = _with_session_overrides(yaml_io.load(args.topology), args)
+        return topo, build_plan(topo), _load_program(args)
+    except (PlanError, P4Error, ControlPlaneError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from controller.p4rt.push import push
+
+    setup = _push_setup(args)
+    if isinstance(setup, int):
+        return setup
+    topo, plan, program = setup
+    for name in args.switch or ():
+        if name not in {s.name for s in topo.switches}:
+            raise TopologyError(f"no switch '{name}'", topo.source)
+    report = push(topo, plan, program, concurrency=args.concurrency, switches=args.switch,
+                  batch_size=args.batch_size, connect_timeout=args.connect_timeout,
+                  progress=True)
+    print(report.summary())
+    return report.exit_code
+
+
+def cmd_fabric_up(args: argparse.Namespace) -> int:
+    import contextlib
+    import signal
+    import threading
+
+    from controller.fabric_up import fabric_up
+
+    setup = _push_setup(args)
+    if isinstance(setup, int):
+        return setup
+    topo, plan, program = setup
+    try:
+        up = fabric_up(topo, plan, program, ephemeral_ports=args.ephemeral_ports,
+                       concurrency=args.concurrency, progress=True)
+    except OSError as exc:  # an endpoint address already taken
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with up:
+        assert up.report is not None
+        print(up.report.summary())
+        print(f"fabric {topo.name}: {len(up.fabric.switches)} softswitches, "
+              f"{len(up.fabric.hosts)} NIC ports; P4Runtime on "
+              + ", ".join(f"{s.name}={s.endpoint.grpc_address}" for s in up.topology.switches
+                          if s.endpoint is not None))
+        if not up.report.ok:
+            return up.report.exit_code
+        stop = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        print("running; Ctrl-C to stop" if args.seconds is None
+              else f"running for {args.seconds:g} s", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait(args.seconds)
+    return 0
+
+
+def _add_program_args(parser: Any) -> None:
+    parser.add_argument("topology", help="topology file")
+    parser.add_argument("--program", default=str(Path(__file__).resolve().parents[1] / "p4src"
+                                                 / "switch" / "srv6_switch.p4"),
+                        help="P4 program (or IR JSON) to compile with softswitch "
+                             "(default p4src/switch/srv6_switch.p4)")
+    parser.add_argument("--p4info", default=None, help="P4Info file (instead of --program)")
+    parser.add_argument("--config", default=None,
+                        help="device config with --p4info: IR JSON (softswitch) or BMv2 JSON")
+    parser.add_argument("--election-id", default=None,
+                        help="override every switch's election id: LOW or HIGH,LOW")
+    parser.add_argument("--role", default=None, help="override every switch's P4Runtime role")
+    parser.add_argument("--concurrency", type=int, default=64,
+                        help="switches pushed at once (default 64)")
+    parser.add_argument("--connect-timeout", type=float, default=10.0,
+                        help="seconds to wait for each switch (default 10)")
+    parser.add_argument("--batch-size", type=int, default=1000,
+                        help="updates per WriteRequest (default 1000)")
+
+
+def add_push_parsers(sub: Any) -> None:
+    push = sub.add_parser("push", help="push the plan to every switch (P4Runtime, reconciled)")
+    _add_program_args(push)
+    push.add_argument("--switch", action="append", default=None,
+                      help="push only this switch (repeatable)")
+    push.set_defaults(func=cmd_push)
+
+    fabric = sub.add_parser("fabric", help="in-process fabrics of softswitches")
+    fsub = fabric.add_subparsers(dest="fabric_command", required=True)
+    up = fsub.add_parser("up", help="start the topology as softswitches, push the plan, run")
+    _add_program_args(up)
+    up.add_argument("--ephemeral-ports", action="store_true",
+                    help="serve P4Runtime on free 127.0.0.1 ports instead of the endpoints'")
+    up.add_argument("--seconds", type=float, default=None,
+                    help="stop after this long (default: run until Ctrl-C)")
+    up.set_defaults(func=cmd_fabric_up)
+
+
+# --- the parser ---------------------------------------------------------------------------------
+
+# Each feature's `add_*_parser(subparsers)`; append yours.
+_PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mrc-ctl", description="the MRC SRv6 fabric controller")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in _PARSERS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except TopologyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""`mrc-ctl fabric up`: a topology as an in-process fabric of softswitches, programmed by `push`.
+
+One softswitch Device per topology switch (no program: the push installs it, as it would on
+`simple_switch_grpc --no-p4`), each with its P4Runtime server on its endpoint's address, links
+wired as the topology says, one host per NIC port (named `<nic>.p<plane>`) on its T0 port. The
+controller then programs the switches over gRPC exactly as it programs real ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from controller.p4rt.push import PlanLike, Progress, PushReport, push
+from controller.p4rt.session import Program
+from controller.plan.entries import PlannedEntry
+from controller.topology.model import Endpoint, Topology
+from softswitch.fabric import Fabric, Host
+
+CPU_PORT = 255  # p4src/README.md
+PRIORITY_QUEUES = 8  # the switch uses priorities 0-7
+EPHEMERAL = "127.0.0.1:0"
+
+
+def host_name(nic: str, plane: int) -> str:
+    return f"{nic}.p{plane}"
+
+
+@dataclass
+class RunningFabric:
+    """A started fabric, the topology with the addresses its servers really listen on, and the
+    report of the push that programmed it."""
+
+    fabric: Fabric
+    topology: Topology
+    report: PushReport | None = None
+
+    def host(self, nic: str, plane: int) -> Host:
+        return self.fabric.host(host_name(nic, plane))
+
+    def close(self) -> None:
+        self.fabric.close()
+
+    def __enter__(self) -> RunningFabric:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
+                 priority_queues: int = PRIORITY_QUEUES) -> tuple[Fabric, Topology]:
+    """The fabric (not started) and a copy of `topology` whose endpoints name the servers'
+    actual addresses: with `ephemeral_ports`, or for a switch without an endpoint, a free port
+    on 127.0.0.1 is taken instead of the endpoint's."""
+    fabric = Fabric()
+    switches = []
+    try:
+        for switch in topology.switches:
+            endpoint = switch.endpoint or Endpoint(EPHEMERAL, device_id=len(switches) + 1)
+            address = EPHEMERAL if ephemeral_ports else endpoint.grpc_address
+            node = fabric.add_switch(switch.name, None, device_id=endpoint.device_id,
+                                     cpu_port=CPU_PORT, grpc_address=address,
+                                     priority_queues=priority_queues)
+            actual = dataclasses.replace(endpoint, grpc_address=node.grpc_address)
+            switches.append(dataclasses.replace(switch, endpoint=actual))
+        names = {switch.name for switch in topology.switches}
+        for link in topology.iter_links():
+            if link.a in names and link.b in names:  # NIC ends become hosts below
+                fabric.link(link.a, link.a_port, link.b, link.b_port)
+        for nic in topology.nics:
+            for plane, (t0, port) in enumerate(nic.attachments):
+                fabric.add_host(host_name(nic.name, plane), t0, port)
+    except BaseException:
+        fabric.close()
+        raise
+    running = dataclasses.replace(topology, switches=switches)
+    return fabric, running
+
+
+def fabric_up(topology: Topology, plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
+              program: Program, *, ephemeral_ports: bool = False, concurrency: int = 64,
+              progress: Progress | bool = False) -> RunningFabric:
+    """Build and start the fabric, push the plan; the caller closes it (or uses `with`)."""
+    fabric, running = build_fabric(topology, ephemeral_ports=ephemeral_ports)
+    try:
+        fabric.start()
+        report = push(running, plan, program, concurrency=concurrency, progress=progress)
+    except BaseException:
+        fabric.close()
+        raise
+    return RunningFabric(fabric, running, report)

@@ -1,0 +1,134 @@
+"""Plan ⇄ switch: PlannedEntry ⇄ P4Runtime TableEntry through the P4Info, and the difference.
+
+Both sides are brought to one canonical form before comparing: a PlannedEntry whose names are
+the P4Info's full names and whose values are what a server reads back (bits outside an LPM
+prefix or a ternary mask cleared, don't-care fields left out). A planned entry written as
+`"dst_addr": (addr, 48)` and the entry a switch returns for it then compare equal.
+
+The difference (`diff`) is what a push writes: DELETE stale entries first (they may hold table
+space the new ones need), then MODIFY changed ones, then INSERT missing ones. A table's default
+action is never inserted or deleted, only modified, and only when the plan names one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from finsy.proto import p4r
+
+from controller.plan.entries import MatchValue, PlannedEntry
+from p4rt.entities import DELETE, INSERT, MODIFY, make_update
+from p4rt.matches import ExactMatch, LpmMatch, Match, OptionalMatch, RangeMatch, TernaryMatch
+from p4rt.schema import Schema
+from p4rt.tables import TableEntry
+
+
+def to_table_entry(schema: Schema, entry: PlannedEntry) -> TableEntry:
+    """The p4rt builder for a planned entry; EncodeError/SchemaError name the bad field."""
+    return TableEntry(schema, entry.table, match=dict(entry.match), action=entry.action or None,
+                      params=dict(entry.params), priority=entry.priority,
+                      is_default=entry.is_default)
+
+
+def _match_value(match: Match) -> MatchValue:
+    if isinstance(match, ExactMatch | OptionalMatch):
+        return match.value
+    if isinstance(match, LpmMatch):
+        return (match.value, match.prefix_len)
+    if isinstance(match, TernaryMatch):
+        return (match.value, match.mask)
+    assert isinstance(match, RangeMatch)
+    return (match.low, match.high)
+
+
+def from_table_entry(entry: TableEntry) -> PlannedEntry:
+    """The canonical PlannedEntry of a builder (full P4Info names, canonical values)."""
+    call = entry.action_call
+    action = call.name if call is not None else ""
+    params: tuple[tuple[str, int], ...] = ()
+    if call is not None:
+        params = tuple(sorted((name, value if isinstance(value, int)
+                               else int.from_bytes(value, "big"))
+                              for name, value in call.params.items()))
+    match = tuple(sorted((name, _match_value(value)) for name, value in entry.matches.items()))
+    return PlannedEntry(entry.name, match, action, params, entry.priority, entry.is_default)
+
+
+def canonical(schema: Schema, entry: PlannedEntry) -> PlannedEntry:
+    return from_table_entry(to_table_entry(schema, entry))
+
+
+def from_entity(schema: Schema, entity: p4r.Entity) -> PlannedEntry:
+    return from_table_entry(TableEntry.from_proto(schema, entity.table_entry))
+
+
+def read_requests(schema: Schema, planned: Iterable[PlannedEntry]) -> list[p4r.Entity]:
+    """What to read to know a switch's state as far as the plan goes: every table entry
+    (one wildcard), and the default entry of each table whose default the plan sets (asked one
+    table at a time: PI does not answer a default-entry wildcard over all tables)."""
+    wanted = [p4r.Entity(table_entry=p4r.TableEntry())]
+    tables = sorted({schema.table(entry.table).preamble.id
+                     for entry in planned if entry.is_default})
+    for table_id in tables:
+        wanted.append(p4r.Entity(table_entry=p4r.TableEntry(table_id=table_id,
+                                                            is_default_action=True)))
+    return wanted
+
+
+@dataclass
+class Diff:
+    """What to write to bring a switch from its state to the plan."""
+
+    deletes: list[PlannedEntry] = field(default_factory=list)
+    modifies: list[PlannedEntry] = field(default_factory=list)
+    inserts: list[PlannedEntry] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def writes(self) -> int:
+        return len(self.deletes) + len(self.modifies) + len(self.inserts)
+
+    def phases(self, schema: Schema) -> list[list[p4r.Update]]:
+        """The updates, one list per phase that must finish before the next starts."""
+        kinds = ((DELETE, self.deletes), (MODIFY, self.modifies), (INSERT, self.inserts))
+        return [[make_update(kind, to_table_entry(schema, entry)) for entry in entries]
+                for kind, entries in kinds if entries]
+
+
+def diff(schema: Schema, planned: Sequence[PlannedEntry],
+         current: Iterable[p4r.Entity]) -> Diff:
+    """Plan vs switch state (`current`: what `read_requests` returned).
+
+    Const entries (in the program, not the controller's) are left alone; so is a default
+    action the plan does not set. Two planned entries with one key are a plan bug, refused.
+    """
+    want: dict[tuple[object, ...], PlannedEntry] = {}
+    for entry in planned:
+        canon = canonical(schema, entry)
+        if canon.key in want and want[canon.key] != canon:
+            raise ValueError(f"the plan has two entries for one key: {want[canon.key].describe()} "
+                             f"and {canon.describe()}")
+        want[canon.key] = canon
+    have: dict[tuple[object, ...], PlannedEntry] = {}
+    for entity in current:
+        if entity.WhichOneof("entity") != "table_entry" or entity.table_entry.is_const:
+            continue
+        entry = from_entity(schema, entity)
+        have[entry.key] = entry
+    result = Diff()
+    for key, entry in have.items():
+        if key not in want:
+            if not entry.is_default:
+                result.deletes.append(entry)
+            continue
+        target = want[key]
+        if (target.action, target.params) == (entry.action, entry.params):
+            result.unchanged += 1
+        else:
+            result.modifies.append(target)
+    for key, entry in want.items():
+        if key not in have:
+            # A default the read did not return still exists on the switch: MODIFY it.
+            (result.modifies if entry.is_default else result.inserts).append(entry)
+    return result

@@ -1,0 +1,51 @@
+"""`mrc-ctl push` and `mrc-ctl fabric up` from the command line (controller.cli.main)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.fabric_up import build_fabric
+from controller.topology import yaml_io
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "topologies" / "tiny.yaml"
+
+pytestmark = pytest.mark.skipif(not TINY.is_file(), reason="topologies/tiny.yaml not written yet")
+
+
+def test_push_twice_then_a_backup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fabric, running = build_fabric(yaml_io.load(TINY), ephemeral_ports=True)
+    try:
+        path = tmp_path / "tiny-running.yaml"
+        path.write_text(yaml_io.dumps(running))
+        assert main(["push", str(path)]) == 0
+        first = capsys.readouterr().out
+        assert "8 switch(es), 0 failed" in first and "pipeline pushed" in first
+        assert main(["push", str(path), "--switch", "p0-t0-0"]) == 0
+        again = capsys.readouterr().out
+        assert "1 switch(es), 0 failed; entries: +0 ~0 -0" in again and "pipeline kept" in again
+        # The switches remember the highest election id they granted (0,1, the topology's),
+        # even after that controller left: a controller with 0,0 is a backup, refused.
+        assert main(["push", str(path), "--election-id", "0,0"]) == 1
+        refused = capsys.readouterr().out
+        assert "8 switch(es), 8 failed" in refused
+        assert "election id 0,0 is below the switch's primary election id 0,1" in refused
+    finally:
+        fabric.close()
+
+
+def test_push_reports_bad_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.p4"
+    bad.write_text("control oops(")
+    assert main(["push", str(TINY), "--program", str(bad)]) == 2
+    assert "bad.p4:" in capsys.readouterr().err
+
+
+def test_fabric_up_runs_and_stops(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fabric", "up", str(TINY), "--ephemeral-ports", "--seconds", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "8 switch(es), 0 failed; entries: +200" in out
+    assert "fabric tiny: 8 softswitches, 8 NIC ports" in out
