@@ -8,7 +8,7 @@ import platform
 import time
 from pathlib import Path
 
-from bench import packet_rate, runtime_rate
+from bench import controller_plan, controller_push, packet_rate, runtime_rate
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -47,6 +47,20 @@ def main() -> None:
             "benchmark": f"runtime.{r.name}", "count": r.count, "seconds": round(r.seconds, 3),
             "rate": round(r.rate), "unit": r.unit,
         })
+    for push_rate in controller_push.run_all():
+        rows.append((f"controller.{push_rate.name}", push_rate.count, push_rate.seconds,
+                     push_rate.rate, push_rate.unit))
+        _save(f"controller_{push_rate.name}", {
+            "benchmark": f"controller.{push_rate.name}", "count": push_rate.count,
+            "seconds": round(push_rate.seconds, 3), "rate": round(push_rate.rate),
+            "unit": push_rate.unit,
+        })
+
+    plan = controller_plan.bench_plan_check()  # 131,072 NICs: target < 60 s and < 4 GiB
+    rows.append((f"controller.{plan.name}", plan.entries, plan.seconds,
+                 plan.entries / plan.seconds, f"entries/s, peak {plan.peak_mib:.0f} MiB"
+                 + ("" if plan.ok else ", CHECK FAILED")))
+    _save(f"controller_{plan.name}", {"benchmark": f"controller.{plan.name}", **plan.__dict__})
 
     print(f"{'benchmark':<36} {'count':>9} {'seconds':>8} {'rate':>10}  unit")
     for name, count, seconds, rate, unit in rows:

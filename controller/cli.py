@@ -285,10 +285,94 @@ def add_push_parsers(sub: Any) -> None:
     up.set_defaults(func=cmd_fabric_up)
 
 
+# --- mrc-ctl plan / check -----------------------------------------------------------------------
+
+
+def _load_plan(path: str) -> tuple[Any, Any]:
+    from controller.plan.plan import build_plan
+    from controller.topology import yaml_io
+
+    topo = yaml_io.load(path)
+    return topo, build_plan(topo)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import json
+
+    from controller.plan.usid import PlanError, format_address
+
+    try:
+        topo, plan = _load_plan(args.topology)
+        if args.switch is not None and args.switch not in plan.wiring.switches:
+            raise TopologyError(f"no switch '{args.switch}'", topo.source)
+        if args.json:
+            json.dump(plan.to_json(args.switch), sys.stdout, indent=1)
+            print()
+            return 0
+        names = [args.switch] if args.switch is not None else plan.switch_names
+        for name in names:
+            entries = plan.switch(name)
+            print(f"# {name}  uSID {plan.usid(name):#06x}  {len(entries)} entries")
+            for e in entries:
+                print(f"  {e.describe()}")
+        if args.switch is None:
+            print(f"# templates: {plan.templates.count()} (one per plane, source T0, destination T0)")
+            for tpl in plan.templates:
+                slots = " : ".join(s if isinstance(s, str) else f"{s:04x}" for s in tpl.segments)
+                t1s = ", ".join(f"{n}={u:04x}" for n, u in tpl.t1_choices)
+                print(f"  plane {tpl.plane} {tpl.src_t0} -> {tpl.dst_t0}: {slots}"
+                      + (f"  T1 in {{{t1s}}}" if t1s else ""))
+            print(f"# block {format_address(plan.block)}/32")
+    except PlanError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `mrc-ctl plan ... | head`
+        return 0
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import time
+
+    from controller.plan.checker import check
+    from controller.plan.usid import PlanError
+
+    start = time.perf_counter()
+    try:
+        topo, plan = _load_plan(args.topology)
+        result = check(topo, plan, mode=args.mode, max_errors=args.max_errors,
+                       workers=args.workers)
+    except PlanError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{result.summary()} in {time.perf_counter() - start:.1f} s")
+    for err in result.errors:
+        print(f"  {err}")
+    return 0 if result.ok else 1
+
+
+def add_plan_parsers(sub: Any) -> None:
+    plan = sub.add_parser("plan", help="print the static SRv6 plan (entries per switch, templates)")
+    plan.add_argument("topology", help="topology file")
+    plan.add_argument("--switch", default=None, help="only this switch (and its templates)")
+    plan.add_argument("--json", action="store_true", help="JSON instead of text")
+    plan.set_defaults(func=cmd_plan)
+
+    chk = sub.add_parser("check", help="prove, without packets, that the plan delivers every path")
+    chk.add_argument("topology", help="topology file")
+    chk.add_argument("--mode", choices=("auto", "paths", "per-hop"), default="auto",
+                     help="walk every path, prove from per-hop facts, or pick by size (default)")
+    chk.add_argument("--max-errors", type=int, default=10, help="stop after this many (10)")
+    chk.add_argument("--workers", type=int, default=None,
+                     help="processes for the per-hop proof (default: one per CPU)")
+    chk.set_defaults(func=cmd_check)
+
+
 # --- the parser ---------------------------------------------------------------------------------
 
 # Each feature's `add_*_parser(subparsers)`; append yours.
-_PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers]
+_PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
+                                          add_plan_parsers]
 
 
 def build_parser() -> argparse.ArgumentParser:
