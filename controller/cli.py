@@ -303,7 +303,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     try:
         topo, plan = _load_plan(args.topology)
-        if args.switch is not None and args.switch not in plan.wiring.switches:
+        if args.switch is not None and not topo.is_switch(args.switch):
             raise TopologyError(f"no switch '{args.switch}'", topo.source)
         if args.json:
             json.dump(plan.to_json(args.switch), sys.stdout, indent=1)

@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 
 from controller.plan.entries import PlannedEntry
 from controller.plan.plan import FabricPlan
+from controller.plan.switch_plan import Peer, peers_of
 from controller.plan.templates import PathTemplate, Slot
 from controller.plan.usid import (
     LOCAL_MIN,
@@ -38,7 +39,6 @@ from controller.plan.usid import (
     ua_usid,
     usid_prefix,
 )
-from controller.plan.wiring import Peer
 from controller.topology.model import PortRole, Switch, Tier, Topology
 
 NIC_HOP_LIMIT = 64  # what a NIC puts in the outer header
@@ -207,7 +207,6 @@ class _Checker:
     def __init__(self, topology: Topology, plan: FabricPlan, max_errors: int) -> None:
         self.topo = topology
         self.plan = plan
-        self.w = plan.wiring
         self.max_errors = max_errors
         self.result = CheckResult("paths")
         self._tables: dict[str, SwitchTables] = {}
@@ -229,6 +228,23 @@ class _Checker:
             if cache:
                 self._tables[name] = t
         return t
+
+    # -- topology lookups that tolerate names a broken plan or NIC may give -------------------
+    def _switch(self, name: str) -> Switch | None:
+        try:
+            return self.topo.switch(name)
+        except KeyError:
+            return None
+
+    def _tier(self, switch: str) -> Tier:
+        return self.topo.switch(switch).tier
+
+    def _peer(self, switch: str, port: int) -> Peer | None:
+        found = self.topo.peer(switch, port)
+        if found is None:
+            return None
+        name, peer_port = found
+        return Peer(port, name, peer_port, self.topo.is_nic(name))
 
     # -- facts that do not depend on paths --------------------------------------------------
     def check_allocation(self) -> bool:
@@ -258,8 +274,8 @@ class _Checker:
                 problems.append(f"NIC {nic.name} has {len(nic.attachments)} ports for "
                                 f"{self.topo.planes} planes")
             for plane, (sw, port) in enumerate(nic.attachments):
-                s = self.w.switches.get(sw)
-                peer = self.w.peer(sw, port) if s is not None else None
+                s = self._switch(sw)
+                peer = self._peer(sw, port) if s is not None else None
                 if s is None or s.tier != Tier.T0 or s.plane != plane:
                     problems.append(f"NIC {nic.name}'s plane-{plane} port is cabled to {sw}, "
                                     f"not a T0 of plane {plane}")
@@ -297,7 +313,7 @@ class _Checker:
         """Follow one path; "" when it is delivered as expected, else what went wrong."""
         where = _path_words(src, dst, plane, t1, tpl)
         addr = tpl.expand(self.plan.block, t1, dst_port)
-        sw, in_port = self.w.nics[src].attachments[plane]
+        sw, in_port = self.topo.nic(src).attachments[plane]
         hop_limit = NIC_HOP_LIMIT
         seen: set[tuple[str, int]] = set()
         visited: list[str] = []
@@ -307,13 +323,13 @@ class _Checker:
                 return f"{where}: loops ({' → '.join([*visited, sw])})"
             seen.add((sw, addr))
             visited.append(sw)
-            s = self.w.switches[sw]
+            s = self.topo.switch(sw)
             if s.plane != plane:
                 return f"{where}: leaves plane {plane} at {' → '.join(visited)} (plane {s.plane})"
             hop = simulate_hop(self.tables(sw), in_port, addr, hop_limit)
             if hop.error:
                 return f"{where}: {hop.error}"
-            peer = self.w.peer(sw, hop.port)
+            peer = self._peer(sw, hop.port)
             if peer is None:
                 return f"{where}: {sw} sends it out of port {hop.port}, which is not cabled"
             mac_error = mac_error or self._check_link(s, hop, peer)
@@ -334,8 +350,8 @@ class _Checker:
         if hop.smac != switch_mac(self.plan.usid(s.name)):
             return f"{s.name} port {hop.port}: source MAC {hop.smac:#014x} is not the switch's"
         if peer.is_nic:
-            want = nic_mac(self.w.nics[peer.name], peer.peer_port)
-        elif peer.name in self.w.switches:
+            want = nic_mac(self.topo.nic(peer.name), peer.peer_port)
+        elif self.topo.is_switch(peer.name):
             want = switch_mac(self.plan.usid(peer.name))
         else:
             return f"{s.name} port {hop.port} leads to unknown {peer.name}"
@@ -352,7 +368,7 @@ class _Checker:
             if s.plane != plane:
                 continue
             t = self.tables(s.name, cache=False)
-            ports = self.w.ports(s.name)
+            ports = peers_of(self.topo, s.name)
             if s.tier == Tier.T0:
                 done = self._t0_facts(s, t, ports)
             else:
@@ -366,7 +382,7 @@ class _Checker:
     def _t0_facts(self, s: Switch, t: SwitchTables, ports: list[Peer]) -> bool:
         block, me = self.plan.block, self.plan.usid(s.name)
         hosts = [p for p in ports if p.is_nic]
-        ups = [p for p in ports if not p.is_nic and self.w.switches[p.name].tier == Tier.T1]
+        ups = [p for p in ports if not p.is_nic and self._tier(p.name) == Tier.T1]
         if self._port_problems(s, t, hosts, ups):
             return True
         in_host = hosts[0].port if hosts else None
@@ -392,7 +408,7 @@ class _Checker:
 
     def _t1_facts(self, s: Switch, t: SwitchTables, ports: list[Peer]) -> bool:
         block, me = self.plan.block, self.plan.usid(s.name)
-        downs = [p for p in ports if not p.is_nic and self.w.switches[p.name].tier == Tier.T0]
+        downs = [p for p in ports if not p.is_nic and self._tier(p.name) == Tier.T0]
         if self._port_problems(s, t, [], downs):
             return True
         if not downs:
@@ -413,7 +429,7 @@ class _Checker:
         True when enough errors were found to stop."""
         problems = []
         for p in hosts:
-            atts = self.w.nics[p.name].attachments
+            atts = self.topo.nic(p.name).attachments
             if t.roles.get(p.port) != PortRole.HOST:
                 problems.append(f"{s.name} port {p.port} (NIC {p.name}) is not a HOST port")
             if p.peer_port != s.plane or s.plane >= len(atts) or atts[s.plane] != (s.name, p.port):
@@ -433,7 +449,7 @@ class _Checker:
         if want_dst is not None and hop.dst != want_dst:
             return f"{s.name} sends it on as {_addr(hop.dst)}, not {_addr(want_dst)}"
         if hop.port != want.port:
-            peer = self.w.peer(s.name, hop.port)
+            peer = self._peer(s.name, hop.port)
             got = f"{peer.name}" if peer else "nothing"
             return f"{s.name} sends it out of port {hop.port} (to {got}), not to {want.name}"
         return self._check_link(s, hop, want)
@@ -449,8 +465,7 @@ class _Checker:
     def _template_error(self, tpl: PathTemplate, ok_choices: set[tuple[int, str]]) -> str:
         words = f"template plane {tpl.plane} {tpl.src_t0} → {tpl.dst_t0}"
         plane = tpl.plane
-        sw = self.w.switches
-        src, dst = sw.get(tpl.src_t0), sw.get(tpl.dst_t0)
+        src, dst = self._switch(tpl.src_t0), self._switch(tpl.dst_t0)
         for x in (src, dst):
             if x is None or x.tier != Tier.T0 or x.plane != plane:
                 return f"{words}: {x.name if x else '?'} is not a T0 of plane {plane}"
@@ -468,9 +483,9 @@ class _Checker:
             key = (id(tpl.t1_choices), end)
             if key in ok_choices:
                 continue
-            ports = {p.name for p in self.w.ports(end)}
+            ports = {name for _, name, _ in self.topo.neighbors(end)}
             for name, t1u in tpl.t1_choices:
-                t1 = sw.get(name)
+                t1 = self._switch(name)
                 if t1 is None or t1.tier != Tier.T1 or t1.plane != plane:
                     return f"{words}: T1 choice {name} is not a T1 of plane {plane}"
                 if t1u != u(name):
@@ -499,13 +514,13 @@ class _Checker:
 
     # -- words: an example path for a failed fact --------------------------------------------
     def _nic_on(self, t0: str, exclude: str = "") -> str | None:
-        for p in self.w.ports(t0):
+        for p in peers_of(self.topo, t0):
             if p.is_nic and p.name != exclude:
                 return p.name
         return None
 
     def _other_t0(self, s: Switch, t1: str | None = None) -> str | None:
-        for p in self.w.ports(t1) if t1 else ():
+        for p in peers_of(self.topo, t1) if t1 else ():
             if p.name != s.name and self._nic_on(p.name):
                 return p.name
         return None
@@ -521,7 +536,7 @@ class _Checker:
     def _example_t1(self, t1: Switch, t0: str, err: str) -> str:
         dst = self._nic_on(t0)
         src = None
-        for p in self.w.ports(t1.name):
+        for p in peers_of(self.topo, t1.name):
             if p.name != t0:
                 src = self._nic_on(p.name)
                 if src:

@@ -20,7 +20,7 @@ from controller.plan.usid import (
     parse_block,
     switch_usid,
 )
-from controller.plan.wiring import Wiring
+from controller.topology.errors import TopologyError
 from controller.topology.model import PortRole, Topology
 
 
@@ -29,17 +29,22 @@ class FabricPlan:
 
     def __init__(self, topology: Topology, usids: dict[str, int] | None = None) -> None:
         self.topology = topology
-        self.wiring = Wiring(topology)
+        try:
+            # A fresh index (entries may have been edited in place) that also proves the names
+            # unique and every port cabled once.
+            topology.reindex()
+        except TopologyError as exc:
+            raise PlanError(f"{topology.source}: {exc.message}") from None
         self.block = parse_block(topology.sid_block)
         self.usids: dict[str, int] = (dict(usids) if usids is not None else
                                       {s.name: switch_usid(s) for s in topology.switches})
         self._roles: dict[str, dict[int, PortRole]] = {}
         for (name, port), role in topology.port_roles.items():
-            if name not in self.wiring.switches:
+            if not topology.is_switch(name):
                 raise PlanError(f"{topology.source}: port_roles names unknown switch {name!r}")
             self._roles.setdefault(name, {})[port] = role
-        self.templates = TemplateBook(self.wiring, self.usid)
-        self._planner = SwitchPlanner(self.wiring, self.block, self.usid)
+        self.templates = TemplateBook(topology, self.usid)
+        self._planner = SwitchPlanner(topology, self.block, self.usid)
 
     def usid(self, name: str) -> int:
         try:
@@ -54,9 +59,9 @@ class FabricPlan:
 
     def switch(self, name: str) -> list[PlannedEntry]:
         """The switch's entries, table by table (switch_plan.TABLE_ORDER), each table sorted."""
-        if name not in self.wiring.switches:
+        if not self.topology.is_switch(name):
             raise PlanError(f"no switch {name!r} in {self.topology.name}")
-        return self._planner.entries(self.wiring.switches[name], self._roles.get(name))
+        return self._planner.entries(self.topology.switch(name), self._roles.get(name))
 
     def items(self) -> Iterator[tuple[str, list[PlannedEntry]]]:
         for name in self.switch_names:
@@ -70,7 +75,7 @@ class FabricPlan:
 
     def carrier(self, src_nic: str, dst_nic: str, plane: int, t1: str | None) -> int:
         """One path's carrier: the outer destination `src_nic` sends to reach `dst_nic`."""
-        src, dst = self.wiring.nics[src_nic], self.wiring.nics[dst_nic]
+        src, dst = self.topology.nic(src_nic), self.topology.nic(dst_nic)
         tpl, port = self.templates.for_pair(src, dst, plane)
         return tpl.expand(self.block, t1, port)
 
@@ -89,7 +94,7 @@ class FabricPlan:
             if switch is None:
                 out["templates"] = [t.to_json() for t in self.templates]
             else:
-                sw = self.wiring.switches[switch]
+                sw = self.topology.switch(switch)
                 out["templates"] = [t.to_json() for t in self.templates
                                     if t.plane == sw.plane and t.src_t0 == switch]
         return out

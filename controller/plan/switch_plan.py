@@ -11,16 +11,31 @@ in TABLE_ORDER, each table sorted by key, so a plan is deterministic and diffs l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from controller.plan.entries import PlannedEntry
 from controller.plan.usid import nic_mac, switch_mac, ua_usid, usid_prefix
-from controller.plan.wiring import Peer, Wiring
-from controller.topology.model import PortRole, Switch
+from controller.topology.model import PortRole, Switch, Topology
 
 TABLE_ORDER = ("port_role", "egress_port_role", "sid_block", "my_sid", "route_v6",
                "hop_limit_policy", "dscp_priority", "trimmable_dscp", "trim_config", "ecn_config")
 HIGH_PRIORITY = 7
 DATA_PRIORITY = 0
+
+
+class Peer(NamedTuple):
+    """The far end of a cable seen from a switch port. For a NIC, `peer_port` is its plane."""
+
+    port: int
+    name: str
+    peer_port: int
+    is_nic: bool
+
+
+def peers_of(topology: Topology, switch: str) -> list[Peer]:
+    """`topology.neighbors(switch)` with each far end marked NIC or switch."""
+    is_nic = topology.is_nic
+    return [Peer(port, name, pp, is_nic(name)) for port, name, pp in topology.neighbors(switch)]
 
 
 def port_roles(ports: list[Peer], overrides: Mapping[int, PortRole]) -> dict[int, PortRole]:
@@ -35,8 +50,8 @@ class SwitchPlanner:
     QoS, trimming, ECN: the same on every switch with the same port) are made once and shared,
     which halves the work at 15 million entries."""
 
-    def __init__(self, wiring: Wiring, block: int, usid_of: Callable[[str], int]) -> None:
-        self.wiring = wiring
+    def __init__(self, topology: Topology, block: int, usid_of: Callable[[str], int]) -> None:
+        self.topology = topology
         self.block = block
         self.usid_of = usid_of
         self._port_entries: dict[tuple[int, PortRole], tuple[PlannedEntry, ...]] = {}
@@ -45,8 +60,8 @@ class SwitchPlanner:
     def entries(self, sw: Switch,
                 role_overrides: Mapping[int, PortRole] | None = None) -> list[PlannedEntry]:
         """Every entry of one switch, in TABLE_ORDER, each table sorted by key."""
-        block, usid_of, nics = self.block, self.usid_of, self.wiring.nics
-        ports = self.wiring.ports(sw.name)
+        block, usid_of, nic = self.block, self.usid_of, self.topology.nic
+        ports = peers_of(self.topology, sw.name)
         roles = port_roles(ports, role_overrides or {})
         per_port = [self._for_port(port, role) for port, role in sorted(roles.items())]
         me = usid_of(sw.name)
@@ -59,7 +74,7 @@ class SwitchPlanner:
             if p.is_nic:
                 if role != PortRole.HOST:
                     continue  # an operator-disabled host port gets no way in
-                fwd = (("dmac", nic_mac(nics[p.name], p.peer_port)), ("port", p.port),
+                fwd = (("dmac", nic_mac(nic(p.name), p.peer_port)), ("port", p.port),
                        ("smac", my_mac))
                 local = ua_usid(p.port)
                 ua.append(_entry("my_sid", "dst_addr", usid_prefix(block, local), "usid_ua", fwd))
@@ -89,7 +104,7 @@ class SwitchPlanner:
         found = self._port_entries.get(key)
         if found is not None:
             return found
-        qos = self.wiring.topology.qos
+        qos = self.topology.qos
         out = [_entry("port_role", "port", port, "set_port_role", (("role", role.p4_value),)),
                _entry("egress_port_role", "port", port, "set_egress_port_role",
                       (("role", role.p4_value),))]
@@ -106,7 +121,7 @@ class SwitchPlanner:
 
     def _fixed_entries(self) -> list[PlannedEntry]:
         """sid_block, then hop_limit_policy, dscp_priority, trimmable_dscp: the same everywhere."""
-        qos = self.wiring.topology.qos
+        qos = self.topology.qos
         out = [_entry("sid_block", "dst_addr", (self.block, 32), "in_sid_block"),
                PlannedEntry.default("hop_limit_policy", "drop_hop_limit")]
         high = {qos.dscp_control, qos.dscp_trimmed, qos.dscp_trimmed_lasthop}

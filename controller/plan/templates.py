@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.plan.usid import NIC_DECAP_USID, PlanError, carrier, ua_usid
-from controller.plan.wiring import Wiring
-from controller.topology.model import Nic, Switch, Tier
+from controller.topology.model import Nic, Switch, Tier, Topology
 
 
 class Slot(StrEnum):
@@ -73,8 +72,8 @@ class PathTemplate:
 class TemplateBook:
     """Every template of a fabric, made on demand; per-plane T1 choices are shared tuples."""
 
-    def __init__(self, wiring: Wiring, usid_of: Callable[[str], int]) -> None:
-        self.wiring = wiring
+    def __init__(self, topology: Topology, usid_of: Callable[[str], int]) -> None:
+        self.topology = topology
         self.usid_of = usid_of
         self._t1_up: dict[str, frozenset[str]] = {}
         self._interned: dict[frozenset[str], frozenset[str]] = {}
@@ -83,17 +82,15 @@ class TemplateBook:
 
     def t0s(self, plane: int) -> list[Switch]:
         if plane not in self._t0s:
-            self._t0s[plane] = sorted(
-                (s for s in self.wiring.topology.switches if s.plane == plane and s.tier == Tier.T0),
-                key=lambda s: s.index)
+            self._t0s[plane] = self.topology.switches_of(plane, Tier.T0)
         return self._t0s[plane]
 
     def _uplinks(self, t0: str) -> frozenset[str]:
         ups = self._t1_up.get(t0)
         if ups is None:
-            sw = self.wiring.switches
-            ups = frozenset(p.name for p in self.wiring.ports(t0)
-                            if not p.is_nic and sw[p.name].tier == Tier.T1)
+            topo = self.topology
+            ups = frozenset(name for _, name, _ in topo.neighbors(t0)
+                            if not topo.is_nic(name) and topo.switch(name).tier == Tier.T1)
             # Interned, so T0s with the same uplinks (all of them, in a Clos) share one key below.
             ups = self._interned.setdefault(ups, ups)
             self._t1_up[t0] = ups
@@ -106,9 +103,9 @@ class TemplateBook:
         choices = self._choices.get(key)
         if choices is None:
             common = a & b
-            sw = self.wiring.switches
-            names = sorted((n for n in common if sw[n].plane == plane),
-                           key=lambda n: sw[n].index)
+            sw = self.topology.switch
+            names = sorted((n for n in common if sw(n).plane == plane),
+                           key=lambda n: sw(n).index)
             choices = tuple((n, self.usid_of(n)) for n in names)
             self._choices[key] = choices
         return choices
@@ -123,7 +120,7 @@ class TemplateBook:
 
     def __iter__(self) -> Iterator[PathTemplate]:
         """Every template: plane, then source T0, then destination T0, by index."""
-        for plane in range(self.wiring.topology.planes):
+        for plane in range(self.topology.planes):
             yield from self.in_plane(plane)
 
     def in_plane(self, plane: int) -> Iterator[PathTemplate]:
@@ -133,7 +130,7 @@ class TemplateBook:
                 yield self.template(plane, a.name, b.name)
 
     def count(self) -> int:
-        return sum(len(self.t0s(p)) ** 2 for p in range(self.wiring.topology.planes))
+        return sum(len(self.t0s(p)) ** 2 for p in range(self.topology.planes))
 
     def for_pair(self, src: Nic, dst: Nic, plane: int) -> tuple[PathTemplate, int]:
         """The template a NIC pair uses in a plane, and the destination's T0 port."""

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from controller.topology.errors import TopologyError
+
 
 class Tier(StrEnum):
     T0 = "T0"
@@ -114,7 +116,8 @@ class Topology:
     source: str = "<memory>"
 
     # The lookups below go through an index built on first use and rebuilt when the lists change
-    # length; after editing entries in place, call `reindex()`.
+    # length; after editing entries in place, call `reindex()`. Building the index checks what
+    # the lookups rely on (unique names, each port cabled once) and raises TopologyError.
 
     def switch(self, name: str) -> Switch:
         return self._idx().switches[name]
@@ -213,6 +216,9 @@ class Topology:
     def is_nic(self, name: str) -> bool:
         return name in self._idx().nics
 
+    def is_switch(self, name: str) -> bool:
+        return name in self._idx().switches
+
     def port_role(self, switch: str, port: int) -> PortRole | None:
         """The effective role of a port: `port_roles` when it names the port, else HOST for a
         NIC-facing port and FABRIC for a switch-facing one; None for an unconnected port."""
@@ -236,14 +242,17 @@ class Topology:
         return dict(sorted(roles.items()))
 
     def reindex(self) -> None:
+        """Rebuild the index now (after editing entries in place); raises TopologyError."""
         self.__dict__.pop("_index", None)
+        self._idx()
 
     def _idx(self) -> _Index:
+        # Hot (millions of calls when planning a large fabric): compare the lists themselves.
         ix: _Index | None = self.__dict__.get("_index")
-        stamp = (id(self.switches), len(self.switches), id(self.nics), len(self.nics),
-                 id(self.links), len(self.links))
-        if ix is None or ix.stamp != stamp:
-            ix = _Index.build(self, stamp)
+        if (ix is None or ix.lists[0] is not self.switches or ix.lists[1] is not self.nics
+                or ix.lists[2] is not self.links
+                or ix.sizes != (len(self.switches), len(self.nics), len(self.links))):
+            ix = _Index.build(self)
             self.__dict__["_index"] = ix
         return ix
 
@@ -252,7 +261,8 @@ class Topology:
 class _Index:
     """Name and position lookups for one Topology (rebuilt when its lists change)."""
 
-    stamp: tuple[int, ...]
+    lists: tuple[list[Switch], list[Nic], list[Link]]  # what it indexes, and their lengths then
+    sizes: tuple[int, int, int]
     switches: dict[str, Switch]
     nics: dict[str, Nic]
     grid: dict[tuple[int, Tier], list[Switch]]
@@ -260,9 +270,26 @@ class _Index:
     ports_of: dict[str, dict[int, tuple[str, int]]]  # explicit wiring: switch → port → peer
 
     @staticmethod
-    def build(topo: Topology, stamp: tuple[int, ...]) -> _Index:
+    def build(topo: Topology) -> _Index:
+        def fail(message: str) -> TopologyError:
+            return TopologyError(message, topo.source)
+
+        if topo.wiring not in ("clos", "explicit"):
+            raise fail(f"unknown wiring {topo.wiring!r}")
         switches = {s.name: s for s in topo.switches}
+        if len(switches) != len(topo.switches):
+            seen: set[str] = set()
+            for s in topo.switches:
+                if s.name in seen:
+                    raise fail(f"switch {s.name!r} is defined twice")
+                seen.add(s.name)
         nics = {n.name: n for n in topo.nics}
+        if len(nics) != len(topo.nics) or not switches.keys().isdisjoint(nics):
+            seen = set(switches)
+            for n in topo.nics:
+                if n.name in seen:
+                    raise fail(f"name {n.name!r} is used twice")
+                seen.add(n.name)
         grid: dict[tuple[int, Tier], list[Switch]] = {}
         for s in sorted(topo.switches, key=lambda s: (s.plane, s.tier, s.index)):
             grid.setdefault((s.plane, s.tier), []).append(s)
@@ -271,14 +298,24 @@ class _Index:
         if topo.wiring != "clos":
 
             def add(a: str, ap: int, b: str, bp: int) -> None:
-                if a in switches:
-                    peers[(a, ap)] = (b, bp)
-                    ports_of.setdefault(a, {})[ap] = (b, bp)
+                if a not in switches:
+                    raise fail(f"a link names unknown switch {a!r}")
+                have = peers.get((a, ap))
+                if have is not None and have != (b, bp):
+                    raise fail(f"{a} port {ap} is cabled twice ({have[0]} and {b})")
+                peers[(a, ap)] = (b, bp)
+                ports_of.setdefault(a, {})[ap] = (b, bp)
 
             for link in topo.links:
-                add(link.a, link.a_port, link.b, link.b_port)
-                add(link.b, link.b_port, link.a, link.a_port)
+                if link.a in nics and link.b in nics:
+                    raise fail(f"link {link.a} - {link.b} joins two NICs")
+                if link.a not in nics:
+                    add(link.a, link.a_port, link.b, link.b_port)
+                if link.b not in nics:
+                    add(link.b, link.b_port, link.a, link.a_port)
             for nic in topo.nics:
                 for plane, (t0, port) in enumerate(nic.attachments):
                     add(t0, port, nic.name, plane)
-        return _Index(stamp, switches, nics, grid, peers, ports_of)
+        lists = (topo.switches, topo.nics, topo.links)
+        return _Index(lists, (len(lists[0]), len(lists[1]), len(lists[2])), switches, nics, grid,
+                      peers, ports_of)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import json
+import re
 
 import pytest
 from plan_fixtures import clos
@@ -23,7 +24,8 @@ from controller.plan.usid import (
     switch_usid,
     ua_usid,
 )
-from controller.topology.model import PortRole, Switch, Tier
+from controller.topology.errors import TopologyError
+from controller.topology.model import Link, PortRole, Switch, Tier, Topology
 
 BLOCK = int(ipaddress.IPv6Address("fcbb:bbbb::"))
 
@@ -211,16 +213,35 @@ def test_generated_topology_plans(tmp_path, capsys) -> None:
     assert "usid_ua_combined" in text and "templates: 8" in text
 
 
-@pytest.mark.parametrize("wiring", ["clos", "explicit"])
-def test_wiring_agrees_with_the_topology_model(wiring: str) -> None:
-    from controller.plan.wiring import Wiring
-    from controller.topology.generate import generate
+def _broken(kind: str) -> Topology:
+    topo = clos(planes=1, radix=4, explicit=True)
+    if kind == "switch twice":
+        topo.switches.append(dataclasses.replace(topo.switches[0], index=9))
+    elif kind == "name twice":
+        topo.nics.append(dataclasses.replace(topo.nics[0], name=topo.switches[0].name))
+    elif kind == "unknown switch":
+        topo.links.append(dataclasses.replace(topo.links[0], a="nope"))
+    elif kind == "two NICs":
+        topo.links.append(Link(topo.nics[0].name, 0, topo.nics[1].name, 0))
+    elif kind == "cabled twice":
+        topo.links.append(dataclasses.replace(topo.links[0], b="p0-t1-01"))
+    else:
+        topo.wiring = "mesh"
+    return topo
 
-    topo = generate(2, 8, 13, wiring=wiring)
-    w = Wiring(topo)
-    for s in topo.switches:
-        assert [(p.port, p.name, p.peer_port) for p in w.ports(s.name)] == topo.neighbors(s.name)
-        for port in range(topo.radix + 1):
-            peer = w.peer(s.name, port)
-            assert (None if peer is None else (peer.name, peer.peer_port)) == \
-                topo.peer(s.name, port)
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("switch twice", "switch 'p0-t0-00' is defined twice"),
+    ("name twice", "name 'p0-t0-00' is used twice"),
+    ("unknown switch", "a link names unknown switch 'nope'"),
+    ("two NICs", "link n0 - n1 joins two NICs"),
+    ("cabled twice", "p0-t0-00 port 2 is cabled twice (p0-t1-00 and p0-t1-01)"),
+    ("wiring", "unknown wiring 'mesh'"),
+])
+def test_hand_built_topologies_are_validated(kind: str, message: str) -> None:
+    # The loader reports these with a location; a Topology built in code gets them from the
+    # model's index, and the planner as PlanErrors.
+    with pytest.raises(TopologyError, match=re.escape(message)):
+        _broken(kind).has_node("p0-t0-00")
+    with pytest.raises(PlanError, match=re.escape(f"<memory>: {message}")):
+        build_plan(_broken(kind))
