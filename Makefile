@@ -38,41 +38,19 @@ test-slow: install
 bench: install
 	$(PY) -m bench.run
 
-# The demo grows with the project: today it compiles the SRv6 uSID benchmark program to P4Info and
-# IR JSON, and runs an STF test against it with a BMv2-style packet trace.
+# The demo grows with the project: compile the fabric switch (P4Info + IR JSON), run an STF test
+# with a BMv2-style trace, size the 131,072-GPU fabric, then bring the tiny topology up as
+# softswitches, push the static SRv6 plan over P4Runtime and send a packet from every NIC to every
+# NIC over every plane and T1.
 demo: install
 	mkdir -p $(OUT)
-	$(VENV)/bin/softswitch compile tests/p4/usid_forward.p4 --p4info $(OUT)/usid_forward.p4info.txtpb --ir $(OUT)/usid_forward.json
-	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console
-
-# p4runtime-shell pins protobuf < 3.21 and ipython 7, so it lives in its own venv.
-shell-venv: $(SHELL_VENV)/.installed
-
-$(SHELL_VENV)/.installed:
-	test -x $(SHELL_VENV)/bin/python || $(PYTHON) -m venv $(SHELL_VENV)
-	$(SHELL_VENV)/bin/python -m pip install -q --upgrade pip
-	$(SHELL_VENV)/bin/python -m pip install -q p4runtime-shell==0.0.6
-	touch $@
-
-# An interactive p4runtime-shell on a running switch (softswitch run or simple_switch_grpc);
-# with P4INFO=... CONFIG=... it also pushes that pipeline first.
-shell: shell-venv
-	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
-		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
-
-# PTF suites (ptf_tests/suites.py says which program and switch options each runs with).
-# `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root); TARGET=bmv2 runs the
-# same suites on p4c + simple_switch_grpc. Logs and pcaps: out/ptf/<suite>-<target>/.
-TARGET              ?= softswitch
-PTF_ARGS            ?=
-PTF_SUITES          := runtime switch
-PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
-
-ptf: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --suite $(s) $(PTF_ARGS) &&) true
-
-ptf-veth: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --suite $(s) $(PTF_ARGS) &&) true
+	$(VENV)/bin/softswitch compile p4src/switch/srv6_switch.p4 --p4info $(OUT)/srv6_switch.p4info.txtpb --ir $(OUT)/srv6_switch.json
+	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console \
+		> $(OUT)/stf-trace.log || (cat $(OUT)/stf-trace.log; false)
+	tail -25 $(OUT)/stf-trace.log
+	$(VENV)/bin/mrc-ctl topo generate --planes 8 --radix 512 -o $(OUT)/fabric-131k.yaml
+	$(VENV)/bin/mrc-ctl topo size $(OUT)/fabric-131k.yaml
+	$(PY) -m controller.demo topologies/tiny.yaml
 
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)
