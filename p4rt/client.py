@@ -117,6 +117,16 @@ def write_request(device_id: int, election_id: ElectionId, role: str,
                             updates=updates, atomicity=atomicity)  # type: ignore[arg-type]
 
 
+def pipeline_request(device_id: int, election_id: ElectionId, role: str, p4info: p4i.P4Info,
+                     device_config: bytes, cookie: int,
+                     action: int) -> p4r.SetForwardingPipelineConfigRequest:
+    config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
+    config.cookie.cookie = cookie
+    return p4r.SetForwardingPipelineConfigRequest(
+        device_id=device_id, election_id=uint128(election_id), role=role,
+        action=action, config=config)  # type: ignore[arg-type]
+
+
 def to_update(item: UpdateLike) -> p4r.Update:
     if isinstance(item, p4r.Update):
         return item
@@ -320,12 +330,8 @@ class SwitchConnection:
         """
         info = _p4info_of(p4info)
         action_value = _enum(PipelineAction, action, "pipeline action")
-        config = p4r.ForwardingPipelineConfig(p4info=info,
-                                              p4_device_config=_device_config_bytes(device_config))
-        config.cookie.cookie = cookie
-        request = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=uint128(self.election_id), role=self.role,
-            action=action_value, config=config)  # type: ignore[arg-type]
+        request = pipeline_request(self.device_id, self.election_id, self.role, info,
+                                   _device_config_bytes(device_config), cookie, action_value)
         self._rpc("SetForwardingPipelineConfig", self.open_channel().SetForwardingPipelineConfig,
                   request)
         if action_value != PipelineAction.VERIFY:

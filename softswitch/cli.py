@@ -30,17 +30,12 @@ def load_program(path: str, include_dirs: Sequence[str] = (),
 
     if not Path(path).is_file():
         raise P4Error(f"{path}: no such file")
-    for item in defines:
-        if not item.partition("=")[0]:
-            raise P4Error(f"bad -D option '{item}': expected NAME or NAME=VALUE")
     return load(path, include_dirs, parse_defines(defines))
 
 
 def _save_ir(checked: CheckedProgram, path: str) -> None:
-    try:
-        from softswitch.ir.serialize import save_ir
-    except ImportError as exc:  # the IR serializer is written separately
-        raise P4Error(f"cannot write the IR to {path}: IR serialization is not available") from exc
+    from softswitch.ir.serialize import save_ir
+
     try:
         save_ir(checked, path)
     except OSError as exc:

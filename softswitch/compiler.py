@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from softswitch.errors import P4Error
 from softswitch.frontend.parser import parse
 from softswitch.frontend.preprocess import BMV2_PREDEFINED, preprocess
 from softswitch.frontend.typecheck import check
@@ -40,5 +41,7 @@ def parse_defines(items: Sequence[str]) -> dict[str, str]:
     defines: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
+        if not name:
+            raise P4Error(f"bad -D option '{item}': expected NAME or NAME=VALUE")
         defines[name.strip()] = value if sep else "1"
     return defines

@@ -356,7 +356,7 @@ class Fabric:
                         moved = True
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"fabric still busy after {timeout} s")
-            when = [t for t in (d.queues.next_departure() for d in devices) if t is not None]
+            when = [t for t in (d.next_departure() for d in devices) if t is not None]
             if not when or self.clock is not None:
                 return
             wait = (min(when) - devices[0].now_us()) / 1e6

@@ -25,10 +25,13 @@ from finsy.proto import p4i, p4r, p4r_grpc, rpc_code
 from controller.topology.model import Endpoint
 from p4rt.client import (
     CHANNEL_OPTIONS,
+    CONTINUE_ON_ERROR,
     DEFAULT_BATCH_SIZE,
+    VERIFY_AND_COMMIT,
+    ResponseType,
     arbitration_request,
     chunks,
-    uint128,
+    pipeline_request,
     write_request,
 )
 from p4rt.entities import describe_update
@@ -40,9 +43,6 @@ from p4rt.errors import (
 )
 from p4rt.schema import Schema
 
-ResponseType = p4r.GetForwardingPipelineConfigRequest.ResponseType
-VERIFY_AND_COMMIT = p4r.SetForwardingPipelineConfigRequest.Action.VERIFY_AND_COMMIT
-CONTINUE_ON_ERROR = p4r.WriteRequest.Atomicity.CONTINUE_ON_ERROR
 
 class NotPrimaryError(P4RuntimeConnectionError):
     """This controller is a backup for the switch, so it must not write."""
@@ -283,12 +283,10 @@ class Session:
 
     async def set_pipeline(self, program: Program) -> None:
         self.require_primary()
-        config = p4r.ForwardingPipelineConfig(p4info=program.p4info,
-                                              p4_device_config=program.device_config)
-        config.cookie.cookie = program.cookie
-        request = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=uint128(self.endpoint.election_id),
-            role=self.endpoint.role, action=VERIFY_AND_COMMIT, config=config)
+        endpoint = self.endpoint
+        request = pipeline_request(endpoint.device_id, endpoint.election_id, endpoint.role,
+                                   program.p4info, program.device_config, program.cookie,
+                                   VERIFY_AND_COMMIT)
         await self._rpc("SetForwardingPipelineConfig", self._stub.SetForwardingPipelineConfig,
                         request)
         self.schema = program.schema

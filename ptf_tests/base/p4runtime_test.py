@@ -120,10 +120,14 @@ class P4RuntimeTest(BaseTest):
             self.conn.close()
             self.fail(f"not primary for device {self.device_id} at {self.conn.address}: another "
                       "controller holds a higher election id")
-        if _param("pipeline_pushed", False):
-            self.conn.schema = Schema.load(self.p4info_path)
-        else:
-            self.conn.set_pipeline(self.p4info_path, Path(_required_param("config")))
+        try:   # tearDown does not run when setUp fails: close the stream here
+            if _param("pipeline_pushed", False):
+                self.conn.schema = Schema.load(self.p4info_path)
+            else:
+                self.conn.set_pipeline(self.p4info_path, Path(_required_param("config")))
+        except BaseException:
+            self.conn.close()
+            raise
         assert self.conn.schema is not None
         self.schema = self.conn.schema
 

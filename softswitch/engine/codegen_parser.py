@@ -307,9 +307,7 @@ class ParserGen:
             elems = case.keyset.elements if isinstance(case.keyset, ast.ListExpression) and len(
                 keys) > 1 else [case.keyset]
             conds = []
-            if len(elems) == 1 and isinstance(elems[0], ast.DefaultExpression):
-                conds = []
-            elif len(elems) == 1 and isinstance(elems[0], ast.PathExpression) and isinstance(
+            if len(elems) == 1 and isinstance(elems[0], ast.PathExpression) and isinstance(
                     elems[0].decl, ast.ValueSetDecl):
                 vs = self.value_set_global(elems[0].decl, self.fn.block)
                 conds.append(f"{vs}.match(({', '.join(keys)},))")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from softswitch.engine.externs import Digest
@@ -219,11 +219,12 @@ class V1Pipeline:
     def _ingress(self, job: PacketJob, jobs: deque[PacketJob]) -> None:
         R = self.R
         data = job.data
-        hdr, meta, sm = self.H(), self.M(), self.SM()
+        hdr = self.H()
         if job.sm is not None:
             # resubmit/recirculate: metadata arrives zeroed plus the preserved fields
             meta, sm = job.meta, job.sm
         else:
+            meta, sm = self.M(), self.SM()
             sm.ingress_port = job.port
             sm.packet_length = len(data)
         now = self.now_us()
@@ -268,7 +269,7 @@ class V1Pipeline:
             if self.trace is not None:
                 self._log(f"Multicast requested for packet (group {sm.mcast_grp})")
             sm.instance_type = REPLICATION
-            self._multicast(sm.mcast_grp, hdr, meta, sm, payload, 0, R.truncate, jobs)
+            self._multicast(sm.mcast_grp, hdr, meta, sm, payload, R.truncate, jobs)
             return
         if sm.egress_spec == R.drop_port:
             if self.trace is not None:
@@ -279,24 +280,32 @@ class V1Pipeline:
         sm.instance_type = NORMAL
         jobs.append(PacketJob(False, sm.egress_spec, b"", hdr, meta, sm, payload, 0, R.truncate))
 
-    def _multicast(self, mgid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, trunc: int,
-                   cut: int, jobs: deque[PacketJob]) -> None:
-        for port, rid in self.pre.replicate(mgid):
-            if self.trace is not None:
+    def _multicast(self, mgid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, cut: int,
+                   jobs: deque[PacketJob]) -> None:
+        copies = self.pre.replicate(mgid)
+        if self.trace is not None:
+            for port, _rid in copies:
                 self._log(f"Replicating packet on port {port}")
+        self._fan_out(copies, hdr, meta, sm, payload, 0, jobs, cut)
+
+    @staticmethod
+    def _fan_out(copies: Sequence[tuple[int, int]], hdr: Any, meta: Any, sm: Any,
+                 payload: bytes, trunc: int, jobs: deque[PacketJob], cut: int = 0) -> None:
+        """One egress job per (port, rid) copy, each with its own headers and metadata."""
+        for port, rid in copies:
             nsm = sm._copy()
             nsm.egress_rid = rid
             jobs.append(PacketJob(False, port, b"", hdr._copy(), meta._copy(), nsm, payload,
                                   trunc, cut))
 
-    def _clone_targets(self, session: int) -> tuple[int, list[tuple[int, int]]] | None:
+    def _clone_targets(self, session: int) -> tuple[int, Sequence[tuple[int, int]]] | None:
         found = self.pre.clone_targets(session)
         if found is None:
             if self.trace is not None:
                 self._log(f"Clone session {session} is not configured: no clone")
             return None
         cfg, copies = found
-        return cfg.packet_length_bytes, list(copies)
+        return cfg.packet_length_bytes, copies
 
     def _clone_from_ingress(self, data: bytes, session: int, fl: Any, hdr: Any, meta: Any,
                             sm: Any, jobs: deque[PacketJob]) -> None:
@@ -318,11 +327,7 @@ class V1Pipeline:
             fl(hdr, meta, sm, chdr, cmeta, csm)
         csm.instance_type = INGRESS_CLONE
         csm.packet_length = len(data)
-        for port, rid in copies:
-            nsm = csm._copy()
-            nsm.egress_rid = rid
-            jobs.append(PacketJob(False, port, b"", chdr._copy(), cmeta._copy(), nsm, cpayload,
-                                  trunc))
+        self._fan_out(copies, chdr, cmeta, csm, cpayload, trunc, jobs)
 
     def _egress(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
                 queue: QueueInfo | None = None) -> None:
@@ -366,11 +371,7 @@ class V1Pipeline:
                         fl(hdr, meta, sm, hdr, cmeta, csm)
                     csm.instance_type = EGRESS_CLONE
                     csm.packet_length = sm.packet_length
-                    for port, rid in copies:
-                        nsm = csm._copy()
-                        nsm.egress_rid = rid
-                        jobs.append(PacketJob(False, port, b"", hdr._copy(), cmeta._copy(),
-                                              nsm, job.payload, trunc))
+                    self._fan_out(copies, hdr, cmeta, csm, job.payload, trunc, jobs)
         if R.digests:  # v1model allows digest() in ingress only; keep any anyway
             self.digests.extend(R.digests)
             R.digests.clear()

@@ -268,6 +268,11 @@ class Device:
                     self.errors += 1
                     _log.exception("device %d: digest listener failed", self.device_id)
 
+    def next_departure(self) -> float | None:
+        """The earliest time (µs, device clock) a queued packet may leave; None if none is."""
+        with self.lock:
+            return self.queues.next_departure()
+
     def pending(self) -> bool:
         """Anything received, queued or in flight."""
         return bool(self._inbox or self._jobs or len(self.queues) or self._busy)
@@ -284,8 +289,7 @@ class Device:
             while self.step():
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"device {self.device_id}: still busy after {timeout} s")
-            with self.lock:
-                when = self.queues.next_departure()
+            when = self.next_departure()
             if when is None or self._fake_clock:
                 return
             wait = (when - self.now_us()) / 1e6
@@ -339,8 +343,7 @@ class Device:
             with self._idle:
                 self._idle.notify_all()
             kicks = self._kicks
-            with self.lock:
-                when = self.queues.next_departure()
+            when = self.next_departure()
             with self._wake:
                 if self._inbox or self._jobs or self._stopping or kicks != self._kicks:
                     continue

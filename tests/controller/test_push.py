@@ -119,10 +119,14 @@ def serialized(entities: list[p4r.Entity]) -> list[bytes]:
 
 def read_back(server: Server, program: Program) -> tuple[list[p4r.Entity], p4r.Entity]:
     """(every table entry, hop_limit_policy's default entry) as the switch returns them."""
-    with SwitchConnection(server.address, server.device_id, election_id=(0, 1),
-                          schema=program.schema) as conn:
+    # No stream: reads need no arbitration, and an arbitration with the controller's election
+    # id could race the server's noticing that the push's stream closed (ALREADY_EXISTS).
+    conn = SwitchConnection(server.address, server.device_id, schema=program.schema)
+    try:
         entries = list(conn.read_raw(p4r.TableEntry()))
         default = list(conn.read_raw(TableEntry(program.schema, "hop_limit_policy").as_default()))
+    finally:
+        conn.close()
     return entries, default[0]
 
 

@@ -604,9 +604,6 @@ def env() -> Iterator[Env]:
 
 # -- status checks ----------------------------------------------------------------------------
 
-STATS: dict = {}
-
-
 @dataclass
 class Outcome:
     code: grpc.StatusCode
@@ -622,11 +619,8 @@ def call(fn: Callable[..., Any], request: Any, *, streaming: bool = False) -> Ou
             list(result)
     except grpc.RpcError as error:
         assert error.code() != SC.DEADLINE_EXCEEDED, f"hang: {request}"
-        k = (str(fn)[-40:], error.code().name, tuple(sorted({e.canonical_code for e in decode_details(error.trailing_metadata())})))
-        STATS[k] = STATS.get(k, 0) + 1
         return Outcome(error.code(), error.details() or "",
                        decode_details(error.trailing_metadata()))
-    STATS[(getattr(fn, "_method", None) or str(fn)[-40:], "OK")] = STATS.get((str(fn)[-40:], "OK"), 0) + 1
     return Outcome(SC.OK, "", [])
 
 
@@ -1041,8 +1035,3 @@ def test_p4data_shapes_in_register_writes(env: Env) -> None:
 
     run()
     env.check_serves()
-
-
-def test_zz_stats() -> None:
-    for k, v in sorted(STATS.items(), key=str):
-        print(k, v)

@@ -32,6 +32,10 @@ class Client(Protocol):
 
     def send(self, message: p4r.StreamMessageResponse) -> None: ...
 
+    def is_gone(self) -> bool:
+        """True once the client ended its side of the stream (it can take no new messages)."""
+        ...
+
 
 def election_id_of(message: p4r.MasterArbitrationUpdate | p4r.WriteRequest
                    | p4r.SetForwardingPipelineConfigRequest) -> ElectionId:
@@ -99,14 +103,17 @@ class Arbitrator:
     def leave(self, client: Client) -> None:
         """Forget a client whose stream ended; announce when it was the primary."""
         with self._lock:
-            role_name = self._role_of.pop(client, None)
-            if role_name is None:
-                return
-            role = self._roles[role_name]
-            role.clients.pop(client, None)
-            if role.primary is client:
-                role.primary = None
-                self._notify(role, list(role.clients))
+            self._forget(client)
+
+    def _forget(self, client: Client) -> None:
+        role_name = self._role_of.pop(client, None)
+        if role_name is None:
+            return
+        role = self._roles[role_name]
+        role.clients.pop(client, None)
+        if role.primary is client:
+            role.primary = None
+            self._notify(role, list(role.clients))
 
     # -- RPC side ---------------------------------------------------------------------------
 
@@ -144,12 +151,17 @@ class Arbitrator:
 
     # -- internals --------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_unique(role: _Role, client: Client, election_id: ElectionId) -> None:
+    def _check_unique(self, role: _Role, client: Client, election_id: ElectionId) -> None:
+        """Refuse an election id another live stream of the role holds. A stream whose client
+        already ended its side (a controller reconnecting right after closing) is forgotten
+        first: the server may not have seen the call end yet."""
         if election_id is None:
             return
-        for other, other_id in role.clients.items():
+        for other, other_id in list(role.clients.items()):
             if other is not client and other_id == election_id:
+                if other.is_gone():
+                    self._forget(other)
+                    continue
                 raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
                                "Election id already exists for this role")
 

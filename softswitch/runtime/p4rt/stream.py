@@ -46,6 +46,7 @@ class StreamSession:
         self._on_close = on_close
         self._outbox: queue.Queue[p4r.StreamMessageResponse | _End] = queue.Queue()
         self._closed = threading.Event()
+        self._client_done = threading.Event()       # the client ended its request stream
         self._arbitration_lock = threading.Lock()   # no arbitration after the stream left
         self.arbitrated = False
 
@@ -62,12 +63,19 @@ class StreamSession:
         """End the stream (server shutdown, or an arbitration error)."""
         self._outbox.put(_End(error))
 
+    def is_gone(self) -> bool:
+        return self._client_done.is_set() or self._closed.is_set()
+
     # -- the call ---------------------------------------------------------------------------
 
     def run(self, requests: Iterator[p4r.StreamMessageRequest],
             context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
         """The StreamChannel handler body: a generator of responses."""
-        context.add_callback(lambda: self._outbox.put(_End()))
+        def ended() -> None:
+            self._client_done.set()
+            self._outbox.put(_End())
+
+        context.add_callback(ended)
         reader = threading.Thread(target=self._read, args=(requests,),
                                   name="p4rt-stream-reader", daemon=True)
         reader.start()
@@ -106,6 +114,7 @@ class StreamSession:
             return
         except Exception:   # the call was cancelled or broke: the handler ends it
             pass
+        self._client_done.set()   # the client half-closed (or the call broke)
         self._outbox.put(_End())
 
     def _handle(self, request: p4r.StreamMessageRequest) -> None:
