@@ -12,10 +12,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from softswitch.compiler import compile_file
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import LpmMatch
-from softswitch.frontend.parser import parse_file
-from softswitch.frontend.typecheck import check
 
 P4_DIR = Path(__file__).parent / "p4"
 ROUTES = 4096
@@ -36,7 +35,7 @@ class PacketRateResult:
 
 def _switch(program: str) -> Switch:
     path = P4_DIR / program
-    return Switch(check(parse_file(path), source_file=str(path)))
+    return Switch(compile_file(path))
 
 
 def _ipv6_packet(dst: int, payload: bytes = bytes(64)) -> bytes:

@@ -135,5 +135,10 @@ def test_scalar_inout_not_visible_before_return(tmp_path):
     assert run(tmp_path, "s(hdr.h.a);", decls)[:4] == bytes([0x50, 1, 3, 4])
 
 
-def test_nested_call_output_has_payload(tmp_path):
-    assert run(tmp_path, "", "")[4:] == b"payload"
+def test_copy_back_keeps_the_unparsed_payload(tmp_path):
+    decls = """
+    action w(inout h_t x) { x.a = 0x77; }
+    """
+    out = run(tmp_path, "w(hdr.h);", decls)
+    assert out[:4] == bytes([0x77, 2, 3, 4])
+    assert out[4:] == b"payload"
