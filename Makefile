@@ -52,5 +52,34 @@ demo: install
 	$(VENV)/bin/mrc-ctl topo size $(OUT)/fabric-131k.yaml
 	$(PY) -m controller.demo topologies/tiny.yaml
 
+# p4runtime-shell pins protobuf < 3.21 and ipython 7, so it lives in its own venv.
+shell-venv: $(SHELL_VENV)/.installed
+
+$(SHELL_VENV)/.installed:
+	test -x $(SHELL_VENV)/bin/python || $(PYTHON) -m venv $(SHELL_VENV)
+	$(SHELL_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHELL_VENV)/bin/python -m pip install -q p4runtime-shell==0.0.6
+	touch $@
+
+# An interactive p4runtime-shell on a running switch (softswitch run or simple_switch_grpc);
+# with P4INFO=... CONFIG=... it also pushes that pipeline first.
+shell: shell-venv
+	$(SHELL_VENV)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
+		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
+
+# PTF suites (ptf_tests/suites.py says which program and switch options each runs with).
+# `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root); TARGET=bmv2 runs the
+# same suites on p4c + simple_switch_grpc. Logs and pcaps: out/ptf/<suite>-<target>/.
+TARGET              ?= softswitch
+PTF_ARGS            ?=
+PTF_SUITES          := runtime switch
+PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
+
+ptf: install
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --suite $(s) $(PTF_ARGS) &&) true
+
+ptf-veth: install
+	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --suite $(s) $(PTF_ARGS) &&) true
+
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)
