@@ -6,7 +6,8 @@ VENV       := .venv
 PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 OUT        := out
-P4C        := $(shell command -v p4c 2>/dev/null)
+# Real p4c + simple_switch_grpc when both are on PATH (PTF targets), softswitch otherwise.
+HAVE_BMV2  := $(and $(shell command -v p4c 2>/dev/null),$(shell command -v simple_switch_grpc 2>/dev/null))
 JOBS       ?= 2
 
 SHELL_VENV := .venv-shell
@@ -68,9 +69,10 @@ shell: shell-venv
 		--election-id 0,1 $(if $(P4INFO),--config $(P4INFO)$(comma)$(CONFIG))
 
 # PTF suites (ptf_tests/suites.py says which program and switch options each runs with).
-# `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root); TARGET=bmv2 runs the
-# same suites on p4c + simple_switch_grpc. Logs and pcaps: out/ptf/<suite>-<target>/.
-TARGET              ?= softswitch
+# `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root). The target is BMv2
+# (p4c + simple_switch_grpc) when both are on PATH, softswitch otherwise; TARGET=... overrides.
+# Logs and pcaps: out/ptf/<suite>-<target>/.
+TARGET              ?= $(if $(HAVE_BMV2),bmv2,softswitch)
 PTF_ARGS            ?=
 PTF_SUITES          := runtime switch
 PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
