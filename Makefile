@@ -46,7 +46,7 @@ bench: install
 # softswitches, push the static SRv6 plan over P4Runtime and send a packet from every NIC to every
 # NIC over every plane and T1.
 demo: install
-	mkdir -p $(OUT)
+	mkdir -p $(OUT)/bmv2
 	$(VENV)/bin/softswitch compile p4src/switch/srv6_switch.p4 --p4info $(OUT)/srv6_switch.p4info.txtpb --ir $(OUT)/srv6_switch.json
 	$(if $(P4C),$(P4C) --target bmv2 --arch v1model --p4runtime-files $(OUT)/bmv2/srv6_switch.p4info.txtpb -o $(OUT)/bmv2 p4src/switch/srv6_switch.p4)
 	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console \
