@@ -76,25 +76,17 @@ class Replication:
         where = f"multicast group {gid}"
         if gid == 0:
             raise invalid("multicast group id 0 is reserved (no multicast)")
-        exists = self.pre.has_group(gid)
         replicas, port_bytes = _replicas(g.replicas, where)
+        _check_existence(kind, self.pre.has_group(gid), where)
         try:
             if kind == p4r.Update.INSERT:
-                if exists:
-                    raise already_exists(f"{where} already exists")
                 self.pre.insert_group(gid, replicas)
             elif kind == p4r.Update.MODIFY:
-                if not exists:
-                    raise not_found(f"{where} does not exist")
                 self.pre.modify_group(gid, replicas)
-            elif kind == p4r.Update.DELETE:
-                if not exists:
-                    raise not_found(f"{where} does not exist")
+            else:
                 self.pre.delete_group(gid)
                 self._groups.pop(gid, None)
                 return
-            else:
-                raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
         except ControlPlaneError as exc:
             raise P4RuntimeWriteError.from_engine(exc, where) from exc
         self._groups[gid] = _Written(port_bytes, g.metadata)
@@ -104,27 +96,19 @@ class Replication:
         where = f"clone session {sid}"
         if sid == 0:
             raise invalid("clone session id 0 is invalid")
-        exists = self.pre.has_clone_session(sid)
         replicas, port_bytes = _replicas(s.replicas, where)
+        _check_existence(kind, self.pre.has_clone_session(sid), where)
         try:
             if kind == p4r.Update.INSERT:
-                if exists:
-                    raise already_exists(f"{where} already exists")
                 self.pre.insert_clone_session(sid, replicas, s.class_of_service,
                                               s.packet_length_bytes)
             elif kind == p4r.Update.MODIFY:
-                if not exists:
-                    raise not_found(f"{where} does not exist")
                 self.pre.modify_clone_session(sid, replicas, s.class_of_service,
                                               s.packet_length_bytes)
-            elif kind == p4r.Update.DELETE:
-                if not exists:
-                    raise not_found(f"{where} does not exist")
+            else:
                 self.pre.delete_clone_session(sid)
                 self._sessions.pop(sid, None)
                 return
-            else:
-                raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
         except ControlPlaneError as exc:
             raise P4RuntimeWriteError.from_engine(exc, where) from exc
         self._sessions[sid] = _Written(port_bytes)
@@ -162,3 +146,15 @@ class Replication:
                 yield out
         else:
             raise invalid("empty PacketReplicationEngineEntry in a read")
+
+
+def _check_existence(kind: int, exists: bool, where: str) -> None:
+    """INSERT needs a new id, MODIFY and DELETE an existing one; other update types are refused."""
+    if kind == p4r.Update.INSERT:
+        if exists:
+            raise already_exists(f"{where} already exists")
+    elif kind in (p4r.Update.MODIFY, p4r.Update.DELETE):
+        if not exists:
+            raise not_found(f"{where} does not exist")
+    else:
+        raise invalid(f"{where}: update type {kind} is not INSERT/MODIFY/DELETE")
