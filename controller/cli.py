@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.topology.errors import TopologyError
+from p4rt.client import DEFAULT_BATCH_SIZE
 
 DEFAULT_TOPOLOGY = "topology.yaml"  # what `topo generate` writes and `topo size` reads by default
 
@@ -263,7 +264,7 @@ def _add_program_args(parser: Any) -> None:
                         help="switches pushed at once (default 64)")
     parser.add_argument("--connect-timeout", type=float, default=10.0,
                         help="seconds to wait for each switch (default 10)")
-    parser.add_argument("--batch-size", type=int, default=1000,
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help="updates per WriteRequest (default 1000)")
 
 

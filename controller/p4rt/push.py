@@ -20,6 +20,7 @@ from controller.p4rt.reconcile import diff, read_requests
 from controller.p4rt.session import Program, Session
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Switch, Topology
+from p4rt.client import DEFAULT_BATCH_SIZE
 from softswitch.errors import ControlPlaneError
 
 ERRORS_SHOWN = 5  # per switch in the summary; SwitchReport.errors keeps them all
@@ -150,7 +151,7 @@ def _entries_of(plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
 
 
 async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: Program, *,
-                      batch_size: int = 1000, rpc_timeout: float = 30.0,
+                      batch_size: int = DEFAULT_BATCH_SIZE, rpc_timeout: float = 30.0,
                       connect_timeout: float = 10.0) -> SwitchReport:
     """Bring one switch to its planned entries; never raises for a switch-side problem."""
     started = time.monotonic()
@@ -171,10 +172,7 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
         current = await session.read(read_requests(schema, entries))
         difference = diff(schema, entries, current)
         report.unchanged = difference.unchanged
-        kinds = ("deleted", "modified", "inserted")
-        present = [kind for kind, items in zip(kinds, (difference.deletes, difference.modifies,
-                                                       difference.inserts), strict=True) if items]
-        for kind, updates in zip(present, difference.phases(schema), strict=True):
+        for kind, updates in difference.phases(schema):
             failed = await session.write(updates)
             setattr(report, kind, len(updates) - len(failed))
             report.errors.extend(str(error) for error in failed)
@@ -195,7 +193,7 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
 
 async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
                      program: Program, *, concurrency: int = 64,
-                     switches: Sequence[str] | None = None, batch_size: int = 1000,
+                     switches: Sequence[str] | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
                      connect_timeout: float = 10.0, rpc_timeout: float = 30.0,
                      progress: Progress | None = None,
                      on_done: Callable[[SwitchReport], None] | None = None) -> PushReport:
@@ -229,7 +227,7 @@ async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[
 
 def push(topology: Topology, plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
          program: Program, *, concurrency: int = 64, switches: Sequence[str] | None = None,
-         batch_size: int = 1000, connect_timeout: float = 10.0, rpc_timeout: float = 30.0,
+         batch_size: int = DEFAULT_BATCH_SIZE, connect_timeout: float = 10.0, rpc_timeout: float = 30.0,
          progress: Progress | bool = False) -> PushReport:
     """`push_async` in its own event loop. `progress=True` reports on stderr."""
     shown = Progress(len(switches or topology.switches)) if progress is True else progress

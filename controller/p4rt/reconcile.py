@@ -89,11 +89,13 @@ class Diff:
     def writes(self) -> int:
         return len(self.deletes) + len(self.modifies) + len(self.inserts)
 
-    def phases(self, schema: Schema) -> list[list[p4r.Update]]:
-        """The updates, one list per phase that must finish before the next starts."""
-        kinds = ((DELETE, self.deletes), (MODIFY, self.modifies), (INSERT, self.inserts))
-        return [[make_update(kind, to_table_entry(schema, entry)) for entry in entries]
-                for kind, entries in kinds if entries]
+    def phases(self, schema: Schema) -> list[tuple[str, list[p4r.Update]]]:
+        """("deleted" | "modified" | "inserted", updates), one per non-empty phase, in the order
+        they must run: each phase finishes before the next starts."""
+        kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
+                 ("inserted", INSERT, self.inserts))
+        return [(name, [make_update(kind, to_table_entry(schema, entry)) for entry in entries])
+                for name, kind, entries in kinds if entries]
 
 
 def diff(schema: Schema, planned: Sequence[PlannedEntry],

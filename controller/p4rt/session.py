@@ -158,6 +158,8 @@ class Session:
     # -- lifecycle ------------------------------------------------------------------------------
     async def connect(self) -> bool:
         """Open the channel and the stream, arbitrate; True when this session is the primary."""
+        if self._channel is not None:  # connecting again: drop the old channel first
+            await self.close()
         credentials = channel_credentials(self.endpoint)
         if credentials is None:
             self._channel = grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
