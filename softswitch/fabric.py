@@ -365,10 +365,13 @@ class Fabric:
             time.sleep(max(wait, 0.0))
 
     def _wait_quiet(self, devices: list[Device], deadline: float) -> None:
+        """Return once no device has work and no packet moved for one polling interval."""
+        last = -1
         while True:
-            before = self._moves
-            if not any(d.pending() for d in devices) and self._moves == before:
+            moves = self._moves
+            if moves == last and not any(d.pending() for d in devices):
                 return
+            last = moves
             if time.monotonic() > deadline:
                 raise TimeoutError("fabric still busy")
             time.sleep(0.001)

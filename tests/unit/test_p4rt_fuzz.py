@@ -805,7 +805,8 @@ def exercise(env: Env) -> None:
             assert response.error.canonical_code in PRECISE_NUMBERS, response
         if response.WhichOneof("update") == "arbitration":
             break
-    assert env.server.service.tick_digests() >= 0
+    # the digest sweep still runs after the stream abuse and names its next wake-up
+    assert 0.0005 <= env.server.service.tick_digests() <= 1.0
 
 
 def _p4info_with_duplicate_param() -> p4i.P4Info:
