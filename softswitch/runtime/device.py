@@ -5,9 +5,18 @@ queue lets go, an ingress pass for a resubmitted/recirculated packet (simple_swi
 before new input), an ingress pass for the next received packet. It runs either in a background
 thread (`start`/`stop`) or synchronously (`run_until_idle`: tests, in-process fabrics).
 
-Locking: `receive` only touches the input queue (its own small lock), so port threads never
+Locking: `receive` only touches the input buffer (its own small lock), so port threads never
 wait behind a control-plane write; every packet pass, pipeline swap and control-plane access
 holds `lock`. Listeners and the output function are called after the pass, outside `lock`.
+The P4Runtime server holds `lock` for a bounded slice of work at a time and then lets the
+dataplane take it (`yield_to_dataplane`), so a large Write or Read does not stop forwarding.
+
+Buffers are bounded as simple_switch bounds them: the input buffer holds `input_capacity`
+received packets (BMv2: 1024) and a port thread that finds it full waits for room (BMv2 blocks
+the interface: back pressure), up to `wait` seconds, then the packet is dropped and counted in
+`dropped_input_full`; a caller that cannot wait (the dataplane thread itself, a stepped device,
+an in-memory link) drops at once. Resubmitted and recirculated packets have their own buffer of
+`input_capacity` and are dropped when it is full (`dropped_recirculation_full`), as in BMv2.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from softswitch.ir.serialize import loads_ir
 from softswitch.runtime.queues import EgressQueues
 
 _log = logging.getLogger(__name__)
+
+INPUT_CAPACITY = 1024  # simple_switch: InputBuffer(1024 normal, 1024 resubmit/recirculate)
+PORT_WAIT = 1.0  # s a port thread waits for input-buffer room before it drops the packet
 
 P4Info = Any  # p4.config.v1.P4Info (finsy's protobuf class); kept loose to avoid the import
 
@@ -53,11 +65,15 @@ class Device:
 
     def __init__(self, device_id: int = 0, *, cpu_port: int | None = None, drop_port: int = 511,
                  priority_queues: int = 1, trace: Callable[[str], None] | None = None,
-                 dump_packet_data: int = 0, clock: Callable[[], int] | None = None) -> None:
+                 dump_packet_data: int = 0, clock: Callable[[], int] | None = None,
+                 input_capacity: int = INPUT_CAPACITY) -> None:
         """`clock`, when given, returns µs since the device started (tests step it by hand);
-        the default is the monotonic clock."""
+        the default is the monotonic clock. `input_capacity` bounds the input buffer and the
+        resubmit/recirculate buffer (packets each)."""
         if cpu_port is not None and not 0 < cpu_port < 512:
             raise ValueError(f"cpu port {cpu_port} must be in 1..511 (a 9-bit v1model port)")
+        if input_capacity < 1:
+            raise ValueError(f"input capacity {input_capacity} must be at least 1 packet")
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -69,9 +85,14 @@ class Device:
         self._fake_clock = clock is not None
         self.now_us: Callable[[], int] = clock if clock is not None else self._monotonic_us
         self.queues = EgressQueues(priority_queues, self.now_us)
+        self.input_capacity = input_capacity
         self._jobs: deque[PacketJob] = deque()  # resubmitted / recirculated ingress jobs
         self._inbox: deque[tuple[int, bytes]] = deque()
-        self._wake = threading.Condition(threading.Lock())  # guards _inbox; wakes the loop
+        input_lock = threading.Lock()  # guards _inbox appends and the waiter count
+        self._wake = threading.Condition(input_lock)  # wakes the dataplane loop
+        self._room = threading.Condition(input_lock)  # wakes port threads waiting for room
+        self._room_waiters = 0
+        self._steps = 0  # packet passes done (yield_to_dataplane watches it)
         self._idle = threading.Condition(threading.Lock())  # the thread reports idleness
         self._output: Callable[[int, bytes], None] | None = None
         self._packet_in: list[Callable[[bytes], None]] = []
@@ -84,6 +105,8 @@ class Device:
         self.rx_packets = 0
         self.tx_packets = 0
         self.dropped_no_pipeline = 0
+        self.dropped_input_full = 0
+        self.dropped_recirculation_full = 0
 
     def _monotonic_us(self) -> int:
         return int((time.monotonic() - self._t0) * 1e6)
@@ -121,18 +144,44 @@ class Device:
 
     # -- packet I/O -----------------------------------------------------------------------------
 
-    def receive(self, port: int, data: bytes) -> None:
-        """A packet arrived on `port`; thread-safe, never blocks on the dataplane."""
+    def receive(self, port: int, data: bytes, wait: float = 0.0) -> bool:
+        """A packet arrived on `port`; thread-safe, never waits behind a control-plane call.
+
+        With the input buffer full, waits up to `wait` seconds for room (back pressure; only
+        while the dataplane thread runs and the caller is not that thread), then drops the
+        packet. Returns whether the packet was queued."""
         with self._wake:
+            if len(self._inbox) >= self.input_capacity and not self._wait_for_room(wait):
+                self.dropped_input_full += 1
+                return False
             self._inbox.append((port, bytes(data)))
             self._wake.notify()
+        return True
 
-    def packet_out(self, data: bytes) -> None:
-        """A P4Runtime PacketOut: `data` (packet_out header first) enters ingress on cpu_port."""
+    def _wait_for_room(self, wait: float) -> bool:
+        """Called holding the input lock with the buffer full: True once there is room."""
+        thread = self._thread
+        if wait <= 0 or thread is None or thread is threading.current_thread():
+            return False
+        deadline = time.monotonic() + wait
+        self._room_waiters += 1
+        try:
+            while len(self._inbox) >= self.input_capacity:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping or self._thread is None:
+                    return False
+                self._room.wait(left)
+        finally:
+            self._room_waiters -= 1
+        return True
+
+    def packet_out(self, data: bytes, wait: float = 0.0) -> bool:
+        """A P4Runtime PacketOut: `data` (packet_out header first) enters ingress on cpu_port
+        (a full input buffer is handled as in `receive`)."""
         if self.cpu_port is None:
             raise ControlPlaneError("packet-out needs a cpu port (--cpu-port)",
                                     "FAILED_PRECONDITION")
-        self.receive(self.cpu_port, data)
+        return self.receive(self.cpu_port, data, wait)
 
     def set_output(self, send: Callable[[int, bytes], None]) -> None:
         """Where transmitted packets go (all but those to the cpu port)."""
@@ -196,6 +245,9 @@ class Device:
                     received = None
                 if received is not None:
                     did = True
+                    if self._room_waiters:
+                        with self._room:
+                            self._room.notify()
                     port, data = received
                     self.rx_packets += 1
                     if self.dump_packet_data > 0:
@@ -215,6 +267,8 @@ class Device:
             if p is not None and p.switch.digests:
                 digests = list(p.switch.digests)
                 p.switch.digests.clear()
+            if did:
+                self._steps += 1
         if outputs or digests:
             self._deliver(outputs, digests)
         return did
@@ -239,7 +293,12 @@ class Device:
     def _dispatch(self, jobs: list[PacketJob]) -> None:
         for j in jobs:
             if j.ingress:
-                self._jobs.append(j)
+                if len(self._jobs) < self.input_capacity:
+                    self._jobs.append(j)
+                else:
+                    self.dropped_recirculation_full += 1
+                    if self.trace is not None:
+                        self.trace("Resubmit/recirculate buffer full: dropping packet")
             elif not self.queues.enqueue(j) and self.trace is not None:
                 self.trace(f"Egress queue of port {j.port} (priority {j.priority}) full or "
                            "priority out of range: dropping packet")
@@ -267,6 +326,19 @@ class Device:
                 except Exception:
                     self.errors += 1
                     _log.exception("device %d: digest listener failed", self.device_id)
+
+    def yield_to_dataplane(self, timeout: float = 0.005) -> None:
+        """Called by a control-plane thread between slices of a long operation, not holding
+        `lock`: when the dataplane thread has work, wait (up to `timeout` s) until it has
+        done one packet pass, so that Python's unfair lock cannot starve it."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread() or not (
+                self._inbox or self._jobs or len(self.queues)):
+            return
+        steps = self._steps
+        deadline = time.monotonic() + timeout
+        while self._steps == steps and time.monotonic() < deadline:
+            time.sleep(0)  # hands the GIL over; the dataplane thread takes the lock
 
     def next_departure(self) -> float | None:
         """The earliest time (µs, device clock) a queued packet may leave; None if none is."""
@@ -325,6 +397,7 @@ class Device:
         with self._wake:
             self._stopping = True
             self._wake.notify()
+            self._room.notify_all()  # port threads waiting for room give up
         thread.join()
         self._thread = None
 

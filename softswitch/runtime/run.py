@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import signal
 import sys
@@ -491,40 +492,81 @@ def _grpc_host(address: str) -> str:
     return host or "0.0.0.0"
 
 
+EXIT_THREAD_DIED = 3  # a runtime thread ended with an unexpected error (the log says which)
+
+
+class _ThreadWatch:
+    """While installed, a thread that ends with an uncaught exception is logged (to the log
+    file, through the softswitch logger) and stops the switch with EXIT_THREAD_DIED: every
+    port and dataplane loop recovers from the errors it expects, so one that still dies is a
+    bug, and a switch that silently stopped forwarding must not look healthy."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.died: list[str] = []
+        self._saved = threading.excepthook
+
+    def __enter__(self) -> _ThreadWatch:
+        threading.excepthook = self._hook
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        threading.excepthook = self._saved
+
+    def _hook(self, args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        self.died.append(name)
+        logging.getLogger(__name__).critical(
+            "thread '%s' died: %s: %s; softswitch stops (exit status %d)", name,
+            args.exc_type.__name__, args.exc_value,
+            EXIT_THREAD_DIED, exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+        self.stop.set()
+
+
 def run(opts: RunOptions, stop: threading.Event,
         ready: Callable[[str], None] = lambda line: print(line, flush=True)) -> int:
     """Run the switch until `stop` is set; returns the exit status."""
-    from softswitch.runtime.device import Device
-
-    with _logging(opts) as sink:
-        device = Device(opts.device_id, cpu_port=opts.cpu_port, drop_port=opts.drop_port,
-                        priority_queues=opts.priority_queues,
-                        trace=(sink.trace if sink is not None
-                               and opts.log_level in ("trace", "debug") else None),
-                        dump_packet_data=opts.dump_packet_data)
-        for port, pps in opts.queue_rates:
-            device.set_queue_rate(port, pps)
-        if opts.program is not None:
-            device.commit(load_pipeline(device, opts))
-        credentials = _tls_credentials(opts.tls) if opts.tls is not None else None
-        ports = build_ports(opts)
-        server = None
-        try:
-            device.set_output(ports.send)
-            device.start()
-            ports.start(device.receive)
-            from softswitch.runtime.p4rt.server import P4RuntimeServer
-            server = P4RuntimeServer(device, opts.grpc_address, credentials=credentials)
-            server.start()
-            ready(f"softswitch device {opts.device_id} ready: Server listening on "
-                  f"{_grpc_host(opts.grpc_address)}:{server.port}")
-            stop.wait()
-        finally:
-            if server is not None:
-                server.stop(1.0)
-            ports.close()
-            device.stop()
+    with _logging(opts) as sink, _ThreadWatch(stop) as watch:
+        _serve(opts, stop, sink, ready)
+    if watch.died:
+        print(f"softswitch run: thread '{watch.died[0]}' died; see the log", file=sys.stderr)
+        return EXIT_THREAD_DIED
     return 0
+
+
+def _serve(opts: RunOptions, stop: threading.Event, sink: LogSink | None,
+           ready: Callable[[str], None]) -> None:
+    from softswitch.runtime.device import PORT_WAIT, Device
+
+    device = Device(opts.device_id, cpu_port=opts.cpu_port, drop_port=opts.drop_port,
+                    priority_queues=opts.priority_queues,
+                    trace=(sink.trace if sink is not None
+                           and opts.log_level in ("trace", "debug") else None),
+                    dump_packet_data=opts.dump_packet_data)
+    for port, pps in opts.queue_rates:
+        device.set_queue_rate(port, pps)
+    if opts.program is not None:
+        device.commit(load_pipeline(device, opts))
+    credentials = _tls_credentials(opts.tls) if opts.tls is not None else None
+    ports = build_ports(opts)
+    server = None
+    try:
+        device.set_output(ports.send)
+        device.start()
+        ports.start(functools.partial(device.receive, wait=PORT_WAIT))
+        from softswitch.runtime.p4rt.server import P4RuntimeServer
+        server = P4RuntimeServer(device, opts.grpc_address, credentials=credentials)
+        server.start()
+        ready(f"softswitch device {opts.device_id} ready: Server listening on "
+              f"{_grpc_host(opts.grpc_address)}:{server.port}")
+        stop.wait()
+    finally:
+        if server is not None:
+            server.stop(1.0)
+        ports.close()
+        device.stop()
 
 
 @contextlib.contextmanager

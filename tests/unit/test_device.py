@@ -344,3 +344,47 @@ def test_synchronous_run_waits_for_a_real_drain_rate(program: CheckedProgram) ->
         dev.receive(1, pkt(5))
         dev.receive(1, pkt(5))
         dev.run_until_idle(timeout=0.05)
+
+
+# -- bounded input buffers ----------------------------------------------------------------------
+
+
+def test_a_full_input_buffer_drops_and_counts_when_nobody_can_wait(program: CheckedProgram) -> None:
+    dev, out = make_device(program, {5: 2}, input_capacity=4)
+    queued = [dev.receive(1, pkt(5, payload=bytes([i])), wait=1.0) for i in range(6)]
+    assert queued == [True] * 4 + [False] * 2  # stepped device: no thread to wait for
+    assert dev.dropped_input_full == 2
+    dev.run_until_idle()
+    assert [d[-1] for _, d in out] == [0, 1, 2, 3]
+
+
+def test_a_port_thread_waits_for_room_instead_of_dropping(program: CheckedProgram) -> None:
+    dev, out = make_device(program, {5: 2}, input_capacity=4)
+    dev.start()
+    try:
+        results: list[bool] = []
+        with dev.lock:  # the dataplane cannot take a packet while the test holds the lock
+            sender = threading.Thread(target=lambda: results.extend(
+                dev.receive(1, pkt(5, payload=bytes([i])), wait=30.0) for i in range(10)))
+            sender.start()
+            while dev._room_waiters == 0 and sender.is_alive():
+                pass
+            assert sender.is_alive()  # blocked on the full buffer: back pressure
+        sender.join(30)
+        dev.run_until_idle()
+    finally:
+        dev.stop()
+    assert results == [True] * 10 and dev.dropped_input_full == 0
+    assert [d[-1] for _, d in out] == list(range(10))
+
+
+def test_waiting_for_room_gives_up_after_its_wait(program: CheckedProgram) -> None:
+    dev, _ = make_device(program, {5: 2}, input_capacity=1)
+    dev.start()
+    try:
+        with dev.lock:  # nothing leaves the input buffer while the test holds the lock
+            assert dev.receive(1, pkt(5), wait=0.01)
+            assert not dev.receive(1, pkt(5), wait=0.01)
+        assert dev.dropped_input_full == 1
+    finally:
+        dev.stop()

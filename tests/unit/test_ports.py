@@ -131,6 +131,15 @@ def test_malformed_messages_do_not_stop_the_receiver(nn_switch) -> None:
     assert received.empty()
 
 
+def test_an_empty_message_is_skipped_and_the_next_frame_received(nn_switch) -> None:
+    ports, peer, received = nn_switch
+    peer.socket.send(b"")  # pynng cannot even unpack this one
+    peer.socket.send(b"")
+    peer.send(MsgType.PACKET_IN, 1, 2, b"ok")
+    assert received.get(timeout=2) == (1, b"ok")
+    assert ports.bad_messages == 2
+
+
 def test_a_failing_device_does_not_stop_the_receiver(tmp_path: Path) -> None:
     address = f"ipc://{tmp_path}/fail.ipc"
     ports = NanomsgPorts(address)
@@ -280,6 +289,30 @@ def test_tap_factory_makes_one_tap_per_port() -> None:
     assert made[4].tx == [b"a", b"b"] and made[6].tx == [b"c"]
     ports.close()
     assert all(tap.closed for tap in made.values())
+
+
+class FailingTap(ListTap):
+    def received(self, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    sent = received
+
+
+def test_a_failing_capture_is_stopped_and_costs_no_packet() -> None:
+    backend, good, bad = FakeBackend(), ListTap(), FailingTap()
+    ports = PortMap()
+    ports.add(backend)
+    ports.add_tap(3, bad)
+    ports.add_tap(3, good)
+    got: list[tuple[int, bytes]] = []
+    ports.start(lambda port, data: got.append((port, data)))
+    backend.receive(3, b"in1")
+    backend.receive(3, b"in2")
+    ports.send(3, b"out")
+    assert got == [(3, b"in1"), (3, b"in2")] and backend.sent == [(3, b"out")]
+    assert bad.closed and not good.closed  # the failed capture is closed, the other goes on
+    assert (good.rx, good.tx) == ([b"in1", b"in2"], [b"out"])
+    ports.close()
 
 
 # --- pcap ------------------------------------------------------------------------------------

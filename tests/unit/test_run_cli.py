@@ -341,6 +341,52 @@ def test_run_in_process_stops_on_event(ipc: str) -> None:
     assert result == [0]
 
 
+def test_an_empty_nanomsg_message_is_logged_and_the_next_frame_forwarded(
+        ipc: str, tmp_path: Path) -> None:
+    log = tmp_path / "switch.log"
+    switch = Running(FWD_P4, "--packet-in", ipc, "--log-file", str(log), "--log-flush",
+                     "-L", "info", "--", "--grpc-server-addr", "127.0.0.1:0")
+    peer = pynng.Pair0(recv_timeout=5000, send_timeout=2000)
+    try:
+        peer.dial(ipc, block=True)
+        peer.send(b"")  # used to end the receive thread for good
+        frame = bytes(range(8)) + b"after the empty one"
+        peer.send(packet_in(1, frame))
+        msg = decode(peer.recv())
+        assert (msg.type, msg.port, msg.payload) == (MsgType.PACKET_OUT, 2, frame)
+    finally:
+        peer.close()
+        status, _, err = switch.terminate()
+    assert status == 0, err
+    assert "Traceback" not in err
+    assert "[E]" in log.read_text() and "empty or unreadable" in log.read_text()
+
+
+def test_a_runtime_thread_that_dies_stops_the_switch_with_an_error(
+        ipc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from softswitch.runtime.ports.nanomsg import NanomsgPorts
+    from softswitch.runtime.run import EXIT_THREAD_DIED
+    from softswitch.runtime.run import main as run_main
+
+    def broken_loop(self, receive) -> None:  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug in the receive loop")
+
+    monkeypatch.setattr(NanomsgPorts, "_loop", broken_loop)
+    log = tmp_path / "switch.log"
+    stop = threading.Event()
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(run_main(
+        ["--no-p4", "--packet-in", ipc, "--log-file", str(log), "-L", "info",
+         "--", "--grpc-server-addr", "127.0.0.1:0"], stop)))
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the switch kept running without its port thread"
+    assert result == [EXIT_THREAD_DIED]
+    text = log.read_text()
+    assert "thread 'nanomsg" in text and "a bug in the receive loop" in text
+    assert "Traceback" in text  # the whole story is in the log file
+
+
 VETH_PEER_SCRIPT = """
 import socket, sys
 frame = bytes.fromhex(sys.argv[1])

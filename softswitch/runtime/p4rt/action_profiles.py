@@ -95,8 +95,8 @@ class ActionProfiles:
     def read_members(self, msg: p4r.ActionProfileMember) -> Iterator[p4r.Entity]:
         for pid, state in self._select(msg.action_profile_id):
             for mid in sorted(state.members):
-                if msg.member_id and mid != msg.member_id:
-                    continue
+                if (msg.member_id and mid != msg.member_id) or mid not in state.members:
+                    continue  # (deleted since the read began)
                 member = state.engine.member(mid)
                 info = self._table_info(state)
                 out = p4r.Entity()
@@ -149,8 +149,8 @@ class ActionProfiles:
     def read_groups(self, msg: p4r.ActionProfileGroup) -> Iterator[p4r.Entity]:
         for pid, state in self._select(msg.action_profile_id):
             for gid, group in sorted(state.groups.items()):
-                if msg.group_id and gid != msg.group_id:
-                    continue
+                if (msg.group_id and gid != msg.group_id) or state.groups.get(gid) is not group:
+                    continue  # (deleted since the read began)
                 out = p4r.Entity()
                 g = out.action_profile_group
                 g.action_profile_id, g.group_id, g.max_size = pid, gid, group.max_size

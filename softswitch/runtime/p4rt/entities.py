@@ -72,15 +72,17 @@ class EntityStore:
         handler(kind, getattr(entity, which))
 
     def read(self, entity: p4r.Entity) -> Iterator[p4r.Entity]:
-        """Every entity matching `entity` (zero ids and unset fields are wildcards)."""
+        """Every entity matching `entity` (zero ids and unset fields are wildcards), lazily:
+        the server pulls them in chunks, holding the device lock for each chunk only, so a
+        write may come between two chunks (the readers iterate over copies, and skip objects
+        deleted meanwhile). A bad request raises on the first pull."""
         which = entity.WhichOneof("entity")
         handler = self._read_handlers.get(which or "")
         if handler is None:
             if which is None:
                 raise invalid("the read request has an empty entity")
             raise unimplemented(f"reading {which} is not supported")
-        # materialised, so a bad request fails here and not half-way through a stream
-        return iter(list(handler(getattr(entity, which))))
+        return handler(getattr(entity, which))
 
     def digest_config(self, digest_id: int) -> p4r.DigestEntry.Config | None:
         """The config written for `digest_id`, or None (digests are then not streamed)."""

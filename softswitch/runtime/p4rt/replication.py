@@ -118,8 +118,8 @@ class Replication:
         if which == "multicast_group_entry":
             wanted = msg.multicast_group_entry.multicast_group_id
             for gid in self.pre.group_ids():
-                if wanted and gid != wanted:
-                    continue
+                if (wanted and gid != wanted) or not self.pre.has_group(gid):
+                    continue  # (deleted since the read began)
                 written = self._groups.get(gid, _Written(False))
                 out = p4r.Entity()
                 g = out.packet_replication_engine_entry.multicast_group_entry
@@ -130,8 +130,8 @@ class Replication:
         elif which == "clone_session_entry":
             wanted = msg.clone_session_entry.session_id
             for sid in self.pre.clone_session_ids():
-                if wanted and sid != wanted:
-                    continue
+                if (wanted and sid != wanted) or not self.pre.has_clone_session(sid):
+                    continue  # (deleted since the read began)
                 session = self.pre.mirroring_get(sid)
                 written = self._sessions.get(sid, _Written(False))
                 out = p4r.Entity()

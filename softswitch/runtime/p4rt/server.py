@@ -13,7 +13,17 @@ and say so:
 - request bytes that do not parse are INVALID_ARGUMENT (grpcio's default: INTERNAL and a
   logged trace), a stream message that does not parse ends the stream with it.
 
-Everything that touches the pipeline or its entities holds ``device.lock``.
+Locking, so that the control plane never stops forwarding for long: Write batches and pipeline
+changes are serialised by the service's control lock (one batch sees one pipeline and no other
+batch interleaves), but take ``device.lock`` only for slices of about ``SLICE_SECONDS`` and hand
+it to the dataplane in between (``Device.yield_to_dataplane``). Read collects its answer in
+chunks the same way and streams each chunk as it is built, without holding any lock while it
+sends. Read's entities are deduplicated and its answer is capped at ``max_read_entities``
+(RESOURCE_EXHAUSTED beyond), so one request cannot make the server build an unbounded answer.
+A Read larger than one chunk is not a snapshot: a Write between two chunks may or may not be
+seen; a pipeline change between two chunks ends the Read with ABORTED. An error found while
+streaming (a bad entity after good ones) ends the call with that error after the chunks
+already sent.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import contextlib
 import gc
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,6 +43,7 @@ from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 from softswitch.runtime.p4rt import status
 from softswitch.runtime.p4rt.arbitration import Arbitrator, election_id_of
 from softswitch.runtime.p4rt.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
+from softswitch.runtime.p4rt.roles import entity_p4_id
 from softswitch.runtime.p4rt.status import RpcError
 from softswitch.runtime.p4rt.stream import StreamSession
 
@@ -40,7 +51,9 @@ P4RUNTIME_API_VERSION = "1.4.0"
 SERVICE_NAME = "p4.v1.P4Runtime"
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024        # PI's limit
 MAX_STREAMS = 32                             # each open stream holds one worker thread
-READ_CHUNK = 1000                            # entities per ReadResponse
+READ_CHUNK = 1000                            # entities per ReadResponse (at most)
+SLICE_SECONDS = 0.002                        # device.lock held this long, then handed over
+MAX_READ_ENTITIES = 1_000_000                # entities one Read may return
 
 
 @contextlib.contextmanager
@@ -76,11 +89,30 @@ def _check_update_type(kind: int) -> None:
                        f"Invalid update type {kind}: expected INSERT, MODIFY or DELETE")
 
 
+def _distinct(entities: Iterable[p4r.Entity]) -> list[p4r.Entity]:
+    """The entities of a ReadRequest, each once (the same entity twice reads the same objects
+    twice: a request of 20,000 copies of a wildcard would otherwise answer 20,000 times)."""
+    seen: set[bytes] = set()
+    distinct = []
+    for entity in entities:
+        if entity.WhichOneof("entity") is None:
+            raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
+                           "Entity in ReadRequest has no entity set")
+        key = entity.SerializeToString(deterministic=True)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(entity)
+    return distinct
+
+
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The ``p4.v1.P4Runtime`` service for one device."""
 
-    def __init__(self, device: Any, make_store: MakeStore | None = None) -> None:
+    def __init__(self, device: Any, make_store: MakeStore | None = None, *,
+                 max_read_entities: int = MAX_READ_ENTITIES) -> None:
         self.device = device
+        self.max_read_entities = max_read_entities
+        self._control = threading.RLock()   # Write batches and pipeline changes, one at a time
         self.arbitrator = Arbitrator(device.device_id)
         self.pipelines = PipelineManager(device, make_store or _entity_store,
                                          self._send_digest_list)
@@ -108,7 +140,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                                     ) -> p4r.SetForwardingPipelineConfigResponse:
         def run() -> None:
             self._check_writer(request)
-            self.pipelines.set(request)
+            with self._control:
+                self.pipelines.set(request)
         self._unary(context, run)
         return p4r.SetForwardingPipelineConfigResponse()
 
@@ -133,47 +166,89 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
             raise RpcError(grpc.StatusCode.UNIMPLEMENTED,
                            "Only CONTINUE_ON_ERROR atomicity is supported")
+        updates = request.updates
         results: list[tuple[grpc.StatusCode, str] | None] = []
-        with self.device.lock:
+        with self._control:
             bound = self.pipelines.target()
             if bound is None:
                 raise RpcError(grpc.StatusCode.FAILED_PRECONDITION, NO_PIPELINE)
+            write = bound.store.write
+            policy = self.arbitrator.write_policy(request.role)
+            check = policy.denial if policy.scope is not None or policy.taken else None
+            clock = time.perf_counter
+            done, total = 0, len(updates)
             with _collections_deferred():
-                for update in request.updates:
-                    try:
-                        _check_update_type(update.type)
-                        bound.store.write(update)
-                        results.append(None)
-                    except Exception as exc:
-                        results.append(status.error_of(exc))
+                while done < total:
+                    with self.device.lock:
+                        until = clock() + SLICE_SECONDS
+                        while done < total:
+                            update = updates[done]
+                            done += 1
+                            try:
+                                _check_update_type(update.type)
+                                if check is not None and (why := check(update.entity)):
+                                    raise RpcError(grpc.StatusCode.PERMISSION_DENIED, why)
+                                write(update)
+                                results.append(None)
+                            except Exception as exc:
+                                results.append(status.error_of(exc))
+                            if clock() > until:
+                                break
+                    self.device.yield_to_dataplane()
         failure = status.batch_status(results)
         if failure is not None:
             raise failure
 
     def Read(self, request: p4r.ReadRequest,
              context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
-        entities: list[p4r.Entity] = []
-        failure: RpcError | None = None
         try:
-            self._check_device(request.device_id)
-            with self.device.lock:
-                bound = self.pipelines.target()
-                if bound is None:
-                    raise RpcError(grpc.StatusCode.FAILED_PRECONDITION, NO_PIPELINE)
-                for entity in request.entities:
-                    if entity.WhichOneof("entity") is None:
-                        raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
-                                       "Entity in ReadRequest has no entity set")
+            yield from self._read(request)
+        except RpcError as error:
+            status.apply(context, error)
+
+    def _read(self, request: p4r.ReadRequest) -> Iterator[p4r.ReadResponse]:
+        self._check_device(request.device_id)
+        bound = self.pipelines.target()
+        if bound is None:
+            raise RpcError(grpc.StatusCode.FAILED_PRECONDITION, NO_PIPELINE)
+        wanted = _distinct(request.entities)
+        scope = self.arbitrator.scope(request.role)  # a role with a config sees its objects
+        sent = 0
+        clock = time.perf_counter
+        for entity in wanted:
+            entities: Iterator[p4r.Entity] | None = None
+            more = True
+            while more:
+                chunk: list[p4r.Entity] = []
+                with self.device.lock:
+                    if self.pipelines.target() is not bound:
+                        raise RpcError(grpc.StatusCode.ABORTED,
+                                       "The forwarding pipeline changed during the Read")
+                    until = clock() + SLICE_SECONDS
                     try:
-                        entities.extend(bound.store.read(entity))
+                        if entities is None:
+                            entities = bound.store.read(entity)
+                        more = False
+                        for item in entities:
+                            if scope is not None and not scope.covers(entity_p4_id(item)):
+                                continue
+                            chunk.append(item)
+                            if len(chunk) >= READ_CHUNK or clock() > until:
+                                more = True
+                                break
+                    except RpcError:
+                        raise
                     except Exception as exc:
                         raise RpcError(*status.error_of(exc)) from exc
-        except RpcError as error:
-            failure = error
-        for start in range(0, len(entities), READ_CHUNK):
-            yield p4r.ReadResponse(entities=entities[start:start + READ_CHUNK])
-        if failure is not None:
-            status.apply(context, failure)
+                sent += len(chunk)
+                if sent > self.max_read_entities:
+                    raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                   f"The Read matches more than {self.max_read_entities} "
+                                   "entities (the server's limit for one Read); read "
+                                   "fewer at a time, e.g. one table per request")
+                if chunk:
+                    yield p4r.ReadResponse(entities=chunk)
+                self.device.yield_to_dataplane()
 
     def _unary(self, context: grpc.ServicerContext, run: Any) -> None:
         try:
@@ -191,11 +266,13 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _check_writer(self, request: p4r.WriteRequest
                       | p4r.SetForwardingPipelineConfigRequest) -> None:
         self._check_device(request.device_id)
-        if not self.arbitrator.role_known(request.role):
-            raise RpcError(grpc.StatusCode.NOT_FOUND, f"Unknown role '{request.role}'")
-        if not self.arbitrator.may_write(request.role, election_id_of(request)):
-            raise RpcError(grpc.StatusCode.PERMISSION_DENIED,
-                           "Not primary: election id is not the primary's for this role")
+        self.arbitrator.check_writer(request.role, election_id_of(request))
+        if isinstance(request, p4r.SetForwardingPipelineConfigRequest):
+            scope = self.arbitrator.scope(request.role)
+            if scope is not None and not scope.can_push_pipeline:
+                raise RpcError(grpc.StatusCode.PERMISSION_DENIED,
+                               f"Role '{request.role}' may not push a pipeline "
+                               "(its role config says can_push_pipeline: false)")
 
     # -- StreamChannel ----------------------------------------------------------------------
 
@@ -241,16 +318,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- notifications from the device ------------------------------------------------------
 
-    def _to_primaries(self, message: p4r.StreamMessageResponse) -> None:
-        for client in self.arbitrator.primaries():
-            client.send(message)
-
     def _on_packet_in(self, data: bytes) -> None:
         bound = self.pipelines.active()
         packet = (bound.packet_io.decode_packet_in(data) if bound is not None
                   else p4r.PacketIn(payload=data))
-        if packet is not None:   # shorter than the packet_in header: dropped, as PI does
-            self._to_primaries(p4r.StreamMessageResponse(packet=packet))
+        if packet is None:   # shorter than the packet_in header: dropped, as PI does
+            return
+        message = p4r.StreamMessageResponse(packet=packet)
+        for client, scope in self.arbitrator.primaries():
+            if scope is None or scope.wants_packet_in(packet):
+                client.send(message)
 
     def _on_digest(self, digest: Any) -> None:
         bound = self.pipelines.active()
@@ -264,7 +341,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.digest_wakeup.set()
 
     def _send_digest_list(self, message: p4r.DigestList) -> None:
-        self._to_primaries(p4r.StreamMessageResponse(digest=message))
+        response = p4r.StreamMessageResponse(digest=message)
+        for client, scope in self.arbitrator.primaries():
+            if scope is None or scope.covers(message.digest_id):
+                client.send(response)
 
     def tick_digests(self) -> float:
         """Enforce digest timeouts; returns the seconds until the next one is due."""
@@ -342,8 +422,9 @@ class P4RuntimeServer:
 
     def __init__(self, device: Any, address: str = "0.0.0.0:9559",
                  credentials: grpc.ServerCredentials | None = None, *,
-                 make_store: MakeStore | None = None, max_workers: int = 64) -> None:
-        self.service = P4RuntimeService(device, make_store)
+                 make_store: MakeStore | None = None, max_workers: int = 64,
+                 max_read_entities: int = MAX_READ_ENTITIES) -> None:
+        self.service = P4RuntimeService(device, make_store, max_read_entities=max_read_entities)
         self.address = address
         self._server = grpc.server(
             ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),

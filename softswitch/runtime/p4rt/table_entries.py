@@ -424,8 +424,11 @@ class TableEntries:
                 entries = [found] if found is not None else []
             else:
                 entries = info.table.get_entries()
+            live = info.table.entries
             for entry in entries:
                 if msg.priority and entry.priority != msg.priority:
+                    continue
+                if live.get(entry.handle) is not entry:  # deleted since the read began
                     continue
                 yield self.entry_entity(info, entry, msg)
 

@@ -99,15 +99,30 @@ class PortMap:
 
     def _received(self, port: int, data: bytes) -> None:
         for tap in self._port_taps(port):
-            tap.received(data)
+            self._tap(port, tap, tap.received, data)
         if self._receive is not None:
             self._receive(port, data)
+
+    def _tap(self, port: int, tap: PortTap, record: Callable[[bytes], None],
+             data: bytes) -> None:
+        """Record a packet in a tap; a tap that fails (disk full) is logged and taken off the
+        port, and the packet goes on: a capture must never cost a packet."""
+        try:
+            record(data)
+        except Exception:
+            log.exception("capture on port %d failed; it is stopped, packets still flow", port)
+            with self._lock:  # a new list: a loop over the old one may be running
+                self._taps[port] = [t for t in self._taps.get(port, []) if t is not tap]
+            try:
+                tap.close()
+            except Exception:
+                log.debug("closing the failed capture of port %d failed too", port)
 
     def send(self, port: int, data: bytes) -> None:
         """Transmit on `port`; a port nobody carries drops the packet, as a NIC with no link."""
         backend = self._backends.get(port, self._default)
         for tap in self._port_taps(port):
-            tap.sent(data)
+            self._tap(port, tap, tap.sent, data)
         if backend is None:
             log.debug("no port %d: packet of %d bytes dropped", port, len(data))
             return

@@ -95,6 +95,7 @@ class NanomsgPorts:
         self._status_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.bad_messages = 0  # messages skipped: empty, shorter than the header, bad length
 
     def port_status(self) -> dict[int, bool]:
         """Ports the peer added, and whether it last set them up (BMv2's numbering)."""
@@ -128,18 +129,28 @@ class NanomsgPorts:
                 continue
             except pynng.Closed:
                 return
+            except Exception as exc:
+                # pynng cannot unpack an empty message (RuntimeError); the socket is fine.
+                if self._stop.is_set():
+                    return
+                self.bad_messages += 1
+                log.error("nanomsg message from %s skipped: empty or unreadable (%s: %s)",
+                          self.address, type(exc).__name__, exc)
+                continue
             try:
                 self._handle(decode(message), receive)
-            except Exception:  # a malformed message or a failing device must not end the loop
-                log.exception("bad nanomsg message from %s", self.address)
+            except ValueError as exc:
+                self.bad_messages += 1
+                log.error("nanomsg message from %s skipped: %s", self.address, exc)
+            except Exception:  # a failing device must not end the loop
+                log.exception("nanomsg message from %s: handling failed", self.address)
 
     def _handle(self, msg: NnMessage, receive: Receive) -> None:
         match msg.type:
             case MsgType.PACKET_IN:
                 if not 0 <= msg.more <= len(msg.payload):
-                    log.error("PACKET_IN on port %d: length %d, %d bytes present", msg.port,
-                              msg.more, len(msg.payload))
-                    return
+                    raise ValueError(f"PACKET_IN on port {msg.port} says {msg.more} bytes, "
+                                     f"{len(msg.payload)} follow")
                 receive(msg.port, msg.payload[:msg.more])
             case MsgType.PORT_ADD:
                 with self._status_lock:
@@ -156,4 +167,4 @@ class NanomsgPorts:
                                INFO_STATUS.pack(INFO_STATUS_NOT_SUPPORTED))
                 self._socket.send(reply)
             case _:
-                log.error("unexpected nanomsg message type %d", msg.type)
+                raise ValueError(f"unexpected message type {msg.type} (port {msg.port})")
