@@ -8,7 +8,7 @@ import platform
 import time
 from pathlib import Path
 
-from bench import controller_plan, controller_push, packet_rate, runtime_rate
+from bench import controller_plan, controller_push, packet_rate, runtime_interference, runtime_rate
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -19,6 +19,32 @@ def _save(name: str, record: dict[str, object]) -> None:
     (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
+Row = tuple[str, int, float, float, str]
+
+
+def interference_rows() -> list[Row]:
+    """bench/runtime_interference.py: one row per phase (the rate column is the worst probe
+    delay in ms), saved as runtime_interference_<phase>.json."""
+    rows: list[Row] = []
+    for phase in runtime_interference.run_all():
+        name = f"runtime_interference.{phase.name}"
+        rows.append((name, phase.sent, phase.seconds, phase.max_ms, phase.summary))
+        memory = phase.memory
+        _save(f"runtime_interference_{phase.name}", {
+            "benchmark": name, "work": phase.work, "seconds": round(phase.seconds, 3),
+            "probes_sent": phase.sent, "lost": phase.lost,
+            "probe_interval_ms": runtime_interference.PROBE_INTERVAL * 1000,
+            "delay_p50_ms": round(phase.p50_ms, 3), "delay_p99_ms": round(phase.p99_ms, 3),
+            "delay_max_ms": round(phase.max_ms, 3),
+            **({} if memory is None else {
+                "switch_rss_before_kib": memory.before_kib,
+                "switch_rss_peak_kib": memory.peak_kib,
+                "switch_rss_growth_kib": memory.growth_kib,
+                "peak_reset": memory.peak_reset}),
+        })
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per packet benchmark")
@@ -27,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
 
-    rows: list[tuple[str, int, float, float, str]] = []
+    rows: list[Row] = []
     for bench in (packet_rate.bench_ipv6_lpm, packet_rate.bench_usid_forward):
         r = bench(args.seconds)
         rows.append((f"packet_rate.{r.name}", r.packets, r.seconds, r.packets_per_second,
@@ -47,6 +73,7 @@ def main() -> None:
             "benchmark": f"runtime.{r.name}", "count": r.count, "seconds": round(r.seconds, 3),
             "rate": round(r.rate), "unit": r.unit,
         })
+    rows.extend(interference_rows())
     for push_rate in controller_push.run_all():
         rows.append((f"controller.{push_rate.name}", push_rate.count, push_rate.seconds,
                      push_rate.rate, push_rate.unit))
@@ -64,7 +91,8 @@ def main() -> None:
 
     print(f"{'benchmark':<36} {'count':>9} {'seconds':>8} {'rate':>10}  unit")
     for name, count, seconds, rate, unit in rows:
-        print(f"{name:<36} {count:>9} {seconds:>8.2f} {rate:>10.0f}  {unit}")
+        shown = f"{rate:>10.0f}" if rate >= 100 else f"{rate:>10.1f}"   # delays in ms are small
+        print(f"{name:<36} {count:>9} {seconds:>8.2f} {shown}  {unit}")
     for skip in skipped:
         print(f"{'runtime.' + skip.name:<36} {'skipped':>9}  {skip.reason}")
     print(f"results in {RESULTS}/")

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,15 +61,27 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass
+class SwitchProcess:
+    """A `softswitch run` subprocess started by `switch_process`, ready to serve."""
+
+    grpc_addr: str
+    ipc: str          # the nanomsg address ("" with interfaces)
+    p4info: Path
+    ir: Path
+    process: subprocess.Popen[str]
+
+
 @contextlib.contextmanager
-def running_switch(workdir: Path, interfaces: Mapping[int, str] | None = None,
-                   ) -> Iterator[tuple[str, str, Path, Path]]:
-    """`softswitch run --no-p4` with nanomsg ports, or with `-i PORT@IFACE` for each of
-    `interfaces`; yields (grpc address, ipc address ("" with interfaces), P4Info path,
-    IR path)."""
+def switch_process(workdir: Path, interfaces: Mapping[int, str] | None = None,
+                   program: Path = PROGRAM, options: Sequence[str] = (),
+                   ) -> Iterator[SwitchProcess]:
+    """`softswitch run --no-p4 [options]` with nanomsg ports, or with `-i PORT@IFACE` for each
+    of `interfaces`, once it is ready; `program` is compiled (not loaded) for the caller to
+    push. Terminated on exit (a caller may have ended it already)."""
     p4info, ir = workdir / "prog.p4info.txtpb", workdir / "prog.json"
     softswitch = [sys.executable, "-m", "softswitch.cli"]
-    subprocess.run([*softswitch, "compile", str(PROGRAM), "--p4info", str(p4info), "--ir", str(ir)],
+    subprocess.run([*softswitch, "compile", str(program), "--p4info", str(p4info), "--ir", str(ir)],
                    check=True)
     grpc_addr = f"127.0.0.1:{_free_port()}"
     if interfaces is None:
@@ -79,7 +91,7 @@ def running_switch(workdir: Path, interfaces: Mapping[int, str] | None = None,
         ipc = ""
         ports = [arg for port, name in sorted(interfaces.items()) for arg in ("-i", f"{port}@{name}")]
     proc = subprocess.Popen(
-        [*softswitch, "run", "--no-p4", *ports, "--",
+        [*softswitch, "run", "--no-p4", *ports, *options, "--",
          "--grpc-server-addr", grpc_addr, "--cpu-port", "255"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
@@ -90,10 +102,18 @@ def running_switch(workdir: Path, interfaces: Mapping[int, str] | None = None,
                 break
         else:
             raise RuntimeError("softswitch run exited before it was ready")
-        yield grpc_addr, ipc, p4info, ir
+        yield SwitchProcess(grpc_addr, ipc, p4info, ir, proc)
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@contextlib.contextmanager
+def running_switch(workdir: Path, interfaces: Mapping[int, str] | None = None,
+                   program: Path = PROGRAM) -> Iterator[tuple[str, str, Path, Path]]:
+    """`switch_process`'s (grpc address, ipc address, P4Info path, IR path)."""
+    with switch_process(workdir, interfaces, program) as switch:
+        yield switch.grpc_addr, switch.ipc, switch.p4info, switch.ir
 
 
 def _route_entries(sw: SwitchConnection, count: int) -> list[tuple[int, TableEntry]]:

@@ -102,7 +102,8 @@ class Arbitrator:
                     raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                    f"Too many connections for role '{role_name}'")
                 scope = self._new_scope(role, election_id, update)
-                self._roles[role_name] = role
+                self._roles[role_name] = role   # (again, if _check_unique forgot its last client)
+                self._past.pop(role_name, None)
                 self._role_of[client] = role_name
             else:
                 if update.device_id != self.device_id:

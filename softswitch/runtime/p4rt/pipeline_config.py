@@ -14,8 +14,12 @@ Actions (spec "SetForwardingPipelineConfig RPC"; PI's ``pipeline_config_set``):
   the new pipeline fails the call with INVALID_ARGUMENT and leaves everything unchanged.
 
 A config that does not build is INVALID_ARGUMENT with the compile error's text; the device is
-untouched then. The pipeline is built outside ``device.lock`` (compiling can take a while)
-and swapped in under it.
+untouched then. So is a P4Info that contradicts the program: every action that builds a pipeline
+first checks the P4Info alone (unique ids, no dangling references: ``_check_p4info``), then
+compares it with the P4Info generated for the program (p4info_match.py: tables, match fields,
+actions and their parameters, externs, digests, value sets, packet metadata, all by name) and
+refuses the first difference, named in the message. The pipeline is built outside
+``device.lock`` (compiling can take a while) and swapped in under it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from typing import Any, Protocol
 import grpc
 from finsy.proto import p4i, p4r
 
+from softswitch.p4info import build_p4info
 from softswitch.runtime.p4rt.digest_lists import DigestLists, SendList
+from softswitch.runtime.p4rt.p4info_match import check_p4info_matches
 from softswitch.runtime.p4rt.packet_io import PacketIO
 from softswitch.runtime.p4rt.status import RpcError
 
@@ -142,12 +148,17 @@ class PipelineManager:
             pipeline = self.device.build_pipeline(
                 config.p4info, config.p4_device_config, config.cookie.cookie,
                 drop_port=self.device.drop_port, trace=self.device.trace)
+            generated = build_p4info(pipeline.program)
+        except Exception as exc:   # a compile/format error of the client's config
+            raise _invalid_config(exc) from exc
+        # outside the try: a bug in the comparison must not pass for the client's error
+        check_p4info_matches(config.p4info, generated, pipeline.program)
+        try:
             return self._bind(pipeline)
         except RpcError:
             raise
-        except Exception as exc:   # a compile/format error of the client's config
-            raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
-                           f"Invalid forwarding pipeline config: {exc}") from exc
+        except Exception as exc:
+            raise _invalid_config(exc) from exc
 
     def _bind(self, pipeline: Any) -> Bound:
         store = self._make_store(pipeline)
@@ -185,6 +196,10 @@ class PipelineManager:
         if cookie:
             config.cookie.cookie = cookie
         return p4r.GetForwardingPipelineConfigResponse(config=config)
+
+
+def _invalid_config(exc: Exception) -> RpcError:
+    return RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid forwarding pipeline config: {exc}")
 
 
 def _check_p4info(p4info: p4i.P4Info) -> None:

@@ -38,6 +38,7 @@ INFO_STATUS = struct.Struct("<i")
 INFO_STATUS_NOT_SUPPORTED = 1
 RECV_TIMEOUT_MS = 100  # how often the receive thread looks at the stop flag (as BMv2)
 SEND_TIMEOUT_MS = 2000  # a peer that stops reading makes us drop, not hang the dataplane
+LOGGED_BAD_MESSAGES = 100  # bad messages logged one by one; after that one in 1,000
 
 
 class MsgType(enum.IntEnum):
@@ -133,17 +134,25 @@ class NanomsgPorts:
                 # pynng cannot unpack an empty message (RuntimeError); the socket is fine.
                 if self._stop.is_set():
                     return
-                self.bad_messages += 1
-                log.error("nanomsg message from %s skipped: empty or unreadable (%s: %s)",
-                          self.address, type(exc).__name__, exc)
+                self._skipped(f"empty or unreadable ({type(exc).__name__}: {exc})")
                 continue
             try:
                 self._handle(decode(message), receive)
             except ValueError as exc:
-                self.bad_messages += 1
-                log.error("nanomsg message from %s skipped: %s", self.address, exc)
+                self._skipped(str(exc))
             except Exception:  # a failing device must not end the loop
                 log.exception("nanomsg message from %s: handling failed", self.address)
+
+    def _skipped(self, why: str) -> None:
+        """Count a bad message; log the first LOGGED_BAD_MESSAGES, then one in 1,000, so that
+        a peer sending garbage cannot fill the disk through the log."""
+        self.bad_messages += 1
+        n = self.bad_messages
+        if n <= LOGGED_BAD_MESSAGES:
+            log.error("nanomsg message from %s skipped: %s", self.address, why)
+        elif n % 1000 == 0:
+            log.error("nanomsg message from %s skipped: %s (%d bad messages so far; only one "
+                      "in 1,000 is logged)", self.address, why, n)
 
     def _handle(self, msg: NnMessage, receive: Receive) -> None:
         match msg.type:
