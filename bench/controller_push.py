@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from controller.devices.push import push
+from controller.devices.session import Program
 from controller.fabric_up import build_fabric
-from controller.p4rt.push import push
-from controller.p4rt.session import Program
 from controller.plan.entries import PlannedEntry
 from controller.plan.plan import build_plan
 from controller.topology import yaml_io

@@ -150,7 +150,7 @@ def add_topo_parser(sub: Any) -> None:
 
 def _load_program(args: argparse.Namespace) -> Any:
     """The switch program: compiled from --program, or the --p4info/--config files as given."""
-    from controller.p4rt.session import Program
+    from controller.devices.session import Program
 
     if (args.p4info is None) != (args.config is None):
         raise TopologyError("--p4info and --config go together (P4Info + device config)")
@@ -196,7 +196,7 @@ def _push_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from controller.p4rt.push import push
+    from controller.devices.push import push
 
     setup = _push_setup(args)
     if isinstance(setup, int):

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from controller import traffic
+from controller.devices.session import Program
 from controller.fabric_up import fabric_up
-from controller.p4rt.session import Program
 from controller.plan.checker import check
 from controller.plan.plan import build_plan
 from controller.topology import yaml_io

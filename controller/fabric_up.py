@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from controller.p4rt.push import PlanLike, Progress, PushReport, push
-from controller.p4rt.session import Program
+from controller.devices.push import PlanLike, Progress, PushReport, push
+from controller.devices.session import Program
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Endpoint, Topology
 from softswitch.fabric import Fabric, Host

@@ -192,7 +192,7 @@ class Fabric:
         if program is not None:
             device.commit(self._pipeline(program, drop_port, trace))
         if grpc_address is not None:
-            from softswitch.runtime.p4rt.server import P4RuntimeServer  # not needed otherwise
+            from softswitch.runtime.server.server import P4RuntimeServer  # not needed otherwise
 
             node.server = P4RuntimeServer(device, grpc_address)
             node.server.start()

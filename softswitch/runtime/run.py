@@ -556,7 +556,7 @@ def _serve(opts: RunOptions, stop: threading.Event, sink: LogSink | None,
         device.set_output(ports.send)
         device.start()
         ports.start(functools.partial(device.receive, wait=PORT_WAIT))
-        from softswitch.runtime.p4rt.server import P4RuntimeServer
+        from softswitch.runtime.server.server import P4RuntimeServer
         server = P4RuntimeServer(device, opts.grpc_address, credentials=credentials)
         server.start()
         ready(f"softswitch device {opts.device_id} ready: Server listening on "

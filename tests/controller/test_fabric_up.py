@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from controller import traffic
+from controller.devices.session import Program
 from controller.fabric_up import RunningFabric, fabric_up
-from controller.p4rt.session import Program
 from controller.plan.plan import build_plan
 from controller.topology.generate import generate
 from controller.topology.model import Topology

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from finsy.proto import p4r
 
-from controller.p4rt.push import Progress, push
-from controller.p4rt.reconcile import diff, to_table_entry
-from controller.p4rt.session import Program
+from controller.devices.push import Progress, push
+from controller.devices.reconcile import diff, to_table_entry
+from controller.devices.session import Program
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Endpoint, Switch, Tier, Topology
 from p4rt import P4RuntimeRpcError, SwitchConnection, TableEntry
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.server import P4RuntimeServer
+from softswitch.runtime.server.server import P4RuntimeServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "switch" / "srv6_switch.p4"

@@ -23,7 +23,7 @@ SUITE_TIMEOUT = 180  # seconds; a suite normally takes well under a minute
 
 def _missing_runtime() -> str | None:
     """Why `softswitch run` cannot start yet, or None when it can."""
-    for module in ("softswitch.runtime.run", "softswitch.runtime.p4rt.server", "p4rt.client"):
+    for module in ("softswitch.runtime.run", "softswitch.runtime.server.server", "p4rt.client"):
         try:
             found = importlib.util.find_spec(module)
         except ModuleNotFoundError:

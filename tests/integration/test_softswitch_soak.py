@@ -42,7 +42,6 @@ from p4rt import (  # noqa: E402
     TableEntry,
 )
 from p4rt.client import CHANNEL_OPTIONS, arbitration_request, to_update, uint128  # noqa: E402
-from softswitch.runtime.p4rt.status import decode_details  # noqa: E402
 from softswitch.runtime.ports.nanomsg import (  # noqa: E402
     HEADER,
     MsgType,
@@ -50,6 +49,7 @@ from softswitch.runtime.ports.nanomsg import (  # noqa: E402
     encode,
     packet_in,
 )
+from softswitch.runtime.server.status import decode_details  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "p4" / "runtime" / "big_tables.p4"
 TABLES = ("I.hosts", "I.peers")

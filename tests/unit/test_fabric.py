@@ -181,7 +181,7 @@ def test_threaded_fabric(program: CheckedProgram) -> None:
 
 
 def test_switch_with_grpc_address_serves_p4runtime(program: CheckedProgram) -> None:
-    pytest.importorskip("softswitch.runtime.p4rt.server")  # written alongside this module
+    pytest.importorskip("softswitch.runtime.server.server")  # written alongside this module
     import grpc
     from finsy.proto import p4r
     from finsy.proto.p4.v1 import p4runtime_pb2_grpc

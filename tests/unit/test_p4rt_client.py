@@ -697,7 +697,7 @@ def test_stream_end_is_reported(fake: FakeServer) -> None:
 def _real_server() -> Any:
     try:
         from softswitch.runtime.device import Device
-        from softswitch.runtime.p4rt.server import P4RuntimeServer
+        from softswitch.runtime.server.server import P4RuntimeServer
     except ImportError as error:
         pytest.skip(f"softswitch P4Runtime server not importable: {error}")
     return Device, P4RuntimeServer

@@ -14,8 +14,8 @@ from softswitch.compiler import compile_file
 from softswitch.engine.externs import Digest
 from softswitch.engine.switch import Switch
 from softswitch.p4info import build_p4info
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.entities import EntityStore, P4RuntimeWriteError
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4" / "runtime"
 _CHECKED: dict[str, object] = {}

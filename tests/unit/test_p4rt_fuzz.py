@@ -1,6 +1,6 @@
 """Robustness of the P4Runtime server under malformed requests (hypothesis).
 
-A real server on 127.0.0.1 with a real Device runs tests/p4/runtime/p4rt_fuzz.p4 (every match
+A real server on 127.0.0.1 with a real Device runs tests/p4/runtime/server_fuzz.p4 (every match
 kind, action profile and selector, counters, meters, registers, a digest, a value set,
 controller headers). Requests start from valid ones and are mutated field by field; the
 properties are that every call ends, within a timeout, with OK or one of the precise codes
@@ -36,8 +36,8 @@ from softswitch.compiler import compile_file
 from softswitch.ir.serialize import dumps_ir
 from softswitch.p4info import build_p4info
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.server import P4RuntimeServer
-from softswitch.runtime.p4rt.status import decode_details
+from softswitch.runtime.server.server import P4RuntimeServer
+from softswitch.runtime.server.status import decode_details
 
 PROGRAM = Path(__file__).parents[1] / "p4" / "runtime" / "p4rt_fuzz.p4"
 DEVICE_ID = 3
@@ -840,7 +840,7 @@ def test_p4info_with_duplicate_or_dangling_ids_is_refused(env: Env) -> None:
 
 def test_entity_store_with_duplicate_param_ids() -> None:
     """The store alone (no pipeline check) also refuses such an action cleanly."""
-    from softswitch.runtime.p4rt.entities import EntityStore, P4RuntimeWriteError
+    from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
     pipeline = Device.build_pipeline(_p4info_with_duplicate_param(), program()[1])
     store = EntityStore(pipeline)
     with pytest.raises(P4RuntimeWriteError):
@@ -848,7 +848,7 @@ def test_entity_store_with_duplicate_param_ids() -> None:
 
 
 def test_entity_store_with_a_negative_bitwidth() -> None:
-    from softswitch.runtime.p4rt.entities import EntityStore, P4RuntimeWriteError
+    from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
     p4info = p4i.P4Info()
     p4info.CopyFrom(program()[0])
     next(t for t in p4info.tables if t.preamble.name == "I.rng").match_fields[0].bitwidth = -1
@@ -860,7 +860,7 @@ def test_entity_store_with_a_negative_bitwidth() -> None:
 
 
 def test_entity_store_with_an_update_type_outside_the_enum() -> None:
-    from softswitch.runtime.p4rt.entities import EntityStore, P4RuntimeWriteError
+    from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
     store = EntityStore(Device.build_pipeline(*program()))
     counter = p4r.CounterEntry(counter_id=ids()["pkt_ctr"])
     with pytest.raises(P4RuntimeWriteError):

@@ -21,7 +21,7 @@ from softswitch.compiler import compile_file
 from softswitch.ir.serialize import dumps_ir
 from softswitch.p4info import build_p4info
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.server import P4RuntimeServer
+from softswitch.runtime.server.server import P4RuntimeServer
 
 ROOT = Path(__file__).parents[2]
 FUZZ = ROOT / "tests" / "p4" / "runtime" / "p4rt_fuzz.p4"   # every kind of object

@@ -10,7 +10,7 @@ import pytest
 
 from p4rt import SwitchConnection
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.server import P4RuntimeServer
+from softswitch.runtime.server.server import P4RuntimeServer
 
 
 @pytest.fixture

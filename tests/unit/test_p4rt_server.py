@@ -25,8 +25,8 @@ from p4rt_harness import (
 )
 
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.server import P4RUNTIME_API_VERSION, P4RuntimeServer
-from softswitch.runtime.p4rt.status import decode_details
+from softswitch.runtime.server.server import P4RUNTIME_API_VERSION, P4RuntimeServer
+from softswitch.runtime.server.status import decode_details
 
 Action = p4r.SetForwardingPipelineConfigRequest
 RT = p4r.GetForwardingPipelineConfigRequest

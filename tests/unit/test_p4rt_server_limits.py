@@ -20,10 +20,10 @@ from softswitch.compiler import compile_file
 from softswitch.ir.serialize import dumps_ir
 from softswitch.p4info import build_p4info
 from softswitch.runtime.device import Device
-from softswitch.runtime.p4rt.arbitration import Arbitrator
-from softswitch.runtime.p4rt.roles import P4RoleConfig, parse_role_config
-from softswitch.runtime.p4rt.server import READ_CHUNK, P4RuntimeServer
-from softswitch.runtime.p4rt.status import decode_details
+from softswitch.runtime.server.arbitration import Arbitrator
+from softswitch.runtime.server.roles import P4RoleConfig, parse_role_config
+from softswitch.runtime.server.server import READ_CHUNK, P4RuntimeServer
+from softswitch.runtime.server.status import decode_details
 
 PROGRAM = Path(__file__).parents[1] / "p4" / "runtime" / "big_tables.p4"
 DEVICE_ID = 0

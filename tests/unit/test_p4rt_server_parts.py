@@ -8,10 +8,10 @@ from finsy.proto import p4i, p4r
 from finsy.proto.google.rpc import code_pb2
 from finsy.proto.p4.v1 import p4data_pb2
 
-from softswitch.runtime.p4rt.arbitration import Arbitrator
-from softswitch.runtime.p4rt.digest_lists import DigestLists
-from softswitch.runtime.p4rt.packet_io import PacketIO
-from softswitch.runtime.p4rt.status import DETAILS_KEY, RpcError, batch_status, decode_details
+from softswitch.runtime.server.arbitration import Arbitrator
+from softswitch.runtime.server.digest_lists import DigestLists
+from softswitch.runtime.server.packet_io import PacketIO
+from softswitch.runtime.server.status import DETAILS_KEY, RpcError, batch_status, decode_details
 
 MS = 1_000_000
 

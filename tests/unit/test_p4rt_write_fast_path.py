@@ -20,10 +20,10 @@ from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ExactMatch, LpmMatch, TernaryMatch
 from softswitch.errors import ControlPlaneError
 from softswitch.p4info import build_p4info
-from softswitch.runtime.p4rt import server as p4rt_server
-from softswitch.runtime.p4rt.entities import EntityStore, P4RuntimeWriteError
-from softswitch.runtime.p4rt.p4info_index import MATCH_KINDS
-from softswitch.runtime.p4rt.table_entries import TableEntries
+from softswitch.runtime.server import server as p4rt_server
+from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
+from softswitch.runtime.server.p4info_index import MATCH_KINDS
+from softswitch.runtime.server.table_entries import TableEntries
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4" / "runtime"
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE

@@ -9,9 +9,9 @@ from finsy.proto import p4i, p4r
 from finsy.proto.p4.v1 import p4data_pb2
 
 from softswitch.engine.externs import Digest
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex
-from softswitch.runtime.p4rt.write_error import (
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.p4info_index import P4InfoIndex
+from softswitch.runtime.server.write_error import (
     P4RuntimeWriteError,
     already_exists,
     invalid,

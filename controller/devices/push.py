@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from controller.p4rt.reconcile import diff, read_requests
-from controller.p4rt.session import Program, Session
+from controller.devices.reconcile import diff, read_requests
+from controller.devices.session import Program, Session
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Switch, Topology
 from p4rt.client import DEFAULT_BATCH_SIZE

@@ -6,9 +6,9 @@ from finsy.proto import p4i, p4r
 
 from softswitch.engine.support import noop
 from softswitch.engine.tables import ActionSpec
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex, TableInfo
-from softswitch.runtime.p4rt.write_error import invalid
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.p4info_index import P4InfoIndex, TableInfo
+from softswitch.runtime.server.write_error import invalid
 
 
 def parse_action(index: P4InfoIndex, info: TableInfo, action: p4r.Action, *,

@@ -40,12 +40,12 @@ import grpc
 from finsy.proto import p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
-from softswitch.runtime.p4rt import status
-from softswitch.runtime.p4rt.arbitration import Arbitrator, election_id_of
-from softswitch.runtime.p4rt.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
-from softswitch.runtime.p4rt.roles import entity_p4_id
-from softswitch.runtime.p4rt.status import RpcError
-from softswitch.runtime.p4rt.stream import StreamSession
+from softswitch.runtime.server import status
+from softswitch.runtime.server.arbitration import Arbitrator, election_id_of
+from softswitch.runtime.server.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
+from softswitch.runtime.server.roles import entity_p4_id
+from softswitch.runtime.server.status import RpcError
+from softswitch.runtime.server.stream import StreamSession
 
 P4RUNTIME_API_VERSION = "1.4.0"
 SERVICE_NAME = "p4.v1.P4Runtime"
@@ -77,7 +77,7 @@ def _collections_deferred() -> Iterator[None]:
 
 
 def _entity_store(pipeline: Any) -> Any:
-    from softswitch.runtime.p4rt.entities import EntityStore
+    from softswitch.runtime.server.entities import EntityStore
     return EntityStore(pipeline)
 
 

@@ -17,8 +17,8 @@ from typing import Protocol
 import grpc
 from finsy.proto import p4r
 
-from softswitch.runtime.p4rt.arbitration import Arbitrator
-from softswitch.runtime.p4rt.status import ERROR_SPACE, RpcError, code_number
+from softswitch.runtime.server.arbitration import Arbitrator
+from softswitch.runtime.server.status import ERROR_SPACE, RpcError, code_number
 
 MAX_QUEUED = 10_000        # notifications buffered per stream before dropping
 _POLL_S = 0.5              # how often a waiting handler checks that the call is still alive

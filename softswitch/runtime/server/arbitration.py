@@ -26,8 +26,8 @@ import grpc
 from finsy.proto import p4r
 from finsy.proto.google.rpc import code_pb2
 
-from softswitch.runtime.p4rt.roles import RoleScope, WritePolicy, parse_role_config
-from softswitch.runtime.p4rt.status import RpcError
+from softswitch.runtime.server.roles import RoleScope, WritePolicy, parse_role_config
+from softswitch.runtime.server.status import RpcError
 
 ElectionId = tuple[int, int] | None      # (high, low); None = unset, lower than any id
 

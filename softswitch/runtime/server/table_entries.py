@@ -32,16 +32,16 @@ from softswitch.engine.tables import (
     TernaryMatch,
 )
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.action_profiles import ActionProfiles
-from softswitch.runtime.p4rt.actions import action_proto, parse_action
-from softswitch.runtime.p4rt.p4info_index import (
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.action_profiles import ActionProfiles
+from softswitch.runtime.server.actions import action_proto, parse_action
+from softswitch.runtime.server.p4info_index import (
     MATCH_KINDS,
     FastPath,
     P4InfoIndex,
     TableInfo,
 )
-from softswitch.runtime.p4rt.write_error import (
+from softswitch.runtime.server.write_error import (
     P4RuntimeWriteError,
     already_exists,
     invalid,

@@ -25,7 +25,7 @@ import grpc
 from finsy.proto import p4r
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from softswitch.runtime.p4rt.status import RpcError
+from softswitch.runtime.server.status import RpcError
 
 ROLE_CONFIG_TYPE = "stratum.P4RoleConfig"
 

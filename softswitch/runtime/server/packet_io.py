@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import grpc
 from finsy.proto import p4i, p4r
 
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.status import RpcError
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.status import RpcError
 
 
 class _Header:

@@ -22,9 +22,9 @@ from finsy.proto import p4i, p4r
 
 from softswitch.engine.tables import ActionProfile, Member
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt.actions import action_proto, parse_action
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex, TableInfo
-from softswitch.runtime.p4rt.write_error import (
+from softswitch.runtime.server.actions import action_proto, parse_action
+from softswitch.runtime.server.p4info_index import P4InfoIndex, TableInfo
+from softswitch.runtime.server.write_error import (
     P4RuntimeWriteError,
     already_exists,
     invalid,

@@ -14,8 +14,8 @@ from finsy.proto import p4r
 
 from softswitch.engine.pre import PacketReplicationEngine, Replica
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.write_error import (
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.write_error import (
     P4RuntimeWriteError,
     already_exists,
     invalid,

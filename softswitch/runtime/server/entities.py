@@ -22,13 +22,13 @@ from finsy.proto.p4.v1 import p4data_pb2
 
 from softswitch.engine.externs import Digest
 from softswitch.engine.switch import Switch
-from softswitch.runtime.p4rt.action_profiles import ActionProfiles
-from softswitch.runtime.p4rt.digests import Digests, ValueSets
-from softswitch.runtime.p4rt.extern_entries import ExternEntries
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex
-from softswitch.runtime.p4rt.replication import Replication
-from softswitch.runtime.p4rt.table_entries import TableEntries
-from softswitch.runtime.p4rt.write_error import P4RuntimeWriteError, invalid, unimplemented
+from softswitch.runtime.server.action_profiles import ActionProfiles
+from softswitch.runtime.server.digests import Digests, ValueSets
+from softswitch.runtime.server.extern_entries import ExternEntries
+from softswitch.runtime.server.p4info_index import P4InfoIndex
+from softswitch.runtime.server.replication import Replication
+from softswitch.runtime.server.table_entries import TableEntries
+from softswitch.runtime.server.write_error import P4RuntimeWriteError, invalid, unimplemented
 
 __all__ = ["EntityStore", "P4RuntimeWriteError"]
 

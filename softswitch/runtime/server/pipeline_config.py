@@ -33,10 +33,10 @@ import grpc
 from finsy.proto import p4i, p4r
 
 from softswitch.p4info import build_p4info
-from softswitch.runtime.p4rt.digest_lists import DigestLists, SendList
-from softswitch.runtime.p4rt.p4info_match import check_p4info_matches
-from softswitch.runtime.p4rt.packet_io import PacketIO
-from softswitch.runtime.p4rt.status import RpcError
+from softswitch.runtime.server.digest_lists import DigestLists, SendList
+from softswitch.runtime.server.p4info_match import check_p4info_matches
+from softswitch.runtime.server.packet_io import PacketIO
+from softswitch.runtime.server.status import RpcError
 
 Action = p4r.SetForwardingPipelineConfigRequest.Action
 ResponseType = p4r.GetForwardingPipelineConfigRequest.ResponseType

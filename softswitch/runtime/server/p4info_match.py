@@ -32,7 +32,7 @@ from softswitch.frontend.types import EnumType
 from softswitch.ir.checked import CheckedProgram
 from softswitch.ir.names import control_plane_objects, qualified_name
 from softswitch.p4info.typeinfo import TypeSpecs
-from softswitch.runtime.p4rt.status import RpcError
+from softswitch.runtime.server.status import RpcError
 
 T = TypeVar("T")
 

@@ -21,10 +21,10 @@ from finsy.proto.p4.v1 import p4data_pb2
 
 from softswitch.engine.meters import Meter
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt import bytestrings
-from softswitch.runtime.p4rt.p4info_index import P4InfoIndex
-from softswitch.runtime.p4rt.table_entries import TableEntries
-from softswitch.runtime.p4rt.write_error import invalid, out_of_range, update_type_name
+from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server.p4info_index import P4InfoIndex
+from softswitch.runtime.server.table_entries import TableEntries
+from softswitch.runtime.server.write_error import invalid, out_of_range, update_type_name
 
 
 def _check_modify(kind: int, what: str) -> None:

@@ -7,7 +7,7 @@ fits the bitwidth; it always answers with the canonical form (at least one byte)
 
 from __future__ import annotations
 
-from softswitch.runtime.p4rt.write_error import invalid
+from softswitch.runtime.server.write_error import invalid
 
 
 def decode(data: bytes, bitwidth: int, what: str) -> int:

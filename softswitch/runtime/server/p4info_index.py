@@ -18,7 +18,7 @@ from finsy.proto import p4i
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ActionSpec, Match, Table, dont_care
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.p4rt.write_error import invalid
+from softswitch.runtime.server.write_error import invalid
 
 T = TypeVar("T")
 
