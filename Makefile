@@ -40,8 +40,8 @@ test-slow: install
 bench: install
 	$(PY) -m bench.run
 
-# The demo grows with the project: compile the fabric switch (P4Info + IR JSON; also with p4c when it
-# is on PATH), run an STF test
+# The demo grows with the project: compile the fabric switch and the MRC NIC (P4Info + IR JSON; also
+# with p4c when it is on PATH), run an STF test
 # with a BMv2-style trace, size the 131,072-GPU fabric, then bring the tiny topology up as
 # softswitches, push the static SRv6 plan over P4Runtime and send a packet from every NIC to every
 # NIC over every plane and T1.
@@ -49,6 +49,8 @@ demo: install
 	mkdir -p $(OUT)/bmv2
 	$(VENV)/bin/softswitch compile p4src/switch/srv6_switch.p4 --p4info $(OUT)/srv6_switch.p4info.txtpb --ir $(OUT)/srv6_switch.json
 	$(if $(P4C),$(P4C) --target bmv2 --arch v1model --p4runtime-files $(OUT)/bmv2/srv6_switch.p4info.txtpb -o $(OUT)/bmv2 p4src/switch/srv6_switch.p4)
+	$(VENV)/bin/softswitch compile p4src/nic/mrc_nic.p4 --p4info $(OUT)/mrc_nic.p4info.txtpb --ir $(OUT)/mrc_nic.json
+	$(if $(P4C),$(P4C) --target bmv2 --arch v1model --p4runtime-files $(OUT)/bmv2/mrc_nic.p4info.txtpb -o $(OUT)/bmv2 p4src/nic/mrc_nic.p4)
 	$(VENV)/bin/softswitch stf tests/p4/usid_forward.p4 tests/stf/usid_forward.stf --log-console \
 		> $(OUT)/stf-trace.log || (cat $(OUT)/stf-trace.log; false)
 	tail -25 $(OUT)/stf-trace.log

@@ -1,0 +1,1 @@
+"""MRC host transport: wire format (wire.py); segmentation, retransmission and completions come next."""

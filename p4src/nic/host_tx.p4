@@ -1,0 +1,168 @@
+// Host TX: a packet from the host transport (Ethernet | IPv6 | UDP | BTH | METH | RETH | payload)
+// gets its connection, an EV (a slot of the connection's EV set) and the SRv6 encapsulation.
+#ifndef P4SRC_NIC_HOST_TX_P4
+#define P4SRC_NIC_HOST_TX_P4
+
+#include "nic_state.p4"
+
+control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
+               inout standard_metadata_t standard_metadata) {
+    bit<32> cells;
+    bit<2>  state;
+    bit<8>  slot;
+    bool    found;
+
+    @name(".set_connection")
+    action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
+                          bit<8> ev_min_active, bit<16> dst_row, bit<16> dst_ua) {
+        meta.conn = conn;
+        meta.profile = profile;
+        meta.ev_mask = ev_mask;
+        meta.planes = planes;
+        meta.ev_min_active = ev_min_active;
+        meta.dst_row = dst_row;
+        meta.dst_ua = dst_ua;
+    }
+
+    @name(".tx_no_connection")
+    action tx_no_connection() {
+        mark_to_drop(standard_metadata);
+        nic_counter.count(NIC_TX_NO_CONNECTION);
+    }
+
+    // Why: the host names its peer by address and QP; this gives the connection's state index,
+    // its EV profile (ev_count - 1 as a mask; slots laid out so that slot s is in plane
+    // s mod planes) and the destination's T0 row and port uA for the path templates.
+    // Installs: one entry per connection this NIC sends on.
+    @name(".tx_connection")
+    table tx_connection {
+        key = {
+            hdr.ipv6.dst_addr : exact @name("dst_addr");
+            hdr.bth.dest_qp   : exact @name("dest_qp");
+        }
+        actions = { set_connection; @defaultonly tx_no_connection; }
+        default_action = tx_no_connection();
+        size = NIC_CONNECTIONS;
+    }
+
+    @name(".set_path")
+    action set_path(bit<3> plane, bit<16> t1_usid) {
+        meta.plane = plane;
+        meta.t1_usid = t1_usid;
+    }
+
+    @name(".deny_path")
+    action deny_path() {
+        meta.denied = true;
+    }
+
+    // Why: an EV is a path (plane, T1); DENIED EVs and path rewrites are entries here, so the
+    // controller changes paths with table writes only. Installs: one entry per (profile, slot);
+    // no entry, or deny_path, is DENIED.
+    @name(".ev_path")
+    table ev_path {
+        key = {
+            meta.profile : exact @name("profile");
+            meta.slot    : exact @name("slot");
+        }
+        actions = { set_path; deny_path; }
+        default_action = deny_path();
+        size = NIC_TABLE_SIZE;
+    }
+
+    // One try of the bounded EV choice: a SKIP slot is passed over once (and is GOOD again).
+    action try_slot(bit<8> candidate) {
+        slot = candidate;
+    }
+
+    apply {
+        if (!tx_connection.apply().hit) {
+            // dropped by the default action
+        } else if (hdr.bth.opcode == OP_EV_REPORT) {
+            // A loss the host's timer found: the slot its PSN left on, or the probed slot.
+            meta.host_report = true;
+            if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
+                meta.slot = hdr.peth.probe_id[7:0] & meta.ev_mask;
+            } else {
+                psn_slot.read(meta.slot,
+                              (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
+            }
+        } else if (hdr.bth.opcode == OP_PROBE) {
+            // The host paces probes of ASSUMED_BAD slots and names the slot: no rotation.
+            meta.host_probe = true;
+            meta.slot = hdr.peth.probe_id[7:0] & meta.ev_mask;
+            meta.slot_chosen = true;
+            ev_path.apply();
+        } else {
+            bit<32> cursor;
+            tx_cursor.read(cursor, (bit<32>)meta.conn);
+            tx_cursor.write((bit<32>)meta.conn, cursor + 1);
+            cells = (bit<32>)meta.conn * EV_SLOTS;
+            bit<8> first = cursor[7:0] & meta.ev_mask;
+            slot = first;
+            ev_state.read(state, cells + (bit<32>)slot);
+            found = state == EV_GOOD;
+            // Tries 2..EV_TRIES: the next slot of the same plane.
+            if (!found) {
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
+                try_slot((slot + meta.planes) & meta.ev_mask);
+                ev_state.read(state, cells + (bit<32>)slot);
+                found = state == EV_GOOD;
+            }
+            if (!found) {
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
+                try_slot((slot + meta.planes) & meta.ev_mask);
+                ev_state.read(state, cells + (bit<32>)slot);
+                found = state == EV_GOOD;
+            }
+            if (!found) {
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
+                try_slot((slot + meta.planes) & meta.ev_mask);
+                ev_state.read(state, cells + (bit<32>)slot);
+                found = state == EV_GOOD;
+            }
+            if (!found) {
+                // Every try hit a SKIP or ASSUMED_BAD slot: send on the first one anyway (a
+                // congested or suspect path still beats no path; ev_min_active keeps this rare).
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
+                slot = first;
+                meta.fallback = true;
+            }
+            meta.slot = slot;
+            meta.slot_chosen = true;
+            ev_path.apply();
+        }
+    }
+}
+
+// The outer header of a data packet, once the path stage has filled meta's path fields.
+control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta,
+                    inout standard_metadata_t standard_metadata) {
+    apply {
+        bit<16> ev = (bit<16>)meta.plane << 8 | (bit<16>)meta.slot;   // the compact EV
+        hdr.outer_ipv6.setValid();
+        hdr.outer_ipv6.version = 6;
+        hdr.outer_ipv6.dscp = hdr.bth.retransmit == 1 ? meta.dscp_retx : meta.dscp_trimmable;
+        hdr.outer_ipv6.ecn = ECN_ECT0;
+        hdr.outer_ipv6.flow_label = (bit<20>)ev;
+        hdr.outer_ipv6.payload_len = hdr.ipv6.payload_len + IPV6_HEADER_BYTES;
+        hdr.outer_ipv6.next_hdr = PROTO_IPV6;
+        hdr.outer_ipv6.hop_limit = NIC_HOP_LIMIT;
+        hdr.outer_ipv6.src_addr = meta.path_src;
+        hdr.outer_ipv6.dst_addr = meta.path_carrier;
+        hdr.udp.src_port = ev;
+        hdr.udp.checksum = 0;
+        hdr.ethernet.src_addr = meta.path_smac;
+        hdr.ethernet.dst_addr = meta.path_dmac;
+        if (meta.host_probe) {
+            nic_counter.count(NIC_TX_PROBE);   // a probe has no PSN
+        } else {
+            // Remembered so that a loss the host reports by PSN names this slot.
+            psn_slot.write((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0],
+                           meta.slot);
+            nic_counter.count(NIC_TX_DATA);
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,145 @@
+// The NIC's parser. From the host port: Ethernet | IPv6 | UDP | BTH | MRC headers, what the host
+// transport sends. From a plane port: Ethernet | outer IPv6 (the SRv6 carrier) | IPv6 | UDP |
+// BTH | MRC headers. The UDP port of MRC is MRC_UDP_PORT (compile with -DMRC_UDP_PORT=4971 for
+// the port two third-party MRC models use): a parser value set would let the controller choose,
+// but BMv2's P4Runtime server refuses value-set writes. Anything else is accepted as it is and
+// dropped by ingress (counted); a header cut short ends in PacketTooShort, dropped likewise.
+#ifndef P4SRC_NIC_PARSER_P4
+#define P4SRC_NIC_PARSER_P4
+
+#include "nic_types.p4"
+
+#ifndef MRC_UDP_PORT
+#define MRC_UDP_PORT 4791
+#endif
+
+parser NicParser(packet_in packet, out nic_headers_t hdr, inout nic_metadata_t meta,
+                 inout standard_metadata_t standard_metadata) {
+    // A resubmitted packet (instance type 6) has lost its ingress port, as in BMv2 (all
+    // metadata is reset); only the host's packets are resubmitted (DENIED slots, host_tx.p4).
+    state start {
+        transition select(standard_metadata.instance_type, standard_metadata.ingress_port) {
+            (PKT_INSTANCE_RESUBMIT, _): parse_host_ethernet;
+            (_, NIC_HOST_PORT): parse_host_ethernet;
+            default: parse_plane_ethernet;
+        }
+    }
+
+    state parse_host_ethernet {
+        packet.extract(hdr.ethernet);
+        meta.from_host = true;
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV6: parse_ipv6;
+            default: accept;
+        }
+    }
+
+    state parse_plane_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV6: parse_outer_ipv6;
+            default: accept;
+        }
+    }
+
+    state parse_outer_ipv6 {
+        packet.extract(hdr.outer_ipv6);
+        transition select(hdr.outer_ipv6.next_hdr) {
+            PROTO_IPV6: parse_ipv6;
+            default: accept;
+        }
+    }
+
+    state parse_ipv6 {
+        packet.extract(hdr.ipv6);
+        transition select(hdr.ipv6.next_hdr) {
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_udp {
+        packet.extract(hdr.udp);
+        transition select(hdr.udp.dst_port) {
+            MRC_UDP_PORT: parse_bth;
+            default: accept;
+        }
+    }
+
+    state parse_bth {
+        packet.extract(hdr.bth);
+        transition select(hdr.bth.opcode) {
+            OP_WRITE_FIRST: parse_meth;
+            OP_WRITE_MIDDLE: parse_meth;
+            OP_WRITE_LAST: parse_meth;
+            OP_WRITE_LAST_IMM: parse_meth;
+            OP_WRITE_ONLY: parse_meth;
+            OP_WRITE_ONLY_IMM: parse_meth;
+            OP_SACK: parse_seth;
+            OP_NACK: parse_neth;
+            OP_PROBE: parse_peth;
+            OP_EV_REPORT: parse_peth;
+            default: accept;
+        }
+    }
+
+    state parse_meth {
+        packet.extract(hdr.meth);
+        packet.extract(hdr.reth);
+        transition select(hdr.bth.opcode) {
+            OP_WRITE_LAST_IMM: parse_immdt;
+            OP_WRITE_ONLY_IMM: parse_immdt;
+            default: accept;
+        }
+    }
+
+    state parse_immdt {
+        packet.extract(hdr.immdt);
+        transition accept;
+    }
+
+    state parse_seth {
+        packet.extract(hdr.seth);
+        packet.extract(hdr.cc_state);
+        transition accept;
+    }
+
+    state parse_neth {
+        packet.extract(hdr.neth);
+        transition accept;
+    }
+
+    state parse_peth {
+        packet.extract(hdr.peth);
+        transition accept;
+    }
+}
+
+control NicVerifyChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
+    apply { }
+}
+
+// UDP checksums are zero (RFC 6935 allows it inside a tunnel; RoCEv2 relies on its ICRC, which
+// this reference NIC does not compute: both ends are ours).
+control NicComputeChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
+    apply { }
+}
+
+control NicDeparser(packet_out packet, in nic_headers_t hdr) {
+    apply {
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.outer_ipv6);
+        packet.emit(hdr.ipv6);
+        packet.emit(hdr.udp);
+        packet.emit(hdr.bth);
+        packet.emit(hdr.meth);
+        packet.emit(hdr.reth);
+        packet.emit(hdr.immdt);
+        packet.emit(hdr.seth);
+        packet.emit(hdr.cc_state);
+        packet.emit(hdr.neth);
+        packet.emit(hdr.peth);
+    }
+}
+
+#endif

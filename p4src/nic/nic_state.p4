@@ -1,0 +1,30 @@
+// State the data plane itself writes, shared by the transmit and feedback stages. Registers only
+// ever hold what packets teach the NIC: the controller sets nothing here (BMv2's P4Runtime server
+// refuses register writes); what it decides is in table entries.
+#ifndef P4SRC_NIC_STATE_P4
+#define P4SRC_NIC_STATE_P4
+
+#include "nic_types.p4"
+
+// EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, slot): index conn * EV_SLOTS + slot.
+@name(".ev_state") register<bit<2>>(EV_CELLS) ev_state;
+// Rotation cursor per connection: the next packet's first slot.
+@name(".tx_cursor") register<bit<32>>(NIC_CONNECTIONS) tx_cursor;
+// The slot each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW), so that a loss the host
+// reports by PSN is pinned on the path that lost it.
+@name(".psn_slot") register<bit<8>>(PSN_CELLS) psn_slot;
+// Slots in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).
+@name(".bad_count") register<bit<16>>(NIC_CONNECTIONS) bad_count;
+// Probes answered in a row per (connection, slot) in ASSUMED_BAD.
+@name(".probe_ok") register<bit<8>>(EV_CELLS) probe_ok;
+// Losses pinned on each (connection, slot), reported in EV events.
+@name(".ev_drops") register<bit<32>>(EV_CELLS) ev_drops;
+// Receiver: next expected PSN (relative to the connection's initial PSN) and the 64-bit bitmap
+// of PSNs expected + i that arrived (bit 0 is the expected PSN itself).
+@name(".rx_expected") register<bit<24>>(NIC_CONNECTIONS) rx_expected;
+@name(".rx_bitmap") register<bit<64>>(NIC_CONNECTIONS) rx_bitmap;
+
+// Packets and bytes by event (NIC_* indexes in nic_types.p4).
+@name(".nic_counter") counter(NIC_COUNTERS, CounterType.packets_and_bytes) nic_counter;
+
+#endif

@@ -1,0 +1,173 @@
+// The MRC NIC's constants, sizes, headers and metadata.
+#ifndef P4SRC_NIC_TYPES_P4
+#define P4SRC_NIC_TYPES_P4
+
+#include "../include/defines.p4"
+#include "../include/headers.p4"
+#include "../include/mrc_headers.p4"
+
+// Ports: the host (the transport's side), one port per plane (plane_port / port_plane tables),
+// the CPU port (defines.p4).
+const bit<9> NIC_HOST_PORT = 1;
+
+// standard_metadata.instance_type values (BMv2's simple_switch).
+const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;
+const bit<32> PKT_INSTANCE_RESUBMIT = 6;
+
+// Sizes. EV state is per (connection, slot): NIC_CONNECTIONS * EV_SLOTS cells.
+const bit<32> NIC_CONNECTIONS = 64;
+const bit<32> EV_SLOTS = 256;                 // slots per connection (bit<8> slot numbers)
+const bit<32> EV_CELLS = 16384;               // NIC_CONNECTIONS * EV_SLOTS
+const bit<32> PSN_WINDOW = 1024;              // PSN -> slot memory per connection
+const bit<32> PSN_CELLS = 65536;              // NIC_CONNECTIONS * PSN_WINDOW
+const bit<32> NIC_PLANES = 8;
+const bit<32> NIC_TABLE_SIZE = 4096;
+
+// EV states kept by the data plane (DENIED is a table entry: ev_path's deny_path).
+const bit<2> EV_GOOD = 0;
+const bit<2> EV_SKIP = 1;
+const bit<2> EV_ASSUMED_BAD = 2;
+
+// Bounded EV choice: slots tried per packet before falling back to the first one.
+const bit<8> EV_TRIES = 4;
+const bit<2> TX_RESUBMITS = 2;                // DENIED slots: passes tried again before a drop
+
+// Clone sessions the controller creates: one per plane, to that plane's port (SACKs).
+const bit<32> SACK_SESSION_BASE = 100;
+
+// Sizes of what the NIC builds.
+const bit<16> UDP_HEADER_BYTES = 8;
+const bit<16> BTH_BYTES = 12;
+const bit<16> SACK_EXT_BYTES = 36;            // SETH 28 + CC_STATE 8
+const bit<16> NACK_EXT_BYTES = 20;            // NETH
+const bit<32> SACK_FRAME_BYTES = 150;         // 14 + 40 + 40 + 8 + 12 + 36
+const bit<32> NACK_FRAME_BYTES = 134;         // 14 + 40 + 40 + 8 + 12 + 20
+const bit<8> NIC_HOP_LIMIT = 64;
+const bit<2> ECN_ECT0 = 2;
+const bit<2> ECN_CE = 3;
+
+// Counter indexes (nic_counter, packets_and_bytes).
+const bit<32> NIC_TX_DATA = 0;
+const bit<32> NIC_TX_FALLBACK = 1;           // every try hit a SKIP/ASSUMED_BAD slot
+const bit<32> NIC_TX_DENIED_DROP = 2;         // DENIED slots on every pass
+const bit<32> NIC_TX_NO_CONNECTION = 3;
+const bit<32> NIC_RX_DATA = 4;
+const bit<32> NIC_RX_DUPLICATE = 5;
+const bit<32> NIC_RX_OUT_OF_WINDOW = 6;
+const bit<32> NIC_RX_TRIMMED = 7;
+const bit<32> NIC_RX_SACK = 8;
+const bit<32> NIC_RX_NACK = 9;
+const bit<32> NIC_RX_UNKNOWN_QP = 10;
+const bit<32> NIC_RX_MALFORMED = 11;          // truncated or not MRC: dropped
+const bit<32> NIC_SACK_SENT = 12;
+const bit<32> NIC_NACK_SENT = 13;
+const bit<32> NIC_EV_BAD_SUPPRESSED = 14;     // ev_min_active kept an EV in service
+const bit<32> NIC_RX_INJECTED_DROP = 15;      // the loss injector
+const bit<32> NIC_TX_PROBE = 16;
+const bit<32> NIC_RX_PROBE = 17;              // probes answered (SACK with PR=1)
+const bit<32> NIC_HOST_REPORT = 18;           // losses the host reported
+const bit<32> NIC_COUNTERS = 32;
+
+// The @field_list ids.
+#define FL_NIC_SACK 1
+#define FL_NIC_RESUBMIT 2
+
+struct nic_headers_t {
+    ethernet_t  ethernet;
+    ipv6_t      outer_ipv6;    // the SRv6 carrier (plane side only)
+    ipv6_t      ipv6;          // the host's IPv6 header (the inner one on the wire)
+    udp_t       udp;
+    bth_t       bth;
+    meth_t      meth;
+    reth_t      reth;
+    immdt_t     immdt;
+    seth_t      seth;
+    cc_state_t  cc_state;
+    neth_t      neth;
+    peth_t      peth;
+}
+
+// An EV event for the controller (OCP MRC's EV event): sent on GOOD <-> ASSUMED_BAD.
+struct ev_event_t {
+    bit<16> conn;
+    bit<16> profile;
+    bit<8>  slot;
+    bit<2>  state;
+    bit<32> drops;
+}
+
+struct nic_metadata_t {
+    bool        from_host;
+    bool        malformed;
+    // the connection (sender side: tx_connection / qp_connection)
+    bit<16>     conn;
+    bit<16>     profile;
+    bit<8>      ev_mask;
+    bit<8>      planes;
+    bit<8>      ev_min_active;
+    bit<8>      probe_successes;
+    bit<16>     dst_row;
+    bit<16>     dst_ua;
+    // EV choice
+    bit<8>      slot;
+    bit<3>      plane;
+    bit<16>     t1_usid;
+    bool        slot_chosen;
+    bool        denied;
+    bool        fallback;
+    @field_list(FL_NIC_RESUBMIT)
+    bit<2>      resubmits;
+    // the plane side
+    bit<3>      rx_plane;
+    bool        plane_port;
+    bit<16>     rx_conn;
+    bit<24>     rx_initial_psn;
+    bit<24>     peer_qp;
+    bit<16>     peer_row;
+    bit<16>     peer_ua;
+    // the path stage's answer (a data packet's path, or the path feedback takes back; carried
+    // to egress for SACKs)
+    bool        need_path;
+    @field_list(FL_NIC_SACK)
+    ipv6_addr_t path_carrier;
+    @field_list(FL_NIC_SACK)
+    ipv6_addr_t path_src;
+    @field_list(FL_NIC_SACK)
+    mac_addr_t  path_smac;
+    @field_list(FL_NIC_SACK)
+    mac_addr_t  path_dmac;
+    bit<9>      path_port;
+    bool        path_found;
+    @field_list(FL_NIC_SACK)
+    bit<24>     fb_qp;
+    @field_list(FL_NIC_SACK)
+    bit<24>     fb_cack;
+    @field_list(FL_NIC_SACK)
+    bit<64>     fb_bitmap;
+    @field_list(FL_NIC_SACK)
+    bit<16>     fb_ack_offset;
+    @field_list(FL_NIC_SACK)
+    bit<2>      fb_m;
+    @field_list(FL_NIC_SACK)
+    bit<32>     fb_entropy;
+    @field_list(FL_NIC_SACK)
+    bit<6>      fb_dscp;
+    @field_list(FL_NIC_SACK)
+    bit<1>      fb_pr;           // the SACK answers a probe
+    bool        host_report;     // a loss the host reports (OP_EV_REPORT)
+    bool        host_probe;      // a probe the host asks for (OP_PROBE)
+    // what the plane side decided
+    bool        rx_deliver;      // decapsulate, to the host port
+    bool        rx_nack;         // turn this packet into a NACK (reason below)
+    bool        rx_sack;         // deliver, and clone a SACK
+    bit<8>      nack_reason;
+    bit<64>     rx_bits;         // the trailing-ones table's key
+    bit<6>      dscp_trimmable;
+    bit<6>      dscp_retx;
+    bit<6>      dscp_control;
+    bit<6>      dscp_trimmed;
+    bit<6>      dscp_trimmed_lasthop;
+    bit<8>      trailing_ones;
+}
+
+#endif

@@ -1,0 +1,110 @@
+// The path stage: (plane, destination row, T1, destination port) -> the SRv6 carrier, the port
+// and MACs of the plane, and this NIC's source address on it. Data packets and the feedback the
+// NIC sends back both come here (p4c applies each table once), with meta.plane, meta.dst_row,
+// meta.t1_usid and meta.dst_ua set by whoever needs a path.
+#ifndef P4SRC_NIC_PATH_P4
+#define P4SRC_NIC_PATH_P4
+
+#include "nic_types.p4"
+
+control PathStage(inout nic_metadata_t meta) {
+    // Carrier layout (controller/plan/templates.py): block : uN(src T0) : uN(T1) : uN(dst T0) :
+    // uA(dst port) : NIC decap; the T1 and the uA are left zero in `base` and filled here.
+    @name(".via_t1")
+    action via_t1(bit<128> base) {
+        meta.path_carrier = base | ((bit<128>)meta.t1_usid << 64) | ((bit<128>)meta.dst_ua << 32);
+        meta.path_found = true;
+    }
+
+    // Both NICs on one T0: block : uN(T0) : uA(dst port) : NIC decap.
+    @name(".same_t0")
+    action same_t0(bit<128> base) {
+        meta.path_carrier = base | ((bit<128>)meta.dst_ua << 64);
+        meta.path_found = true;
+    }
+
+    @name(".no_template")
+    action no_template() {
+        meta.path_found = false;
+    }
+
+    // Why: the NIC stores templates, not one address per path: one per (plane, destination T0).
+    // Installs: for this NIC's T0 in each plane, one entry per destination T0 of that plane.
+    @name(".path_template")
+    table path_template {
+        key = {
+            meta.plane   : exact @name("plane");
+            meta.dst_row : exact @name("dst_row");
+        }
+        actions = { via_t1; same_t0; @defaultonly no_template; }
+        default_action = no_template();
+        size = NIC_TABLE_SIZE;
+    }
+
+    @name(".set_plane_port")
+    action set_plane_port(bit<9> port, bit<48> smac, bit<48> dmac, bit<128> src) {
+        meta.path_port = port;
+        meta.path_smac = smac;
+        meta.path_dmac = dmac;
+        meta.path_src = src;
+    }
+
+    @name(".no_plane_port")
+    action no_plane_port() {
+        meta.path_found = false;
+    }
+
+    // Why: which NIC port is each plane's, and the addresses used on it.
+    // Installs: one entry per plane: port, this NIC's MAC, its T0's MAC, this NIC's SRv6 source.
+    @name(".plane_port")
+    table plane_port {
+        key = { meta.plane : exact @name("plane"); }
+        actions = { set_plane_port; @defaultonly no_plane_port; }
+        default_action = no_plane_port();
+        size = NIC_PLANES;
+    }
+
+    apply {
+        path_template.apply();
+        plane_port.apply();
+    }
+}
+
+// The headers of a packet the NIC sends back (SACK, NACK) on the path the path stage chose,
+// made from the packet that caused it: addresses swapped, MRC headers after the BTH replaced
+// by `ext_bytes` of feedback headers (the caller makes those valid).
+control FeedbackHeaders(inout nic_headers_t hdr, in nic_metadata_t meta, in bit<8> opcode,
+                        in bit<16> ext_bytes) {
+    apply {
+        ipv6_addr_t peer = hdr.ipv6.src_addr;
+        hdr.ethernet.src_addr = meta.path_smac;
+        hdr.ethernet.dst_addr = meta.path_dmac;
+        hdr.ipv6.src_addr = hdr.ipv6.dst_addr;
+        hdr.ipv6.dst_addr = peer;
+        hdr.ipv6.payload_len = UDP_HEADER_BYTES + BTH_BYTES + ext_bytes;
+        hdr.ipv6.dscp = meta.fb_dscp;
+        hdr.ipv6.ecn = 0;
+        hdr.outer_ipv6.setValid();
+        hdr.outer_ipv6.version = 6;
+        hdr.outer_ipv6.dscp = meta.fb_dscp;
+        hdr.outer_ipv6.ecn = 0;
+        hdr.outer_ipv6.flow_label = 0;
+        hdr.outer_ipv6.payload_len = IPV6_HEADER_BYTES + hdr.ipv6.payload_len;
+        hdr.outer_ipv6.next_hdr = PROTO_IPV6;
+        hdr.outer_ipv6.hop_limit = NIC_HOP_LIMIT;
+        hdr.outer_ipv6.src_addr = meta.path_src;
+        hdr.outer_ipv6.dst_addr = meta.path_carrier;
+        hdr.udp.src_port = 0;
+        hdr.udp.length = UDP_HEADER_BYTES + BTH_BYTES + ext_bytes;
+        hdr.udp.checksum = 0;
+        hdr.bth.opcode = opcode;
+        hdr.bth.dest_qp = meta.fb_qp;
+        hdr.bth.ack_req = 0;
+        hdr.bth.retransmit = 0;
+        hdr.meth.setInvalid();
+        hdr.reth.setInvalid();
+        hdr.immdt.setInvalid();
+    }
+}
+
+#endif

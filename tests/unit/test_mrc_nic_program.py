@@ -1,0 +1,520 @@
+"""The MRC NIC program (p4src/nic/mrc_nic.p4) on the engine: two NICs wired back to back (what
+one sends on a plane port is what the other receives there; the fabric is not needed to check
+the NICs), behaviour by behaviour: spraying and encapsulation, EV choice, SACKs, NACKs, EV state
+from feedback, EV events, drops."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from mrc_transport.wire import (
+    BTH,
+    PETH,
+    RETH,
+    SETH,
+    NackReason,
+    Opcode,
+    SackM,
+    compact_ev,
+    data_packet,
+    nack_fields,
+    psns_acked,
+    sack_fields,
+)
+from softswitch.compiler import compile_file
+from softswitch.engine.switch import OutputPacket, Switch
+from softswitch.engine.tables import ExactMatch, TernaryMatch
+from softswitch.ir.checked import CheckedProgram
+
+PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "nic" / "mrc_nic.p4"
+HOST_PORT = 1
+PLANES = 2
+PLANE_PORT = {0: 2, 1: 3}
+EV_COUNT = 8                     # slots 0..7; slot s is in plane s % 2
+DSCP = {"trimmable": 4, "retx": 8, "control": 46, "trimmed": 12, "lasthop": 16}
+GOOD, SKIP, ASSUMED_BAD = 0, 1, 2
+SACK_SESSION_BASE = 100
+OP_EV_REPORT = 0xDF          # host -> own NIC only (p4src/include/mrc_headers.p4)
+REPORT_PROBE_FLAG = 0x8000
+ALWAYS = 0xFFFFFFFF          # loss injector threshold: every packet
+COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connection": 3,
+           "rx_data": 4, "rx_duplicate": 5, "rx_out_of_window": 6, "rx_trimmed": 7,
+           "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
+           "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
+           "tx_probe": 16, "rx_probe": 17, "host_report": 18}
+
+
+def addr(text: str) -> int:
+    return int(ipaddress.IPv6Address(text))
+
+
+def carrier(*usids: int) -> int:
+    words = [0xFCBB, 0xBBBB, *usids] + [0] * (6 - len(usids))
+    return int("".join(f"{w:04x}" for w in words), 16)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One NIC of the pair: its address, row (T0 index), port uA, connection and QP."""
+
+    name: str
+    address: str
+    row: int
+    ua: int
+    conn: int
+    qp: int
+
+
+A = Side("a", "2001:db8::a", row=0, ua=0xFE00, conn=3, qp=0x11)
+B = Side("b", "2001:db8::b", row=1, ua=0xFE01, conn=5, qp=0x22)
+
+
+def t1_usid(plane: int, index: int) -> int:
+    return ((plane + 1) << 12) | (1 << 11) | index
+
+
+def t0_usid(plane: int, index: int) -> int:
+    return ((plane + 1) << 12) | index
+
+
+class Nic:
+    """A NIC program with a baseline configuration towards one peer; intent-named helpers."""
+
+    def __init__(self, program: CheckedProgram, me: Side, peer: Side, *,
+                 ev_min_active: int = 2, initial_psn: int = 0, probe_successes: int = 3,
+                 ) -> None:
+        self.sw = Switch(program)
+        self.me, self.peer = me, peer
+        sw = self.sw
+        sw.table("tx_connection").add_entry(
+            [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
+            [me.conn, 1, EV_COUNT - 1, PLANES, ev_min_active, peer.row, peer.ua])
+        sw.table("local_qp").add_entry(
+            [ExactMatch(me.qp)], "set_local_qp",
+            [me.conn, 1, EV_COUNT - 1, ev_min_active, probe_successes, initial_psn, peer.qp,
+             peer.row, peer.ua])
+        for slot in range(EV_COUNT):
+            plane = slot % PLANES
+            self.set_path(slot, plane, t1_index=slot // PLANES)
+        for plane in range(PLANES):
+            base = carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, 0xFD00)
+            sw.table("path_template").add_entry([ExactMatch(plane), ExactMatch(peer.row)],
+                                                "via_t1", [base])
+            sw.table("plane_port").add_entry(
+                [ExactMatch(plane)], "set_plane_port",
+                [PLANE_PORT[plane], self.mac(plane), 0x02_00_00_00_0F_00 + plane,
+                 addr(f"fc00:{plane}::{me.row + 1:x}")])
+            sw.table("port_plane").add_entry([ExactMatch(PLANE_PORT[plane])], "set_rx_plane",
+                                             [plane])
+            sw.table("feedback_path").add_entry([ExactMatch(plane)], "set_feedback_t1",
+                                                [t1_usid(plane, 0)])
+            sw.pre.mirroring_add(SACK_SESSION_BASE + plane, PLANE_PORT[plane])
+
+    def mac(self, plane: int) -> int:
+        return 0x02_00_00_00_00_10 + self.me.row * 16 + plane
+
+    def set_path(self, slot: int, plane: int, t1_index: int) -> None:
+        table = self.sw.table("ev_path")
+        match = [ExactMatch(1), ExactMatch(slot)]
+        found = table.find_entry(match)
+        if found is not None:
+            table.delete_entry(found.handle)
+        table.add_entry(match, "set_path", [plane, t1_usid(plane, t1_index)])
+
+    def deny(self, slot: int) -> None:
+        table = self.sw.table("ev_path")
+        match = [ExactMatch(1), ExactMatch(slot)]
+        found = table.find_entry(match)
+        if found is not None:
+            table.delete_entry(found.handle)
+        table.add_entry(match, "deny_path")
+
+    def ev_state(self, slot: int) -> int:
+        return self.sw.register("ev_state").read(self.me.conn * 256 + slot)
+
+    def set_ev_state(self, slot: int, state: int) -> None:
+        self.sw.register("ev_state").write(self.me.conn * 256 + slot, state)
+
+    def count(self, name: str) -> int:
+        return self.sw.counter("nic_counter").read(COUNTER[name])[0]
+
+    def write(self, psn: int, payload: bytes = b"p" * 64, *, retransmit: bool = False,
+              ) -> list[OutputPacket]:
+        """The host hands the NIC one write packet for the peer."""
+        pkt = data_packet(src=self.me.address, dst=self.peer.address, dest_qp=self.peer.qp,
+                          psn=psn, opcode=Opcode.WRITE_ONLY, msn=psn & 0xFFFF, va=0x1000 + psn * 64,
+                          r_key=7, dma_length=len(payload), payload=payload,
+                          retransmit=retransmit)
+        return self.sw.process_packet(HOST_PORT, bytes(pkt))
+
+    def receive(self, port: int, data: bytes) -> list[OutputPacket]:
+        return self.sw.process_packet(port, data)
+
+    def _to_own_nic(self, opcode: int, psn: int, probe_id: int) -> list[OutputPacket]:
+        pkt = (Ether() / IPv6(src=self.me.address, dst=self.peer.address, nh=17)
+               / UDP(dport=4791) / BTH(opcode=opcode, dest_qp=self.peer.qp, psn=psn)
+               / PETH(probe_id=probe_id))
+        return self.sw.process_packet(HOST_PORT, bytes(pkt))
+
+    def probe(self, slot: int) -> list[OutputPacket]:
+        """The host asks for a probe of `slot` (it paces probes of ASSUMED_BAD slots)."""
+        return self._to_own_nic(Opcode.PROBE, 0, slot)
+
+    def report_loss(self, psn: int) -> list[OutputPacket]:
+        """The host's timer: the packet with `psn` got no SACK and no NACK."""
+        return self._to_own_nic(OP_EV_REPORT, psn, 0)
+
+    def report_probe_timeout(self, slot: int) -> list[OutputPacket]:
+        return self._to_own_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | slot)
+
+    def inject_loss(self, threshold: int, plane: int | None = None,
+                    slot: int | None = None) -> None:
+        self.sw.table("loss_injector").add_entry(
+            [TernaryMatch(plane or 0, 0x7 if plane is not None else 0),
+             TernaryMatch(slot or 0, 0xFF if slot is not None else 0)],
+            "drop_randomly", [threshold], priority=1)
+
+
+@pytest.fixture(scope="module")
+def program() -> CheckedProgram:
+    return compile_file(PROGRAM)
+
+
+@pytest.fixture
+def a(program: CheckedProgram) -> Nic:
+    return Nic(program, A, B)
+
+
+@pytest.fixture
+def b(program: CheckedProgram) -> Nic:
+    return Nic(program, B, A)
+
+
+def one(outputs: list[OutputPacket]) -> OutputPacket:
+    assert len(outputs) == 1, outputs
+    return outputs[0]
+
+
+def by_port(outputs: list[OutputPacket]) -> dict[int, bytes]:
+    ports = [o.port for o in outputs]
+    assert len(ports) == len(set(ports)), outputs
+    return {o.port: o.data for o in outputs}
+
+
+def outer(data: bytes) -> IPv6:
+    return Ether(data)[IPv6]
+
+
+# -- sender: spraying and encapsulation -----------------------------------------------------------
+
+
+def test_packets_rotate_over_every_slot_and_plane_with_the_ev_in_the_header(a: Nic) -> None:
+    seen = []
+    for psn in range(EV_COUNT):
+        sent = one(a.write(psn))
+        slot = psn % EV_COUNT
+        plane = slot % PLANES
+        assert sent.port == PLANE_PORT[plane]
+        ip = outer(sent.data)
+        assert ip.nh == 41 and ip.tc >> 2 == DSCP["trimmable"] and ip.tc & 3 == 2  # ECT(0)
+        assert ip.fl == compact_ev(plane, slot)
+        assert ip.dst == str(ipaddress.IPv6Address(carrier(
+            t0_usid(plane, A.row), t1_usid(plane, slot // PLANES), t0_usid(plane, B.row),
+            B.ua, 0xFD00)))
+        assert ip.src == str(ipaddress.IPv6Address(f"fc00:{plane}::1"))
+        inner = ip.payload
+        assert isinstance(inner, IPv6) and (inner.src, inner.dst) == (A.address, B.address)
+        assert inner[UDP].sport == compact_ev(plane, slot) and inner[UDP].dport == 4791
+        assert inner[BTH].psn == psn and inner[RETH].virtual_address == 0x1000 + psn * 64
+        assert ip.plen == 40 + inner.plen
+        seen.append(slot)
+    assert seen == list(range(EV_COUNT))
+    assert a.count("tx_data") == EV_COUNT
+
+
+def test_a_retransmission_is_marked_trimmable_retx(a: Nic) -> None:
+    assert outer(one(a.write(0, retransmit=True)).data).tc >> 2 == DSCP["retx"]
+
+
+def test_a_peer_without_connection_is_dropped_and_counted(program: CheckedProgram) -> None:
+    nic = Nic(program, A, B)
+    stranger = Side("c", "2001:db8::c", row=1, ua=0xFE02, conn=9, qp=0x33)
+    nic.peer = stranger
+    assert nic.write(0) == []
+    assert nic.count("tx_no_connection") == 1
+
+
+def test_skip_and_assumed_bad_slots_are_passed_over_within_their_plane(a: Nic) -> None:
+    a.set_ev_state(2, SKIP)          # plane 0
+    a.set_ev_state(4, ASSUMED_BAD)   # plane 0
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
+    # 2 (SKIP: passed over once) -> 4 (ASSUMED_BAD) -> 6; 4 -> 6: the plane stays the same
+    assert slots == [0, 1, 6, 3, 6, 5, 6, 7]
+    assert a.ev_state(2) == GOOD and a.ev_state(4) == ASSUMED_BAD
+    next_rotation = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 11)]
+    assert next_rotation == [0, 1, 2]   # the SKIP lasted one rotation
+
+
+def test_when_every_try_fails_the_first_slot_is_used_and_counted(a: Nic) -> None:
+    for slot in range(0, EV_COUNT, PLANES):   # every plane-0 slot
+        a.set_ev_state(slot, ASSUMED_BAD)
+    sent = one(a.write(0))
+    assert outer(sent.data).fl & 0xFF == 0 and a.count("tx_fallback") == 1
+
+
+def test_a_denied_slot_is_never_used(a: Nic) -> None:
+    a.deny(1)
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(2 * EV_COUNT)]
+    assert 1 not in slots and len(slots) == 2 * EV_COUNT
+
+
+def test_a_connection_whose_slots_are_all_denied_drops_and_counts(a: Nic) -> None:
+    for slot in range(EV_COUNT):
+        a.deny(slot)
+    assert a.write(0) == []
+    assert a.count("tx_denied_drop") == 1 and a.count("tx_data") == 0
+
+
+# -- receiver: delivery, SACKs, NACKs ------------------------------------------------------------
+
+
+def test_data_is_decapsulated_to_the_host_and_sacked_on_the_same_plane(a: Nic, b: Nic) -> None:
+    sent = one(a.write(0, b"hello"))
+    out = by_port(b.receive(sent.port, sent.data))
+    delivered = Ether(out[HOST_PORT])
+    assert delivered[IPv6].src == A.address and delivered[IPv6].nh == 17   # the inner header
+    assert delivered[BTH].psn == 0 and bytes(delivered[RETH].payload) == b"hello"
+    sack = out[sent.port]
+    fields = sack_fields(sack)
+    assert fields is not None
+    assert (fields["dest_qp"], fields["cack_psn"], fields["sack_offset"]) == (A.qp, 0, 1)
+    assert fields["sack_bitmap"] == 0 and fields["m"] == SackM.NONE
+    assert fields["entropy"] == compact_ev(0, 0)
+    assert (fields["src"], fields["dst"]) == (B.address, A.address)
+    ip = outer(sack)
+    assert ip.tc >> 2 == DSCP["control"] and len(sack) == 150
+    assert ip.dst == str(ipaddress.IPv6Address(carrier(
+        t0_usid(0, B.row), t1_usid(0, 0), t0_usid(0, A.row), A.ua, 0xFD00)))
+    assert b.count("rx_data") == 1 and b.count("sack_sent") == 1
+
+
+def deliver(a: Nic, b: Nic, psn: int, **kw: object) -> dict[int, bytes]:
+    sent = one(a.write(psn, **kw))  # type: ignore[arg-type]
+    return by_port(b.receive(sent.port, sent.data))
+
+
+def sack_of(out: dict[int, bytes]) -> dict:
+    sacks = [f for p, d in out.items() if p != HOST_PORT and (f := sack_fields(d))]
+    assert len(sacks) == 1, out
+    return sacks[0]
+
+
+def test_sack_bitmap_reports_holes_then_the_cumulative_point_jumps(a: Nic, b: Nic) -> None:
+    for psn in (0, 1, 2, 3, 4):
+        deliver(a, b, psn)
+    deliver(a, b, 6)   # 5 missing
+    got = sack_of(deliver(a, b, 8))   # 7 missing too
+    assert got["cack_psn"] == 4
+    assert psns_acked(got["cack_psn"], got["sack_offset"], got["sack_bitmap"]) == {4, 6, 8}
+    got = sack_of(deliver(a, b, 5))
+    assert got["cack_psn"] == 6 and got["ack_psn_offset"] == -1  # 5 - 6
+    got = sack_of(deliver(a, b, 7))
+    assert got["cack_psn"] == 8 and got["sack_bitmap"] == 0
+
+
+def test_the_24_bit_psn_wraps(program: CheckedProgram) -> None:
+    start = 0xFFFFFE
+    a, b = Nic(program, A, B), Nic(program, B, A, initial_psn=start)
+    deliver(a, b, start)
+    got = sack_of(deliver(a, b, 0x000001))   # 0xFFFFFF and 0x000000 missing
+    assert got["cack_psn"] == 0xFFFFFE
+    assert psns_acked(got["cack_psn"], got["sack_offset"], got["sack_bitmap"]) == {
+        0xFFFFFE, 0x000001}
+    deliver(a, b, 0xFFFFFF)
+    got = sack_of(deliver(a, b, 0x000000))
+    assert got["cack_psn"] == 0x000001 and got["sack_bitmap"] == 0
+
+
+def test_a_duplicate_is_sacked_not_delivered(a: Nic, b: Nic) -> None:
+    deliver(a, b, 0)
+    again = deliver(a, b, 0)
+    assert HOST_PORT not in again and sack_of(again)["cack_psn"] == 0
+    deliver(a, b, 2)
+    again = deliver(a, b, 2)   # a duplicate inside the bitmap
+    assert HOST_PORT not in again and b.count("rx_duplicate") == 2
+
+
+def test_a_psn_beyond_the_bitmap_is_nacked_out_of_window(a: Nic, b: Nic) -> None:
+    out = deliver(a, b, 64)
+    assert HOST_PORT not in out
+    [nack] = [nack_fields(d) for d in out.values()]
+    assert nack is not None and nack["nack_reason"] == NackReason.PSN_OOR_WINDOW
+    assert nack["nack_psn"] == 64 and b.count("rx_out_of_window") == 1
+
+
+@pytest.mark.parametrize(("dscp", "reason"), [(DSCP["trimmed"], NackReason.TRIMMED),
+                                              (DSCP["lasthop"], NackReason.TRIMMED_LASTHOP)])
+def test_a_trimmed_packet_is_nacked_with_its_reason_and_not_delivered(
+        a: Nic, b: Nic, dscp: int, reason: int) -> None:
+    sent = one(a.write(3))
+    trimmed = Ether(sent.data)
+    trimmed[IPv6].tc = dscp << 2
+    cut = bytes(trimmed)[:14 + 40 + 40 + 8 + 12 + 4 + 16]   # headers through RETH
+    out = by_port(b.receive(sent.port, cut))
+    assert HOST_PORT not in out
+    nack = nack_fields(out[sent.port])
+    assert nack is not None
+    assert (nack["nack_reason"], nack["nack_psn"], nack["dest_qp"]) == (reason, 3, A.qp)
+    assert nack["entropy"] == outer(sent.data).fl
+    assert outer(out[sent.port]).tc >> 2 == DSCP["control"] and len(out[sent.port]) == 134
+    assert b.count("rx_trimmed") == 1 and b.count("rx_data") == 0
+
+
+# -- sender: feedback moves EV state -------------------------------------------------------------
+
+
+def sack_for(b: Nic, a: Nic, slot: int, m: int) -> bytes:
+    """A SACK from B for a packet A sent on `slot`, with congestion mark `m` (A sends until
+    its rotation comes to that slot; B acknowledges the one sent there)."""
+    for psn in range(2 * EV_COUNT):
+        sent = one(a.write(psn))
+        if outer(sent.data).fl & 0xFF == slot:
+            break
+    else:
+        raise AssertionError(f"slot {slot} never chosen")
+    out = by_port(b.receive(sent.port, sent.data))
+    sack = Ether(out[sent.port])
+    sack[SETH].m = m
+    return bytes(sack)
+
+
+def test_skip_once_and_trimmed_nacks_skip_the_ev_lasthop_nacks_do_not(a: Nic, b: Nic) -> None:
+    sack = sack_for(b, a, 0, SackM.SKIP_ONCE)
+    out = one(a.receive(PLANE_PORT[0], sack))
+    assert out.port == HOST_PORT and sack_fields(out.data) is not None   # handed to the host
+    assert a.ev_state(0) == SKIP
+    plain = sack_for(b, a, 1, SackM.NONE)
+    a.receive(PLANE_PORT[1], plain)
+    assert a.ev_state(1) == GOOD and a.count("rx_sack") == 2
+
+
+@pytest.mark.parametrize(("dscp", "state"), [(DSCP["trimmed"], SKIP), (DSCP["lasthop"], GOOD)])
+def test_nacks_for_trims(program: CheckedProgram, dscp: int, state: int) -> None:
+    a, b = Nic(program, A, B), Nic(program, B, A)
+    sent = one(a.write(0))
+    trimmed = Ether(sent.data)
+    trimmed[IPv6].tc = dscp << 2
+    nack = by_port(b.receive(sent.port, bytes(trimmed)))[sent.port]
+    out = one(a.receive(sent.port, nack))
+    assert out.port == HOST_PORT and nack_fields(out.data) is not None
+    assert a.ev_state(0) == state
+
+
+def test_always_skip_makes_the_ev_assumed_bad_and_tells_the_controller(a: Nic, b: Nic) -> None:
+    sack = sack_for(b, a, 2, SackM.ALWAYS_SKIP)
+    a.receive(PLANE_PORT[0], sack)
+    assert a.ev_state(2) == ASSUMED_BAD
+    [event] = a.sw.digests
+    assert tuple(event.values) == (A.conn, 1, 2, ASSUMED_BAD, 0)
+    a.sw.digests.clear()
+    a.receive(PLANE_PORT[0], sack)   # already ASSUMED_BAD: no second event
+    assert a.sw.digests == []
+
+
+def test_ev_min_active_keeps_enough_evs_in_service(program: CheckedProgram) -> None:
+    a, b = Nic(program, A, B, ev_min_active=6), Nic(program, B, A)
+    for slot in (0, 1, 2):
+        a.receive(PLANE_PORT[slot % PLANES], sack_for(b, a, slot, SackM.ALWAYS_SKIP))
+    # 8 slots, at least 6 active: only two may go
+    assert [a.ev_state(s) for s in (0, 1, 2)] == [ASSUMED_BAD, ASSUMED_BAD, GOOD]
+    assert a.count("ev_bad_suppressed") == 1 and len(a.sw.digests) == 2
+
+
+# -- drops ---------------------------------------------------------------------------------------
+
+
+def test_truncated_and_foreign_packets_are_dropped_and_counted(a: Nic, b: Nic) -> None:
+    sent = one(a.write(0))
+    assert b.receive(sent.port, sent.data[:14 + 40 + 40 + 8 + 6]) == []   # BTH cut short
+    assert b.receive(sent.port, bytes(Ether() / IPv6() / UDP(dport=53))) == []
+    assert b.receive(7, sent.data) == []            # not a plane port
+    host_udp = Ether() / IPv6(src=A.address, dst=B.address) / UDP(dport=53)
+    assert a.sw.process_packet(HOST_PORT, bytes(host_udp)) == []   # the host sends MRC only
+    assert b.count("rx_malformed") == 3 and a.count("rx_malformed") == 1
+
+
+# -- losses the host reports, probes, recovery -------------------------------------------------
+
+
+def events(nic: Nic) -> list[tuple[int, ...]]:
+    got = [tuple(d.values) for d in nic.sw.digests]
+    nic.sw.digests.clear()
+    return got
+
+
+def test_a_loss_the_host_reports_makes_the_slot_that_carried_it_assumed_bad(a: Nic) -> None:
+    sent = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
+    assert a.report_loss(3) == []   # the report is for the NIC only
+    assert a.ev_state(sent[3]) == ASSUMED_BAD and a.count("host_report") == 1
+    assert events(a) == [(A.conn, 1, sent[3], ASSUMED_BAD, 1)]   # one drop counted
+    later = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)]
+    assert sent[3] not in later
+    assert [s % PLANES for s in later] == [p % PLANES for p in range(8)]   # planes still equal
+
+
+def answer_probe(a: Nic, b: Nic, slot: int) -> dict:
+    probe = one(a.probe(slot))
+    assert outer(probe.data).fl == compact_ev(slot % PLANES, slot)
+    out = by_port(b.receive(probe.port, probe.data))
+    assert HOST_PORT not in out   # a probe carries nothing for the receiver's host
+    sack = out[probe.port]
+    assert one(a.receive(probe.port, sack)).port == HOST_PORT
+    got = sack_fields(sack)
+    assert got is not None
+    return got
+
+
+def test_probes_bring_an_assumed_bad_slot_back_after_k_answers_in_a_row(program) -> None:  # type: ignore[no-untyped-def]
+    a, b = Nic(program, A, B, probe_successes=3), Nic(program, B, A)
+    for psn in range(3):
+        one(a.write(psn))
+    a.report_loss(2)   # slot 2
+    events(a)
+    assert answer_probe(a, b, 2)["probe_response"] == 1
+    answer_probe(a, b, 2)
+    a.report_probe_timeout(2)   # an unanswered probe: the count starts over
+    answer_probe(a, b, 2)
+    answer_probe(a, b, 2)
+    assert a.ev_state(2) == ASSUMED_BAD and events(a) == []
+    answer_probe(a, b, 2)
+    assert a.ev_state(2) == GOOD
+    assert events(a) == [(A.conn, 1, 2, GOOD, 2)]   # two losses pinned on it so far
+    assert a.count("tx_probe") == 5 and b.count("rx_probe") == 5
+
+
+def test_a_denied_slot_is_not_probed(a: Nic) -> None:
+    a.deny(4)
+    assert a.probe(4) == [] and a.count("tx_probe") == 0
+
+
+def test_the_loss_injector_drops_what_arrives_on_a_plane_or_slot(a: Nic, b: Nic) -> None:
+    b.inject_loss(ALWAYS, plane=1)
+    got = {psn: by_port(b.receive(s.port, s.data))
+           for psn in range(4) for s in [one(a.write(psn))]}
+    assert [HOST_PORT in got[psn] for psn in range(4)] == [True, False, True, False]
+    assert b.count("rx_injected_drop") == 2 and b.count("rx_data") == 2
+
+
+def test_the_loss_injector_at_rate_zero_drops_nothing(a: Nic, b: Nic) -> None:
+    b.inject_loss(0, slot=1)
+    for psn in range(4):
+        sent = one(a.write(psn))
+        assert HOST_PORT in by_port(b.receive(sent.port, sent.data))
+    assert b.count("rx_injected_drop") == 0
