@@ -6,11 +6,66 @@
 
 #include "nic_state.p4"
 
-// (conn, slot) -> ASSUMED_BAD, unless that would leave fewer than ev_min_active usable slots
-// (then counted in NIC_EV_BAD_SUPPRESSED and left as it is). `loss` counts a loss on the slot.
-control EvMarkBad(in nic_metadata_t meta, in bool loss) {
+// A slot whose EV (meta.ev) left service gets a backup of the same plane, so every plane keeps
+// its share of the load: the next backup (in cursor order) that is GOOD and in no slot; two
+// candidates are tried. Backups of plane p are EVs ev_count + j * planes + p, j < backups.
+control EvRefill(in nic_metadata_t meta) {
+    bit<16> candidate;
+    bool    taken;
+
     apply {
-        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.slot;
+        bit<32> cells = (bit<32>)meta.conn * EV_SLOTS;
+        bit<16> ev_count = (bit<16>)meta.ev_mask + 1;
+        bit<16> held;
+        ev_slot.read(held, cells + (bit<32>)meta.ev);
+        bit<16> slot = held - 1;
+        bool in_slot = held != EV_NO_SLOT;
+        if (held == 0) {
+            slot = (bit<16>)meta.ev;
+            in_slot = (bit<16>)meta.ev < ev_count;   // an active EV in its own slot
+        }
+        if (in_slot && meta.backups != 0) {
+            bit<8> plane = meta.ev & (meta.planes - 1);
+            bit<32> cursor_cell = (bit<32>)meta.conn * NIC_PLANES + (bit<32>)plane;
+            bit<8> cursor;
+            backup_cursor.read(cursor, cursor_cell);
+            bit<16> other;
+            bit<2> state;
+            taken = false;
+            candidate = ev_count + (bit<16>)(cursor & (meta.backups - 1)) * (bit<16>)meta.planes
+                        + (bit<16>)plane;
+            ev_slot.read(other, cells + (bit<32>)candidate);
+            ev_state.read(state, cells + (bit<32>)candidate);
+            if (candidate < 256 && (other == 0 || other == EV_NO_SLOT) && state == EV_GOOD) {
+                taken = true;
+            } else {
+                cursor = cursor + 1;
+                candidate = ev_count
+                            + (bit<16>)(cursor & (meta.backups - 1)) * (bit<16>)meta.planes
+                            + (bit<16>)plane;
+                ev_slot.read(other, cells + (bit<32>)candidate);
+                ev_state.read(state, cells + (bit<32>)candidate);
+                taken = candidate < 256 && (other == 0 || other == EV_NO_SLOT) &&
+                        state == EV_GOOD;
+            }
+            if (taken) {
+                slot_ev.write(cells + (bit<32>)slot, candidate + 1);
+                ev_slot.write(cells + (bit<32>)candidate, slot + 1);
+                ev_slot.write(cells + (bit<32>)meta.ev, EV_NO_SLOT);
+                backup_cursor.write(cursor_cell, cursor + 1);
+            }
+        }
+    }
+}
+
+// (conn, EV) -> ASSUMED_BAD, unless that would leave fewer than ev_min_active usable active
+// slots (then counted in NIC_EV_BAD_SUPPRESSED and left as it is); its slot is refilled.
+// `loss` counts a loss on the EV.
+control EvMarkBad(in nic_metadata_t meta, in bool loss) {
+    EvRefill() refill;
+
+    apply {
+        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
         bit<32> drops;
         ev_drops.read(drops, cell);
         if (loss) {
@@ -26,8 +81,9 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
             if ((bit<16>)meta.ev_mask + 1 - bad_now > (bit<16>)meta.ev_min_active) {
                 ev_state.write(cell, EV_ASSUMED_BAD);
                 bad_count.write((bit<32>)meta.conn, bad_now + 1);
-                digest<ev_event_t>(1, {meta.conn, meta.profile, meta.slot, EV_ASSUMED_BAD,
+                digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_ASSUMED_BAD,
                                        drops});
+                refill.apply(meta);
             } else {
                 nic_counter.count(NIC_EV_BAD_SUPPRESSED);
             }
@@ -35,11 +91,12 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
     }
 }
 
-// A probe answered (a SACK with PR=1) on an ASSUMED_BAD (conn, slot): after `probe_successes`
-// answers in a row it is back in service: GOOD, or SKIP when the answer was ECN-marked.
+// A probe answered (a SACK with PR=1) on an ASSUMED_BAD (conn, EV): after `probe_successes`
+// answers in a row it is usable again: GOOD, or SKIP when the answer was ECN-marked. (If its slot
+// was refilled meanwhile, it is now a spare backup of its plane.)
 control EvProbeAnswered(in nic_metadata_t meta, in bit<2> m) {
     apply {
-        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.slot;
+        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
         bit<2> state;
         ev_state.read(state, cell);
         if (state == EV_ASSUMED_BAD) {
@@ -54,7 +111,7 @@ control EvProbeAnswered(in nic_metadata_t meta, in bit<2> m) {
                 probe_ok.write(cell, 0);
                 bit<32> drops;
                 ev_drops.read(drops, cell);
-                digest<ev_event_t>(1, {meta.conn, meta.profile, meta.slot, EV_GOOD, drops});
+                digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_GOOD, drops});
             } else {
                 probe_ok.write(cell, answered);
             }

@@ -10,15 +10,19 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<32> cells;
     bit<2>  state;
     bit<8>  slot;
+    bit<8>  ev;
     bool    found;
+    bool    hold_own;   // the slot holds its own EV (no refill yet)
 
     @name(".set_connection")
     action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
-                          bit<8> ev_min_active, bit<16> dst_row, bit<16> dst_ua) {
+                          bit<8> backups, bit<8> ev_min_active, bit<16> dst_row,
+                          bit<16> dst_ua) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
         meta.planes = planes;
+        meta.backups = backups;
         meta.ev_min_active = ev_min_active;
         meta.dst_row = dst_row;
         meta.dst_ua = dst_ua;
@@ -31,8 +35,9 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     }
 
     // Why: the host names its peer by address and QP; this gives the connection's state index,
-    // its EV profile (ev_count - 1 as a mask; slots laid out so that slot s is in plane
-    // s mod planes) and the destination's T0 row and port uA for the path templates.
+    // its EV profile (ev_count - 1 as a mask, ev_count a power of two and a multiple of
+    // `planes`, itself a power of two; EV e is in plane e mod planes), its backups per plane and
+    // ev_min_active, and the destination's T0 row and port uA for the path templates.
     // Installs: one entry per connection this NIC sends on.
     @name(".tx_connection")
     table tx_connection {
@@ -57,40 +62,44 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     }
 
     // Why: an EV is a path (plane, T1); DENIED EVs and path rewrites are entries here, so the
-    // controller changes paths with table writes only. Installs: one entry per (profile, slot);
-    // no entry, or deny_path, is DENIED.
+    // controller changes paths with table writes only. Installs: one entry per (profile, EV),
+    // active EVs and backups; no entry, or deny_path, is DENIED.
     @name(".ev_path")
     table ev_path {
         key = {
             meta.profile : exact @name("profile");
-            meta.slot    : exact @name("slot");
+            meta.ev      : exact @name("ev");
         }
         actions = { set_path; deny_path; }
         default_action = deny_path();
         size = NIC_TABLE_SIZE;
     }
 
-    // One try of the bounded EV choice: a SKIP slot is passed over once (and is GOOD again).
-    action try_slot(bit<8> candidate) {
+    // The EV a slot holds now, and its state.
+    action look(bit<8> candidate) {
         slot = candidate;
+        bit<16> held;
+        slot_ev.read(held, cells + (bit<32>)candidate);
+        ev = (bit<8>)(held - 1);
+        hold_own = held == 0;
     }
 
     apply {
         if (!tx_connection.apply().hit) {
             // dropped by the default action
         } else if (hdr.bth.opcode == OP_EV_REPORT) {
-            // A loss the host's timer found: the slot its PSN left on, or the probed slot.
+            // A loss the host's timer found: the EV its PSN left on, or the probed EV.
             meta.host_report = true;
             if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
-                meta.slot = hdr.peth.probe_id[7:0] & meta.ev_mask;
+                meta.ev = hdr.peth.probe_id[7:0];
             } else {
-                psn_slot.read(meta.slot,
-                              (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
+                psn_ev.read(meta.ev,
+                            (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
             }
         } else if (hdr.bth.opcode == OP_PROBE) {
-            // The host paces probes of ASSUMED_BAD slots and names the slot: no rotation.
+            // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
             meta.host_probe = true;
-            meta.slot = hdr.peth.probe_id[7:0] & meta.ev_mask;
+            meta.ev = hdr.peth.probe_id[7:0];
             meta.slot_chosen = true;
             ev_path.apply();
         } else {
@@ -99,36 +108,43 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             tx_cursor.write((bit<32>)meta.conn, cursor + 1);
             cells = (bit<32>)meta.conn * EV_SLOTS;
             bit<8> first = cursor[7:0] & meta.ev_mask;
-            slot = first;
-            ev_state.read(state, cells + (bit<32>)slot);
+            look(first);
+            if (hold_own) { ev = slot; }
+            ev_state.read(state, cells + (bit<32>)ev);
             found = state == EV_GOOD;
-            // Tries 2..EV_TRIES: the next slot of the same plane.
+            // Tries 2..EV_TRIES: the next slot of the same plane. A SKIP EV passed over is
+            // GOOD again: it sat out one rotation.
             if (!found) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
-                try_slot((slot + meta.planes) & meta.ev_mask);
-                ev_state.read(state, cells + (bit<32>)slot);
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                look((slot + meta.planes) & meta.ev_mask);
+                if (hold_own) { ev = slot; }
+                ev_state.read(state, cells + (bit<32>)ev);
                 found = state == EV_GOOD;
             }
             if (!found) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
-                try_slot((slot + meta.planes) & meta.ev_mask);
-                ev_state.read(state, cells + (bit<32>)slot);
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                look((slot + meta.planes) & meta.ev_mask);
+                if (hold_own) { ev = slot; }
+                ev_state.read(state, cells + (bit<32>)ev);
                 found = state == EV_GOOD;
             }
             if (!found) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
-                try_slot((slot + meta.planes) & meta.ev_mask);
-                ev_state.read(state, cells + (bit<32>)slot);
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                look((slot + meta.planes) & meta.ev_mask);
+                if (hold_own) { ev = slot; }
+                ev_state.read(state, cells + (bit<32>)ev);
                 found = state == EV_GOOD;
             }
             if (!found) {
-                // Every try hit a SKIP or ASSUMED_BAD slot: send on the first one anyway (a
-                // congested or suspect path still beats no path; ev_min_active keeps this rare).
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)slot, EV_GOOD); }
-                slot = first;
+                // Every try hit a SKIP or ASSUMED_BAD EV: send on the first slot's anyway (a
+                // congested or suspect path beats no path; ev_min_active keeps this rare).
+                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                look(first);
+                if (hold_own) { ev = slot; }
                 meta.fallback = true;
             }
             meta.slot = slot;
+            meta.ev = ev;
             meta.slot_chosen = true;
             ev_path.apply();
         }
@@ -139,7 +155,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
 control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
     apply {
-        bit<16> ev = (bit<16>)meta.plane << 8 | (bit<16>)meta.slot;   // the compact EV
+        bit<16> ev = (bit<16>)meta.plane << 8 | (bit<16>)meta.ev;   // the compact EV
         hdr.outer_ipv6.setValid();
         hdr.outer_ipv6.version = 6;
         hdr.outer_ipv6.dscp = hdr.bth.retransmit == 1 ? meta.dscp_retx : meta.dscp_trimmable;
@@ -157,9 +173,8 @@ control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta,
         if (meta.host_probe) {
             nic_counter.count(NIC_TX_PROBE);   // a probe has no PSN
         } else {
-            // Remembered so that a loss the host reports by PSN names this slot.
-            psn_slot.write((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0],
-                           meta.slot);
+            // Remembered so that a loss the host reports by PSN names this EV.
+            psn_ev.write((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0], meta.ev);
             nic_counter.count(NIC_TX_DATA);
         }
     }

@@ -21,6 +21,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     PathStage() path_stage;
     FeedbackHeaders() nack_headers;
     EvMarkBad() report_loss;
+    EvRefill() refill_denied;
 
     @name(".set_dscp")
     action set_dscp(bit<6> trimmable, bit<6> trimmable_retx, bit<6> control_dscp, bit<6> trimmed,
@@ -63,8 +64,9 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 } else if (meta.denied && meta.host_probe) {
                     mark_to_drop(standard_metadata);   // a DENIED slot is not probed
                 } else if (meta.denied) {
-                    // A DENIED slot: the whole choice again (the cursor has moved on), a
-                    // bounded number of times.
+                    // A DENIED EV: its slot takes a backup, and the whole choice runs again
+                    // (the cursor has moved on), a bounded number of times.
+                    refill_denied.apply(meta);
                     if (meta.resubmits < TX_RESUBMITS) {
                         meta.resubmits = meta.resubmits + 1;
                         resubmit_preserving_field_list(FL_NIC_RESUBMIT);

@@ -6,18 +6,27 @@
 
 #include "nic_types.p4"
 
-// EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, slot): index conn * EV_SLOTS + slot.
+// EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, EV): index conn * EV_SLOTS + EV. A
+// connection's EVs are numbered 0..255: ev_count active ones (EV e starts in slot e), then the
+// backups; EV e is in plane e mod planes.
 @name(".ev_state") register<bit<2>>(EV_CELLS) ev_state;
+// Which EV each slot holds (EV + 1; 0: the slot's own EV) and which slot holds each EV (slot + 1;
+// 0: its own slot for an active EV, none for a backup; EV_NO_SLOT: none) — a slot whose EV goes
+// ASSUMED_BAD or DENIED is refilled from its plane's backups.
+@name(".slot_ev") register<bit<16>>(EV_CELLS) slot_ev;
+@name(".ev_slot") register<bit<16>>(EV_CELLS) ev_slot;
+// Per (connection, plane): the next backup to try.
+@name(".backup_cursor") register<bit<8>>(NIC_CONNECTIONS * NIC_PLANES) backup_cursor;
 // Rotation cursor per connection: the next packet's first slot.
 @name(".tx_cursor") register<bit<32>>(NIC_CONNECTIONS) tx_cursor;
-// The slot each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW), so that a loss the host
+// The EV each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW), so that a loss the host
 // reports by PSN is pinned on the path that lost it.
-@name(".psn_slot") register<bit<8>>(PSN_CELLS) psn_slot;
-// Slots in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).
+@name(".psn_ev") register<bit<8>>(PSN_CELLS) psn_ev;
+// Active EVs in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).
 @name(".bad_count") register<bit<16>>(NIC_CONNECTIONS) bad_count;
-// Probes answered in a row per (connection, slot) in ASSUMED_BAD.
+// Probes answered in a row per (connection, EV) in ASSUMED_BAD.
 @name(".probe_ok") register<bit<8>>(EV_CELLS) probe_ok;
-// Losses pinned on each (connection, slot), reported in EV events.
+// Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") register<bit<32>>(EV_CELLS) ev_drops;
 // Receiver: next expected PSN (relative to the connection's initial PSN) and the 64-bit bitmap
 // of PSNs expected + i that arrived (bit 0 is the expected PSN itself).

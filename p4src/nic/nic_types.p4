@@ -31,6 +31,7 @@ const bit<2> EV_ASSUMED_BAD = 2;
 // Bounded EV choice: slots tried per packet before falling back to the first one.
 const bit<8> EV_TRIES = 4;
 const bit<2> TX_RESUBMITS = 2;                // DENIED slots: passes tried again before a drop
+const bit<16> EV_NO_SLOT = 0xFFFF;            // ev_slot: the EV holds no slot
 
 // Clone sessions the controller creates: one per plane, to that plane's port (SACKs).
 const bit<32> SACK_SESSION_BASE = 100;
@@ -91,7 +92,7 @@ struct nic_headers_t {
 struct ev_event_t {
     bit<16> conn;
     bit<16> profile;
-    bit<8>  slot;
+    bit<8>  ev;
     bit<2>  state;
     bit<32> drops;
 }
@@ -106,10 +107,12 @@ struct nic_metadata_t {
     bit<8>      planes;
     bit<8>      ev_min_active;
     bit<8>      probe_successes;
+    bit<8>      backups;         // backups per plane: 0 or a power of two
     bit<16>     dst_row;
     bit<16>     dst_ua;
     // EV choice
     bit<8>      slot;
+    bit<8>      ev;
     bit<3>      plane;
     bit<16>     t1_usid;
     bool        slot_chosen;

@@ -32,12 +32,15 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     }
 
     @name(".set_local_qp")
-    action set_local_qp(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> ev_min_active,
-                        bit<8> probe_successes, bit<24> initial_psn, bit<24> peer_qp,
-                        bit<16> peer_row, bit<16> peer_ua) {
+    action set_local_qp(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
+                        bit<8> backups, bit<8> ev_min_active, bit<8> probe_successes,
+                        bit<24> initial_psn, bit<24> peer_qp, bit<16> peer_row,
+                        bit<16> peer_ua) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
+        meta.planes = planes;
+        meta.backups = backups;
         meta.ev_min_active = ev_min_active;
         meta.probe_successes = probe_successes;
         meta.rx_initial_psn = initial_psn;
@@ -47,8 +50,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     }
 
     // Why: packets for this NIC name its QP: data (this NIC receives) and SACKs/NACKs (for what
-    // it sent). The entry gives the connection's state index, its EV profile, the first PSN the
-    // peer sends and where feedback goes (the peer's QP, T0 row and port uA).
+    // it sent). The entry gives the connection's state index, its EV profile (as tx_connection:
+    // ev_count - 1, planes, backups per plane, ev_min_active; probe answers that bring an EV
+    // back), the first PSN the peer sends and where feedback goes (the peer's QP, T0 row, uA).
     // Installs: one entry per connection.
     @name(".local_qp")
     table local_qp {
@@ -182,8 +186,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
             // Feedback for what this NIC sent: the reflected compact EV names the slot.
             bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
-            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)(entropy[7:0] & meta.ev_mask);
-            meta.slot = entropy[7:0] & meta.ev_mask;
+            meta.ev = entropy[7:0];
+            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
             bit<2> state;
             ev_state.read(state, cell);
             bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||

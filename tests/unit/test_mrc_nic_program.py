@@ -37,7 +37,8 @@ PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "nic" / "mrc_nic.p4"
 HOST_PORT = 1
 PLANES = 2
 PLANE_PORT = {0: 2, 1: 3}
-EV_COUNT = 8                     # slots 0..7; slot s is in plane s % 2
+EV_COUNT = 8                     # active EVs 0..7 in slots 0..7; EV e is in plane e % 2
+BACKUPS = 2                      # per plane: EVs 8..11 (8, 10 in plane 0; 9, 11 in plane 1)
 DSCP = {"trimmable": 4, "retx": 8, "control": 46, "trimmed": 12, "lasthop": 16}
 GOOD, SKIP, ASSUMED_BAD = 0, 1, 2
 SACK_SESSION_BASE = 100
@@ -95,14 +96,13 @@ class Nic:
         sw = self.sw
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
-            [me.conn, 1, EV_COUNT - 1, PLANES, ev_min_active, peer.row, peer.ua])
+            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua])
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)], "set_local_qp",
-            [me.conn, 1, EV_COUNT - 1, ev_min_active, probe_successes, initial_psn, peer.qp,
-             peer.row, peer.ua])
-        for slot in range(EV_COUNT):
-            plane = slot % PLANES
-            self.set_path(slot, plane, t1_index=slot // PLANES)
+            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
+             initial_psn, peer.qp, peer.row, peer.ua])
+        for ev in range(EV_COUNT + BACKUPS * PLANES):
+            self.set_path(ev, ev % PLANES, t1_index=ev // PLANES)
         for plane in range(PLANES):
             base = carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, 0xFD00)
             sw.table("path_template").add_entry([ExactMatch(plane), ExactMatch(peer.row)],
@@ -120,27 +120,32 @@ class Nic:
     def mac(self, plane: int) -> int:
         return 0x02_00_00_00_00_10 + self.me.row * 16 + plane
 
-    def set_path(self, slot: int, plane: int, t1_index: int) -> None:
+    def set_path(self, ev: int, plane: int, t1_index: int) -> None:
         table = self.sw.table("ev_path")
-        match = [ExactMatch(1), ExactMatch(slot)]
+        match = [ExactMatch(1), ExactMatch(ev)]
         found = table.find_entry(match)
         if found is not None:
             table.delete_entry(found.handle)
         table.add_entry(match, "set_path", [plane, t1_usid(plane, t1_index)])
 
-    def deny(self, slot: int) -> None:
+    def deny(self, ev: int) -> None:
         table = self.sw.table("ev_path")
-        match = [ExactMatch(1), ExactMatch(slot)]
+        match = [ExactMatch(1), ExactMatch(ev)]
         found = table.find_entry(match)
         if found is not None:
             table.delete_entry(found.handle)
         table.add_entry(match, "deny_path")
 
-    def ev_state(self, slot: int) -> int:
-        return self.sw.register("ev_state").read(self.me.conn * 256 + slot)
+    def ev_state(self, ev: int) -> int:
+        return self.sw.register("ev_state").read(self.me.conn * 256 + ev)
 
-    def set_ev_state(self, slot: int, state: int) -> None:
-        self.sw.register("ev_state").write(self.me.conn * 256 + slot, state)
+    def set_ev_state(self, ev: int, state: int) -> None:
+        self.sw.register("ev_state").write(self.me.conn * 256 + ev, state)
+
+    def evs_in_slots(self) -> list[int]:
+        """The EV each slot holds now (its own unless refilled)."""
+        held = self.sw.register("slot_ev")
+        return [(held.read(self.me.conn * 256 + s) or s + 1) - 1 for s in range(EV_COUNT)]
 
     def count(self, name: str) -> int:
         return self.sw.counter("nic_counter").read(COUNTER[name])[0]
@@ -465,8 +470,32 @@ def test_a_loss_the_host_reports_makes_the_slot_that_carried_it_assumed_bad(a: N
     assert a.ev_state(sent[3]) == ASSUMED_BAD and a.count("host_report") == 1
     assert events(a) == [(A.conn, 1, sent[3], ASSUMED_BAD, 1)]   # one drop counted
     later = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)]
-    assert sent[3] not in later
+    assert sent[3] not in later and later[3] == EV_COUNT + 1   # refilled: plane 1's backup 9
     assert [s % PLANES for s in later] == [p % PLANES for p in range(8)]   # planes still equal
+
+
+def test_slots_are_refilled_from_their_planes_backups_while_there_are_any(a: Nic) -> None:
+    for psn in range(EV_COUNT):
+        one(a.write(psn))
+    a.report_loss(0)   # EV 0 -> backup 8
+    a.report_loss(2)   # EV 2 -> backup 10
+    assert a.evs_in_slots() == [8, 1, 10, 3, 4, 5, 6, 7]
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)]
+    assert slots == [8, 1, 10, 3, 4, 5, 6, 7]
+    a.report_loss(8)   # plane 0 has no spare backup left: the slot keeps its EV, and is skipped
+    assert a.evs_in_slots() == [8, 1, 10, 3, 4, 5, 6, 7]
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(16, 24)]
+    assert slots[0] == 10 and [s % PLANES for s in slots] == [p % PLANES for p in range(8)]
+
+
+def test_a_denied_ev_hands_its_slot_to_a_backup(a: Nic) -> None:
+    a.deny(1)
+    assert outer(one(a.write(0)).data).fl & 0xFF == 0
+    # slot 1's EV is DENIED: the slot takes backup 9, the packet is chosen again (slot 2)
+    assert outer(one(a.write(1)).data).fl & 0xFF == 2
+    assert a.evs_in_slots()[1] == EV_COUNT + 1
+    evs = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(2, 12)]
+    assert EV_COUNT + 1 in evs and 1 not in evs
 
 
 def answer_probe(a: Nic, b: Nic, slot: int) -> dict:
