@@ -14,8 +14,9 @@ const bit<8> OP_WRITE_ONLY_IMM = 0xCB;
 const bit<8> OP_SACK = 0xDC;
 const bit<8> OP_NACK = 0xDD;
 const bit<8> OP_PROBE = 0xDE;
-// Host -> its own NIC only, never on the wire: "the packet with this PSN was lost" (BTH psn), or,
-// with PETH probe_id bit 15 set, "the probe on slot probe_id[7:0] went unanswered".
+// Host <-> its own NIC only, never on the wire: "the packet with this PSN was lost" (BTH psn), or,
+// with PETH probe_id bit 15 set, "the probe of EV probe_id[7:0] went unanswered". The NIC sends
+// the report back to the host with probe_id = the EV it pinned the loss on.
 const bit<8> OP_EV_REPORT = 0xDF;
 const bit<16> REPORT_PROBE_FLAG = 0x8000;
 

@@ -59,7 +59,10 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 host_tx.apply(hdr, meta, standard_metadata);
                 if (meta.host_report) {
                     report_loss.apply(meta, true);
-                    mark_to_drop(standard_metadata);
+                    // Back to the host, naming the EV (the host knows PSNs, not EVs), so that
+                    // it can pace probes of it.
+                    hdr.peth.probe_id = (bit<16>)meta.ev;
+                    standard_metadata.egress_spec = NIC_HOST_PORT;
                     nic_counter.count(NIC_HOST_REPORT);
                 } else if (meta.denied && meta.host_probe) {
                     mark_to_drop(standard_metadata);   // a DENIED slot is not probed

@@ -466,7 +466,9 @@ def events(nic: Nic) -> list[tuple[int, ...]]:
 
 def test_a_loss_the_host_reports_makes_the_slot_that_carried_it_assumed_bad(a: Nic) -> None:
     sent = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
-    assert a.report_loss(3) == []   # the report is for the NIC only
+    echo = one(a.report_loss(3))   # back to the host, naming the EV
+    assert echo.port == HOST_PORT
+    assert PETH(bytes(Ether(echo.data)[BTH].payload)).probe_id == sent[3]
     assert a.ev_state(sent[3]) == ASSUMED_BAD and a.count("host_report") == 1
     assert events(a) == [(A.conn, 1, sent[3], ASSUMED_BAD, 1)]   # one drop counted
     later = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)]
