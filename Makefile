@@ -79,7 +79,7 @@ shell: shell-venv
 # Logs and pcaps: out/ptf/<suite>-<target>/.
 TARGET              ?= $(if $(HAVE_BMV2),bmv2,softswitch)
 PTF_ARGS            ?=
-PTF_SUITES          := runtime switch
+PTF_SUITES          := runtime switch nic
 PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
 
 ptf: install

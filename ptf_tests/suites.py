@@ -22,4 +22,6 @@ SUITES: dict[str, Suite] = {
     # ECN and QoS tests, which need a queue to build up.
     "switch": Suite(ROOT / "p4src/switch/srv6_switch.p4", ROOT / "ptf_tests/switch",
                     "--priority-queues 8 --queue-rate 3:50"),
+    # The MRC NIC: host port 1, plane ports 2 and 3 (ptf_tests/nic/nic_base.py).
+    "nic": Suite(ROOT / "p4src/nic/mrc_nic.p4", ROOT / "ptf_tests/nic"),
 }
