@@ -135,6 +135,16 @@ class P4RuntimeTest(BaseTest):
         self.conn.close()
         BaseTest.tearDown(self)
 
+    # -- cases ----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def case(self, name: str) -> Iterator[None]:
+        """Name a table-driven case in the log and in any failure it raises."""
+        logging.getLogger("ptf_tests").info("case %s", name)
+        try:
+            yield
+        except AssertionError as error:
+            raise AssertionError(f"case {name}: {error}") from None
+
     # -- writes ---------------------------------------------------------------------------------
     def insert(self, *entities: Entity) -> None:
         """Insert entities (in one write) and remember them for `@autocleanup`."""

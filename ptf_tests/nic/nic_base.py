@@ -9,11 +9,8 @@ register writes, which BMv2's P4Runtime server refuses.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-import logging
 import time
-from collections.abc import Iterator
 
 import ptf.testutils as testutils
 from scapy.layers.inet import UDP
@@ -31,8 +28,6 @@ from mrc_transport.wire import (
     data_packet,
 )
 from ptf_tests.base import P4RuntimeTest
-
-LOG = logging.getLogger("nic_test")
 
 HOST_PORT = 1
 PLANES = 2
@@ -135,15 +130,6 @@ class NicTest(P4RuntimeTest):
     def wait_count(self, name: str, wanted: int) -> int:
         return self.wait_for_counter(lambda: self.read_counter("nic_counter", COUNTER[name]),
                                      wanted).packet_count
-
-    # -- cases ---------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def case(self, name: str) -> Iterator[None]:
-        LOG.info("case %s", name)
-        try:
-            yield
-        except AssertionError as error:
-            raise AssertionError(f"case {name}: {error}") from None
 
     # -- the host side -------------------------------------------------------------------------
     def host_write(self, psn: int, payload: bytes = b"w" * 64, retransmit: bool = False) -> Packet:

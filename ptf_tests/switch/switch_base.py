@@ -12,13 +12,11 @@ make of it, so every expectation is derived from the packet sent rather than wri
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-import logging
 import re
 import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,6 @@ from scapy.packet import Packet, Raw
 from p4rt import TableEntry
 from ptf_tests.base import P4RuntimeTest
 
-LOG = logging.getLogger("switch_test")
 ROOT = Path(__file__).resolve().parents[2]
 
 # -- addressing -------------------------------------------------------------------------------
@@ -335,16 +332,6 @@ def outer_tc_fl_hlim(offset: int = ETH_LEN) -> list[tuple[int, int, int]]:
 
 class SwitchTest(P4RuntimeTest):
     """P4RuntimeTest plus intent-named setup helpers and checks for srv6_switch.p4."""
-
-    # -- cases --------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def case(self, name: str) -> Iterator[None]:
-        """Name a table-driven case in the log and in any failure it raises."""
-        LOG.info("case %s", name)
-        try:
-            yield
-        except AssertionError as error:
-            raise AssertionError(f"case {name}: {error}") from None
 
     # -- port roles and the SR domain ---------------------------------------------------------
     def set_port_role(self, port: int, role: int, egress: bool = True) -> None:
