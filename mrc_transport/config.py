@@ -16,8 +16,10 @@ class ConnectionConfig:
     """One connection between this host's NIC (`local_addr`, `local_qp`) and its peer's.
 
     Times are in microseconds of the injected clock. `window` is the PSN span in flight from
-    the oldest unacknowledged PSN; `probe_successes` mirrors the NIC's K (answered probes in a
-    row that bring an ASSUMED_BAD EV back).
+    the oldest unacknowledged PSN: 64 by default, the NIC receiver's bitmap (a wider window
+    makes every packet sent past a hole an out-of-window NACK and a resend);
+    `probe_successes` mirrors the NIC's K (answered probes in a row that bring an ASSUMED_BAD
+    EV back).
     """
 
     local_addr: str
@@ -26,7 +28,7 @@ class ConnectionConfig:
     peer_qp: int
     initial_psn: int = 0
     mtu: int = 1024
-    window: int = 128
+    window: int = 64
     rto_us: int = 500
     probe_interval_us: int = 200
     probe_successes: int = 3
