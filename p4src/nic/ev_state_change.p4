@@ -49,7 +49,7 @@ control EvRefill(in nic_metadata_t meta) {
                         state == EV_GOOD;
             }
             if (taken) {
-                slot_ev.write(cells + (bit<32>)slot, candidate + 1);
+                slot_ev.write(cells + (bit<32>)slot, (bit<8>)(candidate ^ slot));
                 ev_slot.write(cells + (bit<32>)candidate, slot + 1);
                 ev_slot.write(cells + (bit<32>)meta.ev, EV_NO_SLOT);
                 backup_cursor.write(cursor_cell, cursor + 1);

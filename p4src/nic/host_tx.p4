@@ -11,8 +11,6 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<2>  state;
     bit<8>  slot;
     bit<8>  ev;
-    bool    found;
-    bool    hold_own;   // the slot holds its own EV (no refill yet)
 
     @name(".set_connection")
     action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
@@ -75,13 +73,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         size = NIC_TABLE_SIZE;
     }
 
-    // The EV a slot holds now, and its state.
+    // The EV a slot holds now (slot_ev holds EV ^ slot: 0 is the slot's own EV), and its state.
     action look(bit<8> candidate) {
         slot = candidate;
-        bit<16> held;
+        bit<8> held;
         slot_ev.read(held, cells + (bit<32>)candidate);
-        ev = (bit<8>)(held - 1);
-        hold_own = held == 0;
+        ev = candidate ^ held;
+        ev_state.read(state, cells + (bit<32>)ev);
     }
 
     apply {
@@ -101,7 +99,6 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.host_probe = true;
             meta.ev = hdr.peth.probe_id[7:0];
             meta.slot_chosen = true;
-            ev_path.apply();
         } else {
             bit<32> cursor;
             tx_cursor.read(cursor, (bit<32>)meta.conn);
@@ -109,44 +106,33 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             cells = (bit<32>)meta.conn * EV_SLOTS;
             bit<8> first = cursor[7:0] & meta.ev_mask;
             look(first);
-            if (hold_own) { ev = slot; }
-            ev_state.read(state, cells + (bit<32>)ev);
-            found = state == EV_GOOD;
             // Tries 2..EV_TRIES: the next slot of the same plane. A SKIP EV passed over is
             // GOOD again: it sat out one rotation.
-            if (!found) {
+            if (state != EV_GOOD) {
                 if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
                 look((slot + meta.planes) & meta.ev_mask);
-                if (hold_own) { ev = slot; }
-                ev_state.read(state, cells + (bit<32>)ev);
-                found = state == EV_GOOD;
             }
-            if (!found) {
+            if (state != EV_GOOD) {
                 if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
                 look((slot + meta.planes) & meta.ev_mask);
-                if (hold_own) { ev = slot; }
-                ev_state.read(state, cells + (bit<32>)ev);
-                found = state == EV_GOOD;
             }
-            if (!found) {
+            if (state != EV_GOOD) {
                 if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
                 look((slot + meta.planes) & meta.ev_mask);
-                if (hold_own) { ev = slot; }
-                ev_state.read(state, cells + (bit<32>)ev);
-                found = state == EV_GOOD;
             }
-            if (!found) {
+            if (state != EV_GOOD) {
                 // Every try hit a SKIP or ASSUMED_BAD EV: send on the first slot's anyway (a
                 // congested or suspect path beats no path; ev_min_active keeps this rare).
                 if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
                 look(first);
-                if (hold_own) { ev = slot; }
                 meta.fallback = true;
             }
             meta.slot = slot;
             meta.ev = ev;
             meta.slot_chosen = true;
-            ev_path.apply();
+        }
+        if (meta.slot_chosen) {
+            ev_path.apply();   // once: p4c applies each table at most once
         }
     }
 }

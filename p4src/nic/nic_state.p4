@@ -10,10 +10,10 @@
 // connection's EVs are numbered 0..255: ev_count active ones (EV e starts in slot e), then the
 // backups; EV e is in plane e mod planes.
 @name(".ev_state") register<bit<2>>(EV_CELLS) ev_state;
-// Which EV each slot holds (EV + 1; 0: the slot's own EV) and which slot holds each EV (slot + 1;
-// 0: its own slot for an active EV, none for a backup; EV_NO_SLOT: none) — a slot whose EV goes
-// ASSUMED_BAD or DENIED is refilled from its plane's backups.
-@name(".slot_ev") register<bit<16>>(EV_CELLS) slot_ev;
+// Which EV each slot holds (EV ^ slot: 0 is the slot's own EV) and which slot holds each EV
+// (slot + 1; 0: its own slot for an active EV, none for a backup; EV_NO_SLOT: none) — a slot
+// whose EV goes ASSUMED_BAD or DENIED is refilled from its plane's backups.
+@name(".slot_ev") register<bit<8>>(EV_CELLS) slot_ev;
 @name(".ev_slot") register<bit<16>>(EV_CELLS) ev_slot;
 // Per (connection, plane): the next backup to try.
 @name(".backup_cursor") register<bit<8>>(NIC_CONNECTIONS * NIC_PLANES) backup_cursor;

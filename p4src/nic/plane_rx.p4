@@ -161,12 +161,12 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         ev_state.write(cell, EV_SKIP);
     }
 
-    // The receiver's cumulative point and bitmap as a SACK reports them.
+    // The receiver's cumulative point and bitmap as a SACK reports them (the congestion mark
+    // is set in the apply block: no conditionals inside actions).
     action report_window(bit<24> expected, bit<64> bits, bit<24> psn) {
         meta.fb_cack = expected - 1 + meta.rx_initial_psn;
         meta.fb_bitmap = bits;
         meta.fb_ack_offset = (bit<16>)(psn - (expected - 1));
-        meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
         meta.rx_sack = true;
     }
 
@@ -257,6 +257,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             }
         } else {
             meta.malformed = true;   // not an MRC data or feedback packet
+        }
+        if (meta.rx_sack) {
+            meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
         }
         if (meta.rx_nack || meta.rx_sack) {
             feedback_path.apply();

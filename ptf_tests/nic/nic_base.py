@@ -18,6 +18,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
+from controller.plan import usid
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -65,11 +66,11 @@ def usid_t1(plane: int, index: int) -> int:
     return ((plane + 1) << 12) | (1 << 11) | index
 
 
+BLOCK = usid.parse_block("fcbb:bbbb::/32")
+
+
 def carrier(*usids: int) -> str:
-    value = 0xFCBB_BBBB << 96
-    for position, item in enumerate(usids):
-        value |= item << (80 - 16 * position)
-    return str(ipaddress.IPv6Address(value))
+    return usid.format_address(usid.carrier(BLOCK, usids))
 
 
 def plane_source(plane: int, row: int) -> str:
@@ -84,7 +85,7 @@ def t1_of(ev: int) -> int:
 def path_to(plane: int, ev_t1: int, from_row: int, to_row: int, to_ua: int) -> str:
     """The carrier of one path: block : uN(src T0) : uN(T1) : uN(dst T0) : uA : NIC decap."""
     return carrier(usid_t0(plane, from_row), usid_t1(plane, ev_t1), usid_t0(plane, to_row),
-                   to_ua, 0xFD00)
+                   to_ua, usid.NIC_DECAP_USID)
 
 
 class NicTest(P4RuntimeTest):
@@ -106,7 +107,7 @@ class NicTest(P4RuntimeTest):
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev)
         for plane, port in PLANE_PORT.items():
-            base = carrier(usid_t0(plane, MY_ROW), 0, usid_t0(plane, PEER_ROW), 0, 0xFD00)
+            base = carrier(usid_t0(plane, MY_ROW), 0, usid_t0(plane, PEER_ROW), 0, usid.NIC_DECAP_USID)
             self.insert_table_entry("path_template", {"plane": plane, "dst_row": PEER_ROW},
                                     "via_t1", base=base)
             self.insert_table_entry("plane_port", {"plane": plane}, "set_plane_port", port=port,

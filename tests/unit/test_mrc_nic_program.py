@@ -14,6 +14,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from controller.plan import usid
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -56,9 +57,11 @@ def addr(text: str) -> int:
     return int(ipaddress.IPv6Address(text))
 
 
+BLOCK = usid.parse_block("fcbb:bbbb::/32")
+
+
 def carrier(*usids: int) -> int:
-    words = [0xFCBB, 0xBBBB, *usids] + [0] * (6 - len(usids))
-    return int("".join(f"{w:04x}" for w in words), 16)
+    return usid.carrier(BLOCK, usids)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class Nic:
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev, ev % PLANES, t1_index=ev // PLANES)
         for plane in range(PLANES):
-            base = carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, 0xFD00)
+            base = carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, usid.NIC_DECAP_USID)
             sw.table("path_template").add_entry([ExactMatch(plane), ExactMatch(peer.row)],
                                                 "via_t1", [base])
             sw.table("plane_port").add_entry(
@@ -145,7 +148,7 @@ class Nic:
     def evs_in_slots(self) -> list[int]:
         """The EV each slot holds now (its own unless refilled)."""
         held = self.sw.register("slot_ev")
-        return [(held.read(self.me.conn * 256 + s) or s + 1) - 1 for s in range(EV_COUNT)]
+        return [s ^ held.read(self.me.conn * 256 + s) for s in range(EV_COUNT)]
 
     def count(self, name: str) -> int:
         return self.sw.counter("nic_counter").read(COUNTER[name])[0]
@@ -232,7 +235,7 @@ def test_packets_rotate_over_every_slot_and_plane_with_the_ev_in_the_header(a: N
         assert ip.fl == compact_ev(plane, slot)
         assert ip.dst == str(ipaddress.IPv6Address(carrier(
             t0_usid(plane, A.row), t1_usid(plane, slot // PLANES), t0_usid(plane, B.row),
-            B.ua, 0xFD00)))
+            B.ua, usid.NIC_DECAP_USID)))
         assert ip.src == str(ipaddress.IPv6Address(f"fc00:{plane}::1"))
         inner = ip.payload
         assert isinstance(inner, IPv6) and (inner.src, inner.dst) == (A.address, B.address)
@@ -306,7 +309,7 @@ def test_data_is_decapsulated_to_the_host_and_sacked_on_the_same_plane(a: Nic, b
     ip = outer(sack)
     assert ip.tc >> 2 == DSCP["control"] and len(sack) == 150
     assert ip.dst == str(ipaddress.IPv6Address(carrier(
-        t0_usid(0, B.row), t1_usid(0, 0), t0_usid(0, A.row), A.ua, 0xFD00)))
+        t0_usid(0, B.row), t1_usid(0, 0), t0_usid(0, A.row), A.ua, usid.NIC_DECAP_USID)))
     assert b.count("rx_data") == 1 and b.count("sack_sent") == 1
 
 
