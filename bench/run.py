@@ -8,7 +8,15 @@ import platform
 import time
 from pathlib import Path
 
-from bench import controller_plan, controller_push, packet_rate, runtime_interference, runtime_rate
+from bench import (
+    controller_plan,
+    controller_push,
+    mrc_completion,
+    nic_rate,
+    packet_rate,
+    runtime_interference,
+    runtime_rate,
+)
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -45,6 +53,39 @@ def interference_rows() -> list[Row]:
     return rows
 
 
+def nic_rate_rows(seconds: float) -> list[Row]:
+    """bench/nic_rate.py: the MRC NIC program's TX, RX and feedback paths, saved as
+    nic_rate_<name>.json with the configuration and the output counts that check the run."""
+    rows: list[Row] = []
+    for r in nic_rate.run_all(seconds):
+        name = f"nic_rate.{r.name}"
+        rows.append((name, r.packets, r.seconds, r.packets_per_second, "packets/s"))
+        _save(f"nic_rate_{r.name}", {
+            "benchmark": name, "packets": r.packets, "seconds": round(r.seconds, 3),
+            "packets_per_second": round(r.packets_per_second), **nic_rate.CONFIGURATION,
+            **r.outputs,
+        })
+    return rows
+
+
+def completion_rows() -> list[Row]:
+    """bench/mrc_completion.py: a 1 MiB write on the tiny fabric, clean and with a cut link
+    (the rate column is the completion time in virtual µs), saved as mrc_completion_<name>.json."""
+    rows: list[Row] = []
+    for c in mrc_completion.run_all():
+        name = f"mrc_completion.{c.name}"
+        state = "intact" if c.intact else "CORRUPT"
+        rows.append((name, c.packets, c.wall_seconds, c.virtual_us,
+                     f"µs virtual to complete 1 MiB, {c.retransmitted} retransmitted, {state}"))
+        _save(f"mrc_completion_{c.name}", {
+            "benchmark": name, "bytes": mrc_completion.SIZE, "virtual_us": c.virtual_us,
+            "wall_seconds": round(c.wall_seconds, 3), "packets": c.packets,
+            "retransmitted": c.retransmitted, "assumed_bad_evs": c.assumed_bad,
+            "intact": c.intact, "link_pps": 1_000_000,
+        })
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per packet benchmark")
@@ -63,6 +104,8 @@ def main() -> None:
             "forwarded": r.forwarded, "seconds": round(r.seconds, 3),
             "packets_per_second": round(r.packets_per_second),
         })
+    rows.extend(nic_rate_rows(args.seconds))
+    rows.extend(completion_rows())
     skipped: list[runtime_rate.Skipped] = []
     for r in runtime_rate.run_all(args.seconds, args.entries):
         if isinstance(r, runtime_rate.Skipped):

@@ -4,27 +4,38 @@ One softswitch Device per topology switch (no program: the push installs it, as 
 `simple_switch_grpc --no-p4`), each with its P4Runtime server on its endpoint's address, links
 wired as the topology says, one host per NIC port (named `<nic>.p<plane>`) on its T0 port. The
 controller then programs the switches over gRPC exactly as it programs real ones.
+
+With a NIC program, each NIC is a device of its own instead (named as the NIC, its P4Runtime
+server on a free port, device id NIC_DEVICE_ID_BASE + index): plane p on its port 2 + p, cabled
+to the T0, and one host (`<nic>.host`) on its host port 1, where a host transport attaches.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.devices.push import PlanLike, Progress, PushReport, push
 from controller.devices.session import Program
 from controller.plan.entries import PlannedEntry
+from controller.plan.nic_plan import HOST_PORT, plane_port
 from controller.topology.model import Endpoint, Topology
-from softswitch.fabric import Fabric, Host
+from softswitch.fabric import Fabric, Host, ProgramSource
 
 CPU_PORT = 255  # p4src/README.md
 PRIORITY_QUEUES = 8  # the switch uses priorities 0-7
 EPHEMERAL = "127.0.0.1:0"
+NIC_DEVICE_ID_BASE = 1 << 16
 
 
 def host_name(nic: str, plane: int) -> str:
     return f"{nic}.p{plane}"
+
+
+def nic_host_name(nic: str) -> str:
+    """The host behind a NIC device's host port."""
+    return f"{nic}.host"
 
 
 @dataclass
@@ -50,11 +61,13 @@ class RunningFabric:
 
 
 def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
-                 priority_queues: int = PRIORITY_QUEUES) -> tuple[Fabric, Topology]:
+                 priority_queues: int = PRIORITY_QUEUES, nic_program: ProgramSource | None = None,
+                 clock: Callable[[], int] | None = None) -> tuple[Fabric, Topology]:
     """The fabric (not started) and a copy of `topology` whose endpoints name the servers'
     actual addresses: with `ephemeral_ports`, or for a switch without an endpoint, a free port
-    on 127.0.0.1 is taken instead of the endpoint's."""
-    fabric = Fabric()
+    on 127.0.0.1 is taken instead of the endpoint's. `nic_program` makes every NIC a device
+    running it; `clock` (µs) is the fabric's injected clock."""
+    fabric = Fabric(clock=clock)
     switches = []
     try:
         for switch in topology.switches:
@@ -70,8 +83,16 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
             if link.a in names and link.b in names:  # NIC ends become hosts below
                 fabric.link(link.a, link.a_port, link.b, link.b_port)
         for nic in topology.nics:
+            if nic_program is not None:
+                # The NIC has one FIFO per port (p4src/README.md: --priority-queues 1).
+                fabric.add_switch(nic.name, nic_program, device_id=NIC_DEVICE_ID_BASE + nic.index,
+                                  cpu_port=CPU_PORT, grpc_address=EPHEMERAL)
+                fabric.add_host(nic_host_name(nic.name), nic.name, HOST_PORT)
             for plane, (t0, port) in enumerate(nic.attachments):
-                fabric.add_host(host_name(nic.name, plane), t0, port)
+                if nic_program is None:
+                    fabric.add_host(host_name(nic.name, plane), t0, port)
+                else:
+                    fabric.link(nic.name, plane_port(plane), t0, port)
     except BaseException:
         fabric.close()
         raise

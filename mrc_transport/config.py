@@ -17,7 +17,9 @@ class ConnectionConfig:
 
     Times are in microseconds of the injected clock. `window` is the PSN span in flight from
     the oldest unacknowledged PSN: 64 by default, the NIC receiver's bitmap (a wider window
-    makes every packet sent past a hole an out-of-window NACK and a resend);
+    makes every packet sent past a hole an out-of-window NACK and a resend); a SACK hole is
+    resent once its packet is `reorder_us` old (paths differ in delay: younger holes are
+    reordering, not loss), a packet with no SACK at all after `rto_us`;
     `probe_successes` mirrors the NIC's K (answered probes in a row that bring an ASSUMED_BAD
     EV back).
     """
@@ -30,6 +32,7 @@ class ConnectionConfig:
     mtu: int = 1024
     window: int = 64
     rto_us: int = 500
+    reorder_us: int = 150
     probe_interval_us: int = 200
     probe_successes: int = 3
     max_retries: int = 16
@@ -44,6 +47,7 @@ class ConnectionConfig:
             "mtu": (1, 1 << 16),
             "window": (1, NIC_PSN_WINDOW + 1),
             "rto_us": (1, 1 << 63),
+            "reorder_us": (0, 1 << 63),
             "probe_interval_us": (1, 1 << 63),
             "probe_successes": (1, 256),
             "max_retries": (0, 1 << 31),

@@ -240,8 +240,11 @@ class Sender:
         if now - pkt.sent_at >= self.config.rto_us:
             return "timeout"
         # A hole: SACKed PSNs beyond it, one of them sent after it (so not merely overtaken by
-        # a later SACK of an older transmission), at most once per RTO.
+        # a later SACK of an older transmission), the packet older than the reordering
+        # allowance (spraying reorders: a packet queued on one plane is overtaken by the ones
+        # sent after it on another), at most once per RTO.
         if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
+                and now - pkt.sent_at >= self.config.reorder_us
                 and (pkt.hole_at is None or now - pkt.hole_at >= self.config.rto_us)):
             return "sack_hole"
         return None

@@ -215,7 +215,7 @@ class NETH(Packet):
         ByteEnumField("nack_reason", 0, _names(NackReason)),
         ByteField("vendor_info", 0),
         *_ev_and_pdc_fields(),
-        ByteField("reserved1", 0),
+        ByteField("port_state", 0),
         ThreeBytesField("nack_psn", 0),
         *_cc_type_fields(),
         ByteField("reserved2", 0),

@@ -14,6 +14,8 @@ A link delivers a transmitted packet straight into the peer's input queue, so a 
 link delay; give ports a drain rate (`set_queue_rate`) to model link bandwidth.
 Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
 host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once.
+`set_link_up(switch, port, False)` cuts a cable (both directions drop, counted in
+`link_down_drops`) until it is set up again.
 """
 
 from __future__ import annotations
@@ -168,6 +170,8 @@ class Fabric:
         self._running = False
         self._moves = 0  # deliveries so far; tells a quiet fabric from one between two steps
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
+        self.link_down_drops = 0  # packets sent onto a cut cable
+        self._down: set[tuple[str, int]] = set()  # both ends of every cut cable
 
     # -- building -------------------------------------------------------------------------------
 
@@ -248,6 +252,21 @@ class Fabric:
         self._peers[(a, a_port)] = (b, b_port)
         self._peers[(b, b_port)] = (a, a_port)
 
+    def set_link_up(self, switch: str, port: int, up: bool) -> None:
+        """Cut (`up=False`) or mend the cable on `port` of `switch`: while cut, what either end
+        sends on it is lost, as on a pulled fibre. Packets already delivered are not recalled."""
+        peer = self._peers.get((switch, port))
+        if peer is None or peer[0] not in self._switches:
+            raise ValueError(f"port {port} of {switch!r} has no link to a switch")
+        ends = {(switch, port), peer}
+        if up:
+            self._down.difference_update(ends)
+        else:
+            self._down.update(ends)
+
+    def link_is_up(self, switch: str, port: int) -> bool:
+        return (switch, port) not in self._down
+
     def add_host(self, name: str, switch: str, port: int) -> Host:
         """A host attached to `port` of `switch`."""
         if name in self._switches or name in self._hosts:
@@ -271,8 +290,13 @@ class Fabric:
     def _output_fn(self, name: str) -> Callable[[int, bytes], None]:
         endpoints = self._endpoints
 
+        down = self._down
+
         def output(port: int, data: bytes) -> None:
             self._moves += 1
+            if down and (name, port) in down:
+                self.link_down_drops += 1
+                return
             if self._observers:
                 peer = self._peers.get((name, port))
                 self._observe(Delivery(name, port, None if peer is None else peer[0],

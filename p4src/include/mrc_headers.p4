@@ -60,7 +60,7 @@ header seth_t {
     bit<32> entropy;            // the compact EV of the acknowledged packet, reflected
     bit<16> spdcid;
     bit<16> dpdcid;
-    bit<8>  port_state;         // NIC port-state bitmap, one bit per plane (1 = down)
+    bit<8>  port_state;         // the sender's NIC port-state bitmap: bit p set = plane p down
     bit<24> cack_psn;           // cumulative: every PSN up to and including it arrived
     bit<4>  cc_type;
     bit<4>  cc_flags;
@@ -89,7 +89,7 @@ header neth_t {
     bit<32> entropy;            // the compact EV of the NACKed packet, reflected
     bit<16> spdcid;
     bit<16> dpdcid;
-    bit<8>  reserved1;
+    bit<8>  port_state;         // as SETH's: the sender's NIC ports, bit p set = plane p down
     bit<24> nack_psn;
     bit<4>  cc_type;
     bit<4>  cc_flags;

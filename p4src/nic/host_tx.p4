@@ -102,34 +102,80 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else {
             bit<32> cursor;
             tx_cursor.read(cursor, (bit<32>)meta.conn);
-            tx_cursor.write((bit<32>)meta.conn, cursor + 1);
             cells = (bit<32>)meta.conn * EV_SLOTS;
             bit<8> first = cursor[7:0] & meta.ev_mask;
-            look(first);
-            // Tries 2..EV_TRIES: the next slot of the same plane. A SKIP EV passed over is
-            // GOOD again: it sat out one rotation.
-            if (state != EV_GOOD) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                look((slot + meta.planes) & meta.ev_mask);
+            // Port state first: a plane is usable when its port is up at both ends (this NIC's
+            // local_port_state, the peer's bitmap from its SACKs and NACKs). No plane usable:
+            // the peer's bitmap is ignored (it can only be refreshed by feedback to packets
+            // sent, so it must not stop them all); no local port up either: nothing is sent.
+            bit<8> peer_down;
+            peer_port_state.read(peer_down, (bit<32>)meta.conn);
+            bit<8> in_use = (bit<8>)((16w1 << meta.planes) - 1);   // bits of planes 0..planes-1
+            bit<8> usable = ~(meta.local_down | peer_down) & in_use;
+            if (usable == 0) {
+                usable = ~meta.local_down & in_use;
             }
-            if (state != EV_GOOD) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                look((slot + meta.planes) & meta.ev_mask);
+            // Bit d of `ahead`: plane (first's plane + d) mod planes is usable (two turns of
+            // the planes side by side, shifted by first's plane). Slot first + d is in that
+            // plane (ev_count is a multiple of planes), so the nearest usable plane's slot is
+            // first + move — bounded by 8 planes, no loop.
+            bit<16> twice = (bit<16>)usable | ((bit<16>)usable << meta.planes);
+            bit<16> ahead = twice >> (first & (meta.planes - 1));
+            bit<8> move = 0;
+            if (ahead[0:0] == 1) {
+                move = 0;
+            } else if (ahead[1:1] == 1) {
+                move = 1;
+            } else if (ahead[2:2] == 1) {
+                move = 2;
+            } else if (ahead[3:3] == 1) {
+                move = 3;
+            } else if (ahead[4:4] == 1) {
+                move = 4;
+            } else if (ahead[5:5] == 1) {
+                move = 5;
+            } else if (ahead[6:6] == 1) {
+                move = 6;
+            } else if (ahead[7:7] == 1) {
+                move = 7;
             }
-            if (state != EV_GOOD) {
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                look((slot + meta.planes) & meta.ev_mask);
+            // The cursor moves on past the slot taken: the usable planes share the load equally
+            // (the slots of a plane that is down are passed over, their EVs' states untouched).
+            tx_cursor.write((bit<32>)meta.conn, cursor + 1 + (bit<32>)move);
+            if (move != 0) {
+                first = (first + move) & meta.ev_mask;
+                nic_counter.count(NIC_TX_PORT_PASSED);
             }
-            if (state != EV_GOOD) {
-                // Every try hit a SKIP or ASSUMED_BAD EV: send on the first slot's anyway (a
-                // congested or suspect path beats no path; ev_min_active keeps this rare).
-                if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+            if (usable == 0) {
+                meta.no_port = true;   // every port of this NIC is down: the caller drops it
+            } else {
                 look(first);
-                meta.fallback = true;
+                // Tries 2..EV_TRIES: the next slot of the same plane. A SKIP EV passed over is
+                // GOOD again: it sat out one rotation.
+                if (state != EV_GOOD) {
+                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                    look((slot + meta.planes) & meta.ev_mask);
+                }
+                if (state != EV_GOOD) {
+                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                    look((slot + meta.planes) & meta.ev_mask);
+                }
+                if (state != EV_GOOD) {
+                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                    look((slot + meta.planes) & meta.ev_mask);
+                }
+                if (state != EV_GOOD) {
+                    // Every try hit a SKIP or ASSUMED_BAD EV: send on the first (usable) slot's
+                    // anyway (a congested or suspect path beats no path; ev_min_active keeps
+                    // this rare).
+                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
+                    look(first);
+                    meta.fallback = true;
+                }
+                meta.slot = slot;
+                meta.ev = ev;
+                meta.slot_chosen = true;
             }
-            meta.slot = slot;
-            meta.ev = ev;
-            meta.slot_chosen = true;
         }
         if (meta.slot_chosen) {
             ev_path.apply();   // once: p4c applies each table at most once

@@ -41,6 +41,24 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         default_action = set_dscp(4, 8, 46, 12, 16);
     }
 
+    @name(".set_port_state")
+    action set_port_state(bit<8> down_planes) {
+        meta.local_down = down_planes;
+    }
+
+    // Why: v1model has no port-status signal, so this NIC's agent tells the data plane which of
+    // its own ports are down (bit p set = plane p's port is down). Nothing is sent on a down
+    // port, the EV choice passes over that plane, and every SACK and NACK this NIC sends carries
+    // the bitmap (SETH/NETH port_state) so that the peer stops sending to it on that plane.
+    // Installs: the default action, rewritten whenever a NIC port goes down or comes back up;
+    // until then every port is up. (A table, not a register: BMv2's P4Runtime server refuses
+    // register writes.)
+    @name(".local_port_state")
+    table local_port_state {
+        actions = { set_port_state; }
+        default_action = set_port_state(0);
+    }
+
     action drop_malformed() {
         mark_to_drop(standard_metadata);
         nic_counter.count(NIC_RX_MALFORMED);
@@ -48,6 +66,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     apply {
         nic_dscp.apply();
+        local_port_state.apply();
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to egress for SACKs
         if (standard_metadata.parser_error != error.NoError) {
             drop_malformed();
@@ -64,6 +83,9 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     hdr.peth.probe_id = (bit<16>)meta.ev;
                     standard_metadata.egress_spec = NIC_HOST_PORT;
                     nic_counter.count(NIC_HOST_REPORT);
+                } else if (meta.no_port) {
+                    mark_to_drop(standard_metadata);   // every port of this NIC is down
+                    nic_counter.count(NIC_PORT_DOWN_DROP);
                 } else if (meta.denied && meta.host_probe) {
                     mark_to_drop(standard_metadata);   // a DENIED slot is not probed
                 } else if (meta.denied) {
@@ -90,6 +112,13 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         }
         if (meta.need_path) {
             path_stage.apply(meta);
+            if (((meta.local_down >> meta.plane) & 1) == 1) {
+                // This NIC's own port of that plane is down: nothing leaves on it (a probe of
+                // an EV there, feedback for a packet that came in on it; data never chooses it).
+                // No path: the packet is dropped, no SACK is cloned, data is still delivered.
+                meta.path_found = false;
+                nic_counter.count(NIC_PORT_DOWN_DROP);
+            }
         }
         if (meta.need_path && !meta.path_found) {
             mark_to_drop(standard_metadata);   // no template or plane port: nowhere to go
@@ -107,7 +136,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             hdr.neth.entropy = meta.fb_entropy;
             hdr.neth.spdcid = 0;
             hdr.neth.dpdcid = 0;
-            hdr.neth.reserved1 = 0;
+            hdr.neth.port_state = meta.local_down;
             hdr.neth.nack_psn = hdr.bth.psn;
             hdr.neth.cc_type = 0;
             hdr.neth.cc_flags = 0;
@@ -149,7 +178,7 @@ control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             hdr.seth.entropy = meta.fb_entropy;
             hdr.seth.spdcid = 0;
             hdr.seth.dpdcid = 0;
-            hdr.seth.port_state = 0;
+            hdr.seth.port_state = meta.local_down;   // this NIC's ports, for the peer
             hdr.seth.cack_psn = meta.fb_cack;
             hdr.seth.cc_type = 0;
             hdr.seth.cc_flags = 0;

@@ -22,6 +22,10 @@
 // The EV each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW), so that a loss the host
 // reports by PSN is pinned on the path that lost it.
 @name(".psn_ev") register<bit<8>>(PSN_CELLS) psn_ev;
+// The peer's port-state bitmap per connection, as its latest SACK or NACK said (SETH/NETH
+// port_state: bit p set = the peer's plane-p port is down). 0 (all up) until one arrives; the
+// EV choice passes over the slots of planes whose port is down at either end.
+@name(".peer_port_state") register<bit<8>>(NIC_CONNECTIONS) peer_port_state;
 // Active EVs in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).
 @name(".bad_count") register<bit<16>>(NIC_CONNECTIONS) bad_count;
 // Probes answered in a row per (connection, EV) in ASSUMED_BAD.

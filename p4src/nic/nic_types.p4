@@ -67,6 +67,8 @@ const bit<32> NIC_RX_INJECTED_DROP = 15;      // the loss injector
 const bit<32> NIC_TX_PROBE = 16;
 const bit<32> NIC_RX_PROBE = 17;              // probes answered (SACK with PR=1)
 const bit<32> NIC_HOST_REPORT = 18;           // losses the host reported
+const bit<32> NIC_TX_PORT_PASSED = 19;        // first slot's plane unusable (a port down): moved
+const bit<32> NIC_PORT_DOWN_DROP = 20;        // not sent: its port (or every port) is down
 const bit<32> NIC_COUNTERS = 32;
 
 // The @field_list ids.
@@ -118,19 +120,25 @@ struct nic_metadata_t {
     bool        slot_chosen;
     bool        denied;
     bool        fallback;
+    bool        no_port;         // every one of this NIC's ports is down: nothing to send on
     @field_list(FL_NIC_RESUBMIT)
     bit<2>      resubmits;
+    // This NIC's own ports (local_port_state): bit p set = plane p's port is down. Carried to
+    // egress for the SACK's SETH port_state.
+    @field_list(FL_NIC_SACK)
+    bit<8>      local_down;
     // the plane side
     bit<3>      rx_plane;
     bool        plane_port;
     bit<16>     rx_conn;
     bit<24>     rx_initial_psn;
     bit<24>     peer_qp;
-    bit<16>     peer_row;
-    bit<16>     peer_ua;
     // the path stage's answer (a data packet's path, or the path feedback takes back; carried
     // to egress for SACKs)
     bool        need_path;
+    bool        reflect;         // feedback: the path is the arriving packet's return address
+    ipv6_addr_t return_addr;
+    bool        path_via_t1;
     @field_list(FL_NIC_SACK)
     ipv6_addr_t path_carrier;
     @field_list(FL_NIC_SACK)

@@ -1,7 +1,14 @@
 // The path stage: (plane, destination row, T1, destination port) -> the SRv6 carrier, the port
 // and MACs of the plane, and this NIC's source address on it. Data packets and the feedback the
-// NIC sends back both come here (p4c applies each table once), with meta.plane, meta.dst_row,
-// meta.t1_usid and meta.dst_ua set by whoever needs a path.
+// NIC sends back both come here (p4c applies each table once): data with meta.plane,
+// meta.dst_row, meta.t1_usid and meta.dst_ua set; feedback (meta.reflect) with meta.plane and
+// the arriving packet's return address.
+//
+// The outer source address of a data packet is its return address: this NIC's locator in the
+// plane (block : uN(T0) : uA(port) : NIC decap, from plane_port) behind the T1 the packet
+// crosses (block : uN(T1) : uN(T0) : uA(port) : NIC decap). The receiver sends its SACK or NACK
+// there, so feedback crosses the same T1 back and a cut link silences data and feedback of the
+// same EVs only.
 #ifndef P4SRC_NIC_PATH_P4
 #define P4SRC_NIC_PATH_P4
 
@@ -14,6 +21,7 @@ control PathStage(inout nic_metadata_t meta) {
     action via_t1(bit<128> base) {
         meta.path_carrier = base | ((bit<128>)meta.t1_usid << 64) | ((bit<128>)meta.dst_ua << 32);
         meta.path_found = true;
+        meta.path_via_t1 = true;
     }
 
     // Both NICs on one T0: block : uN(T0) : uA(dst port) : NIC decap.
@@ -55,7 +63,8 @@ control PathStage(inout nic_metadata_t meta) {
     }
 
     // Why: which NIC port is each plane's, and the addresses used on it.
-    // Installs: one entry per plane: port, this NIC's MAC, its T0's MAC, this NIC's SRv6 source.
+    // Installs: one entry per plane: port, this NIC's MAC, its T0's MAC, this NIC's locator in
+    // the plane (block : uN(T0) : uA(T0 port) : NIC decap, in the fabric's SID block).
     @name(".plane_port")
     table plane_port {
         key = { meta.plane : exact @name("plane"); }
@@ -65,8 +74,19 @@ control PathStage(inout nic_metadata_t meta) {
     }
 
     apply {
-        path_template.apply();
+        if (meta.reflect) {
+            meta.path_carrier = meta.return_addr;
+            meta.path_found = true;
+        } else {
+            path_template.apply();
+        }
         plane_port.apply();
+        if (meta.path_via_t1) {
+            meta.path_src = meta.path_src[127:96] ++ meta.t1_usid ++ meta.path_src[95:16];
+        }
+        if (meta.reflect && meta.return_addr[127:96] != meta.path_src[127:96]) {
+            meta.path_found = false;   // a return address outside the SID block: no feedback
+        }
     }
 }
 

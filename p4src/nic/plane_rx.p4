@@ -34,8 +34,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     @name(".set_local_qp")
     action set_local_qp(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
                         bit<8> backups, bit<8> ev_min_active, bit<8> probe_successes,
-                        bit<24> initial_psn, bit<24> peer_qp, bit<16> peer_row,
-                        bit<16> peer_ua) {
+                        bit<24> initial_psn, bit<24> peer_qp) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
@@ -45,14 +44,12 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         meta.probe_successes = probe_successes;
         meta.rx_initial_psn = initial_psn;
         meta.fb_qp = peer_qp;
-        meta.dst_row = peer_row;
-        meta.dst_ua = peer_ua;
     }
 
     // Why: packets for this NIC name its QP: data (this NIC receives) and SACKs/NACKs (for what
     // it sent). The entry gives the connection's state index, its EV profile (as tx_connection:
     // ev_count - 1, planes, backups per plane, ev_min_active; probe answers that bring an EV
-    // back), the first PSN the peer sends and where feedback goes (the peer's QP, T0 row, uA).
+    // back), the first PSN the peer sends and the peer's QP (what feedback is addressed to).
     // Installs: one entry per connection.
     @name(".local_qp")
     table local_qp {
@@ -60,21 +57,6 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         actions = { set_local_qp; @defaultonly NoAction; }
         default_action = NoAction();
         size = NIC_CONNECTIONS;
-    }
-
-    @name(".set_feedback_t1")
-    action set_feedback_t1(bit<16> t1_usid) {
-        meta.t1_usid = t1_usid;
-    }
-
-    // Why: SACKs and NACKs leave on one of this NIC's own reverse paths: the plane the packet
-    // came in on, through the T1 given here. Installs: one entry per plane (a T1 of that plane).
-    @name(".feedback_path")
-    table feedback_path {
-        key = { meta.rx_plane : exact @name("plane"); }
-        actions = { set_feedback_t1; @defaultonly NoAction; }
-        default_action = NoAction();
-        size = NIC_PLANES;
     }
 
     action set_trailing_ones(bit<8> n) {
@@ -184,8 +166,12 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else if (!known_qp) {
             nic_counter.count(NIC_RX_UNKNOWN_QP);
         } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
-            // Feedback for what this NIC sent: the reflected compact EV names the slot.
+            // Feedback for what this NIC sent: the reflected compact EV names the slot, and
+            // the peer's port-state bitmap says which of its planes can still receive (a port
+            // back up is simply a bit clear in the next SACK or NACK).
             bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
+            peer_port_state.write((bit<32>)meta.conn,
+                                  hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state);
             meta.ev = entropy[7:0];
             cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
             bit<2> state;
@@ -262,7 +248,11 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
         }
         if (meta.rx_nack || meta.rx_sack) {
-            feedback_path.apply();
+            // Feedback goes back the way the packet came: its outer source is the sender's
+            // return address through the same plane and T1 (path.p4), so a SACK or NACK fails
+            // exactly when its data's path does, and the receiver needs no path table.
+            meta.reflect = true;
+            meta.return_addr = hdr.outer_ipv6.src_addr;
             meta.plane = meta.rx_plane;
             meta.need_path = true;
         }

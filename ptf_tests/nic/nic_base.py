@@ -9,7 +9,6 @@ register writes, which BMv2's P4Runtime server refuses.
 
 from __future__ import annotations
 
-import ipaddress
 import time
 
 import ptf.testutils as testutils
@@ -55,7 +54,8 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "rx_data": 4, "rx_duplicate": 5, "rx_out_of_window": 6, "rx_trimmed": 7,
            "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
            "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
-           "tx_probe": 16, "rx_probe": 17, "host_report": 18}
+           "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
+           "port_down_drop": 20}
 
 
 def usid_t0(plane: int, index: int) -> int:
@@ -73,8 +73,15 @@ def carrier(*usids: int) -> str:
     return usid.format_address(usid.carrier(BLOCK, usids))
 
 
-def plane_source(plane: int, row: int) -> str:
-    return str(ipaddress.IPv6Address(f"fc00:{plane}::{row + 1:x}"))
+def locator(plane: int, row: int, ua: int) -> str:
+    """A NIC's address in a plane: block : uN(its T0) : uA(its T0 port) : NIC decap."""
+    return carrier(usid_t0(plane, row), ua, usid.NIC_DECAP_USID)
+
+
+def return_address(plane: int, ev_t1: int, row: int, ua: int) -> str:
+    """The outer source of a NIC's data via a T1 (where feedback goes): its locator behind
+    that T1."""
+    return carrier(usid_t1(plane, ev_t1), usid_t0(plane, row), ua, usid.NIC_DECAP_USID)
 
 
 def t1_of(ev: int) -> int:
@@ -94,7 +101,7 @@ class NicTest(P4RuntimeTest):
     # -- configuration -------------------------------------------------------------------------
     def configure(self, *, ev_min_active: int = 2, probe_successes: int = 2,
                   initial_psn: int = 0) -> None:
-        """One connection to the peer: EV set, templates, plane ports, feedback path, clones."""
+        """One connection to the peer: EV set, templates, plane ports, clones."""
         self.insert_table_entry("tx_connection", {"dst_addr": PEER, "dest_qp": PEER_QP},
                                 "set_connection", conn=CONN, profile=PROFILE,
                                 ev_mask=EV_COUNT - 1, planes=PLANES, backups=BACKUPS,
@@ -103,7 +110,7 @@ class NicTest(P4RuntimeTest):
                                 profile=PROFILE, ev_mask=EV_COUNT - 1, planes=PLANES,
                                 backups=BACKUPS, ev_min_active=ev_min_active,
                                 probe_successes=probe_successes, initial_psn=initial_psn,
-                                peer_qp=PEER_QP, peer_row=PEER_ROW, peer_ua=PEER_UA)
+                                peer_qp=PEER_QP)
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev)
         for plane, port in PLANE_PORT.items():
@@ -111,10 +118,8 @@ class NicTest(P4RuntimeTest):
             self.insert_table_entry("path_template", {"plane": plane, "dst_row": PEER_ROW},
                                     "via_t1", base=base)
             self.insert_table_entry("plane_port", {"plane": plane}, "set_plane_port", port=port,
-                                    smac=NIC_MAC, dmac=T0_MAC, src=plane_source(plane, MY_ROW))
+                                    smac=NIC_MAC, dmac=T0_MAC, src=locator(plane, MY_ROW, MY_UA))
             self.insert_table_entry("port_plane", {"port": port}, "set_rx_plane", plane=plane)
-            self.insert_table_entry("feedback_path", {"plane": plane}, "set_feedback_t1",
-                                    t1_usid=usid_t1(plane, 0))
             self.insert_clone_session(SACK_SESSION_BASE + plane, [port])
 
     def set_path(self, ev: int, deny: bool = False) -> None:
@@ -124,6 +129,11 @@ class NicTest(P4RuntimeTest):
         else:
             self.insert_table_entry("ev_path", match, "set_path", plane=ev % PLANES,
                                     t1_usid=usid_t1(ev % PLANES, t1_of(ev)))
+
+    def ports_down(self, *planes: int) -> None:
+        """Our agent: these planes' ports of NIC A are down (none: every port up again)."""
+        self.set_default_action("local_port_state", "set_port_state",
+                                down_planes=sum(1 << plane for plane in planes))
 
     def count(self, name: str) -> int:
         return self.read_counter("nic_counter", COUNTER[name]).packet_count
@@ -149,7 +159,7 @@ class NicTest(P4RuntimeTest):
     def from_peer(self, inner: Packet, plane: int, ev: int, *, dscp: int = DSCP_TRIMMABLE,
                   ecn: int = ECT0) -> bytes:
         """`inner` (IPv6 onwards) encapsulated as NIC B sends it to us on `plane` via `ev`."""
-        outer = IPv6(src=plane_source(plane, PEER_ROW),
+        outer = IPv6(src=return_address(plane, t1_of(ev), PEER_ROW, PEER_UA),
                      dst=path_to(plane, t1_of(ev), PEER_ROW, MY_ROW, MY_UA),
                      nh=41, hlim=62, tc=(dscp << 2) | ecn, fl=compact_ev(plane, ev))
         return bytes(Ether(src=T0_MAC, dst=NIC_MAC) / outer / inner)
@@ -162,13 +172,16 @@ class NicTest(P4RuntimeTest):
                             udp_sport=compact_ev(plane, ev))[IPv6]
         return self.from_peer(inner, plane, ev, **kw)
 
-    def peer_sack(self, ev: int, *, cack: int, m: int = 0, pr: int = 0) -> bytes:
-        """A SACK NIC B sends for a packet we sent on `ev`."""
+    def peer_sack(self, ev: int, *, cack: int, m: int = 0, pr: int = 0,
+                  port_state: int = 0) -> bytes:
+        """A SACK NIC B sends for a packet we sent on `ev`; `port_state`: B's ports that are
+        down (bit p: plane p)."""
         plane = ev % PLANES
         inner = (IPv6(src=PEER, dst=ME, nh=17, tc=DSCP_CONTROL << 2)
                  / UDP(sport=0, dport=4791, chksum=0)
                  / BTH(opcode=Opcode.SACK, dest_qp=MY_QP, psn=cack)
-                 / SETH(m=m, probe_response=pr, entropy=compact_ev(plane, ev), cack_psn=cack)
+                 / SETH(m=m, probe_response=pr, entropy=compact_ev(plane, ev), cack_psn=cack,
+                        port_state=port_state)
                  / CCState())
         return self.from_peer(inner, plane, 0, dscp=DSCP_CONTROL, ecn=0)
 

@@ -10,11 +10,18 @@ from nic_base import (
     DSCP_TRIMMED,
     HOST_PORT,
     ME,
+    MY_ROW,
+    MY_UA,
     PEER,
     PEER_QP,
+    PEER_ROW,
+    PEER_UA,
     PLANE_PORT,
     NicTest,
     compact_ev,
+    locator,
+    return_address,
+    t1_of,
 )
 from ptf.testutils import group
 from scapy.layers.inet6 import IPv6
@@ -56,7 +63,11 @@ class DeliverAndSackTest(ReceiverTest):
                          (PEER_QP, 0, 0))
         self.assertEqual((fields["entropy"], fields["src"], fields["dst"]),
                          (compact_ev(1, 5), ME, PEER))
-        self.assertEqual(Ether(sack)[IPv6].tc >> 2, DSCP_CONTROL)
+        outer = Ether(sack)[IPv6]
+        self.assertEqual(outer.tc >> 2, DSCP_CONTROL)
+        # Back the way the data came: to its outer source, NIC B behind EV 5's T1.
+        self.assertEqual(outer.dst, return_address(1, t1_of(5), PEER_ROW, PEER_UA))
+        self.assertEqual(outer.src, locator(1, MY_ROW, MY_UA))
 
 
 @group("nic")

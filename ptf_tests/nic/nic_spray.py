@@ -9,6 +9,7 @@ from nic_base import (
     ECT0,
     EV_COUNT,
     MY_ROW,
+    MY_UA,
     PEER,
     PEER_ROW,
     PEER_UA,
@@ -17,7 +18,7 @@ from nic_base import (
     NicTest,
     compact_ev,
     path_to,
-    plane_source,
+    return_address,
     t1_of,
 )
 from ptf.testutils import group
@@ -44,7 +45,7 @@ class SprayOverPlanesAndT1sTest(NicTest):
                 port, outer = self.sent_on(psn)
                 self.assertEqual(port, PLANE_PORT[plane])
                 self.assertEqual(outer.dst, path_to(plane, t1_of(ev), MY_ROW, PEER_ROW, PEER_UA))
-                self.assertEqual(outer.src, plane_source(plane, MY_ROW))
+                self.assertEqual(outer.src, return_address(plane, t1_of(ev), MY_ROW, MY_UA))
                 self.assertEqual((outer.nh, outer.tc >> 2, outer.tc & 3), (41, DSCP_TRIMMABLE,
                                                                            ECT0))
                 self.assertEqual(outer.fl, compact_ev(plane, ev))

@@ -50,7 +50,8 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "rx_data": 4, "rx_duplicate": 5, "rx_out_of_window": 6, "rx_trimmed": 7,
            "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
            "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
-           "tx_probe": 16, "rx_probe": 17, "host_report": 18}
+           "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
+           "port_down_drop": 20}
 
 
 def addr(text: str) -> int:
@@ -88,6 +89,17 @@ def t0_usid(plane: int, index: int) -> int:
     return ((plane + 1) << 12) | index
 
 
+def locator(side: Side, plane: int) -> int:
+    """A NIC's address in a plane: block : uN(its T0) : uA(its T0 port) : NIC decap."""
+    return carrier(t0_usid(plane, side.row), side.ua, usid.NIC_DECAP_USID)
+
+
+def return_address(side: Side, plane: int, t1_index: int) -> str:
+    """The outer source of `side`'s data through a T1: its locator behind that T1."""
+    return str(ipaddress.IPv6Address(carrier(
+        t1_usid(plane, t1_index), t0_usid(plane, side.row), side.ua, usid.NIC_DECAP_USID)))
+
+
 class Nic:
     """A NIC program with a baseline configuration towards one peer; intent-named helpers."""
 
@@ -103,7 +115,7 @@ class Nic:
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)], "set_local_qp",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
-             initial_psn, peer.qp, peer.row, peer.ua])
+             initial_psn, peer.qp])
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev, ev % PLANES, t1_index=ev // PLANES)
         for plane in range(PLANES):
@@ -113,11 +125,9 @@ class Nic:
             sw.table("plane_port").add_entry(
                 [ExactMatch(plane)], "set_plane_port",
                 [PLANE_PORT[plane], self.mac(plane), 0x02_00_00_00_0F_00 + plane,
-                 addr(f"fc00:{plane}::{me.row + 1:x}")])
+                 locator(me, plane)])
             sw.table("port_plane").add_entry([ExactMatch(PLANE_PORT[plane])], "set_rx_plane",
                                              [plane])
-            sw.table("feedback_path").add_entry([ExactMatch(plane)], "set_feedback_t1",
-                                                [t1_usid(plane, 0)])
             sw.pre.mirroring_add(SACK_SESSION_BASE + plane, PLANE_PORT[plane])
 
     def mac(self, plane: int) -> int:
@@ -138,6 +148,17 @@ class Nic:
         if found is not None:
             table.delete_entry(found.handle)
         table.add_entry(match, "deny_path")
+
+    def ports_down(self, *planes: int) -> None:
+        """The NIC's agent: these planes' ports of this NIC are down (none: every port up)."""
+        self.sw.table("local_port_state").set_default_action(
+            "set_port_state", [sum(1 << p for p in planes)])
+
+    def ev_picture(self) -> tuple[list[int], list[int], list[int]]:
+        """Every EV's state and every slot/EV pairing of the connection."""
+        cells = range(self.me.conn * 256, self.me.conn * 256 + 256)
+        return tuple([self.sw.register(r).read(c) for c in cells]  # type: ignore[return-value]
+                     for r in ("ev_state", "slot_ev", "ev_slot"))
 
     def ev_state(self, ev: int) -> int:
         return self.sw.register("ev_state").read(self.me.conn * 256 + ev)
@@ -210,6 +231,13 @@ def one(outputs: list[OutputPacket]) -> OutputPacket:
     return outputs[0]
 
 
+def trimmed(frame: bytes, dscp: int = DSCP["trimmed"]) -> bytes:
+    """What a trimming switch forwards: the DSCP set, headers through RETH kept."""
+    pkt = Ether(frame)
+    pkt[IPv6].tc = dscp << 2
+    return bytes(pkt)[:14 + 40 + 40 + 8 + 12 + 4 + 16]
+
+
 def by_port(outputs: list[OutputPacket]) -> dict[int, bytes]:
     ports = [o.port for o in outputs]
     assert len(ports) == len(set(ports)), outputs
@@ -236,7 +264,7 @@ def test_packets_rotate_over_every_slot_and_plane_with_the_ev_in_the_header(a: N
         assert ip.dst == str(ipaddress.IPv6Address(carrier(
             t0_usid(plane, A.row), t1_usid(plane, slot // PLANES), t0_usid(plane, B.row),
             B.ua, usid.NIC_DECAP_USID)))
-        assert ip.src == str(ipaddress.IPv6Address(f"fc00:{plane}::1"))
+        assert ip.src == return_address(A, plane, slot // PLANES)
         inner = ip.payload
         assert isinstance(inner, IPv6) and (inner.src, inner.dst) == (A.address, B.address)
         assert inner[UDP].sport == compact_ev(plane, slot) and inner[UDP].dport == 4791
@@ -308,9 +336,30 @@ def test_data_is_decapsulated_to_the_host_and_sacked_on_the_same_plane(a: Nic, b
     assert (fields["src"], fields["dst"]) == (B.address, A.address)
     ip = outer(sack)
     assert ip.tc >> 2 == DSCP["control"] and len(sack) == 150
-    assert ip.dst == str(ipaddress.IPv6Address(carrier(
-        t0_usid(0, B.row), t1_usid(0, 0), t0_usid(0, A.row), A.ua, usid.NIC_DECAP_USID)))
+    assert ip.dst == return_address(A, 0, 0)       # back the way the data came
+    assert ip.src == str(ipaddress.IPv6Address(locator(B, 0)))
     assert b.count("rx_data") == 1 and b.count("sack_sent") == 1
+
+
+def test_feedback_returns_through_the_t1_its_packet_crossed(a: Nic, b: Nic) -> None:
+    for psn in range(4):    # EVs 0..3: (plane 0, T1 0), (1, 0), (0, 1), (1, 1)
+        sent = one(a.write(psn))
+        plane, t1 = psn % PLANES, psn // PLANES
+        sack = by_port(b.receive(sent.port, sent.data))[sent.port]
+        assert outer(sack).dst == return_address(A, plane, t1)
+    sent = one(a.write(4))
+    nack = one(b.receive(sent.port, trimmed(sent.data)))
+    assert outer(nack.data).dst == return_address(A, 0, 2)   # EV 4: plane 0, T1 index 2
+
+
+def test_data_with_a_return_address_outside_the_sid_block_is_delivered_not_acked(
+        a: Nic, b: Nic) -> None:
+    sent = one(a.write(0))
+    pkt = Ether(sent.data)
+    pkt[IPv6].src = "2001:db8:dead::1"
+    out = by_port(b.receive(sent.port, bytes(pkt)))
+    assert set(out) == {HOST_PORT}
+    assert b.count("rx_data") == 1 and b.count("sack_sent") == 0
 
 
 def deliver(a: Nic, b: Nic, psn: int, **kw: object) -> dict[int, bytes]:
@@ -372,10 +421,7 @@ def test_a_psn_beyond_the_bitmap_is_nacked_out_of_window(a: Nic, b: Nic) -> None
 def test_a_trimmed_packet_is_nacked_with_its_reason_and_not_delivered(
         a: Nic, b: Nic, dscp: int, reason: int) -> None:
     sent = one(a.write(3))
-    trimmed = Ether(sent.data)
-    trimmed[IPv6].tc = dscp << 2
-    cut = bytes(trimmed)[:14 + 40 + 40 + 8 + 12 + 4 + 16]   # headers through RETH
-    out = by_port(b.receive(sent.port, cut))
+    out = by_port(b.receive(sent.port, trimmed(sent.data, dscp)))
     assert HOST_PORT not in out
     nack = nack_fields(out[sent.port])
     assert nack is not None
@@ -552,3 +598,125 @@ def test_the_loss_injector_at_rate_zero_drops_nothing(a: Nic, b: Nic) -> None:
         sent = one(a.write(psn))
         assert HOST_PORT in by_port(b.receive(sent.port, sent.data))
     assert b.count("rx_injected_drop") == 0
+
+
+
+# -- port state: the NIC port-state bitmap in SACKs and NACKs -------------------------------------
+
+
+def writes(nic: Nic, psns: range) -> list[tuple[int, int]]:
+    """(port, slot) of the one packet each write becomes."""
+    return [(sent.port, outer(sent.data).fl & 0xFF)
+            for sent in (one(nic.write(psn)) for psn in psns)]
+
+
+def peer_says(a: Nic, b: Nic, psn: int) -> int:
+    """A sends `psn`, B receives it and A receives B's SACK: the bitmap it carried."""
+    sent = one(a.write(psn))
+    sack = by_port(b.receive(sent.port, sent.data))[sent.port]
+    assert one(a.receive(sent.port, sack)).port == HOST_PORT
+    fields = sack_fields(sack)
+    assert fields is not None
+    return fields["port_state"]
+
+
+def test_sacks_and_nacks_carry_the_local_port_state(a: Nic, b: Nic) -> None:
+    # A's writes take slots 0, 1, 2, ... in turn (A knows nothing of B's ports here).
+    assert sack_of(deliver(a, b, 0))["port_state"] == 0          # nothing installed: all up
+    b.ports_down(1)
+    assert list(deliver(a, b, 1)) == [HOST_PORT]                 # slot 1: plane 1, no SACK
+    assert sack_of(deliver(a, b, 2))["port_state"] == 0b10       # slot 2: plane 0
+    deliver(a, b, 3)
+    trimmed = Ether(one(a.write(4)).data)                        # slot 4: plane 0
+    trimmed[IPv6].tc = DSCP["trimmed"] << 2
+    nack = nack_fields(by_port(b.receive(PLANE_PORT[0], bytes(trimmed)))[PLANE_PORT[0]])
+    assert nack is not None and nack["port_state"] == 0b10
+    b.ports_down()
+    assert sack_of(deliver(a, b, 5))["port_state"] == 0          # slot 5: plane 1 again
+
+
+def test_a_peer_port_down_moves_the_sender_off_that_plane_without_touching_ev_state(
+        a: Nic, b: Nic) -> None:
+    b.ports_down(1)
+    assert peer_says(a, b, 0) == 0b10
+    before = a.ev_picture()
+    sent = writes(a, range(1, 9))
+    # Every first choice (slots 1, 3, 5, 7: plane 1) moves to the next slot, in plane 0, and
+    # the cursor past it: plane 0's slots share the load equally.
+    assert sent == [(PLANE_PORT[0], slot) for slot in (2, 4, 6, 0, 2, 4, 6, 0)]
+    assert a.ev_picture() == before          # the paths are fine: no EV state changed
+    assert a.count("tx_port_passed") == 8 and a.count("tx_fallback") == 0
+    assert a.count("tx_data") == 9 and events(a) == []
+
+
+def test_a_peer_port_back_up_is_used_again_after_the_next_sack(a: Nic, b: Nic) -> None:
+    b.ports_down(1)
+    peer_says(a, b, 0)
+    assert {port for port, _ in writes(a, range(1, 5))} == {PLANE_PORT[0]}
+    b.ports_down()                            # B's agent: the port is back; nothing on A
+    assert peer_says(a, b, 5) == 0
+    assert [port for port, _ in writes(a, range(6, 10))] == [PLANE_PORT[p] for p in (1, 0, 1, 0)]
+
+
+def test_a_nack_carries_the_peer_port_state_too(a: Nic, b: Nic) -> None:
+    b.ports_down(1)
+    sent = one(a.write(0))
+    trimmed = Ether(sent.data)
+    trimmed[IPv6].tc = DSCP["trimmed"] << 2
+    nack = by_port(b.receive(sent.port, bytes(trimmed)))[sent.port]
+    a.receive(sent.port, nack)
+    assert {port for port, _ in writes(a, range(1, 9))} == {PLANE_PORT[0]}
+
+
+def test_a_local_port_down_sends_nothing_on_it(a: Nic, b: Nic) -> None:
+    a.ports_down(1)
+    before = a.ev_picture()
+    sent = writes(a, range(8))
+    assert sent == [(PLANE_PORT[0], slot) for slot in (0, 2, 4, 6, 0, 2, 4, 6)]
+    assert a.ev_picture() == before and a.count("tx_port_passed") == 7   # all but the first
+    # A probe of a plane-1 EV and the SACK for data that came in on plane 1 would leave on the
+    # down port: neither does (the data itself is delivered).
+    assert a.probe(1) == [] and a.count("tx_probe") == 0
+    one(b.write(0))                               # B's slot 0 (plane 0): lost on the way
+    data = one(b.write(1))                        # slot 1: plane 1
+    assert data.port == PLANE_PORT[1]
+    out = by_port(a.receive(data.port, data.data))
+    assert list(out) == [HOST_PORT] and a.count("sack_sent") == 0
+    assert a.count("port_down_drop") == 2
+    # Its SACKs on plane 0 tell B, which then leaves plane 1 alone too.
+    assert peer_says(b, a, 2) == 0b10
+    assert {port for port, _ in writes(b, range(3, 11))} == {PLANE_PORT[0]}
+
+
+def test_a_local_port_back_up_is_used_again(a: Nic) -> None:
+    a.ports_down(1)
+    writes(a, range(4))
+    a.ports_down()   # the cursor stands at 7 (past slot 6)
+    assert writes(a, range(4, 8)) == [(PLANE_PORT[s % PLANES], s) for s in (7, 0, 1, 2)]
+
+
+def test_every_plane_down_at_the_peer_ignores_the_peer_bitmap(a: Nic, b: Nic) -> None:
+    # What no plane is usable for by the peer's word: its bitmap may be stale (it can only be
+    # refreshed by feedback to packets sent), so the choice goes by this NIC's ports alone.
+    sent = one(a.write(0))
+    sack = Ether(by_port(b.receive(sent.port, sent.data))[sent.port])
+    sack[SETH].port_state = 0b11
+    a.receive(sent.port, bytes(sack))
+    assert writes(a, range(1, 8)) == [(PLANE_PORT[s % PLANES], s) for s in range(1, 8)]
+    assert a.count("tx_port_passed") == 0
+    # With plane 0 down here and plane 1 at the peer: plane 1 (the one this NIC can send on).
+    a.ports_down(0)
+    sack[SETH].port_state = 0b10
+    a.receive(sent.port, bytes(sack))
+    assert {port for port, _ in writes(a, range(8, 12))} == {PLANE_PORT[1]}
+
+
+def test_every_local_port_down_drops_and_counts(a: Nic) -> None:
+    a.ports_down(0, 1)
+    before = a.ev_picture()
+    for psn in range(4):
+        assert a.write(psn) == []
+    assert a.count("port_down_drop") == 4 and a.count("tx_data") == 0
+    assert a.ev_picture() == before
+    a.ports_down()
+    assert writes(a, range(4, 6)) == [(PLANE_PORT[0], 4), (PLANE_PORT[1], 5)]

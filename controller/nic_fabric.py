@@ -1,0 +1,258 @@
+"""A topology in one process in virtual time: the fabric switch program on every switch, the MRC
+NIC program on every NIC, a host transport (mrc_transport) behind each NIC, all programmed over
+P4Runtime as on real devices.
+
+    fab = NicFabric(topology, SWITCH_P4, NIC_P4, pairs=[("nic0", "nic2")])
+    msn = fab.host("nic0").sender.write(data, va=0x1000)
+    fab.run()                                    # until every write is acknowledged
+    fab.host("nic2").receiver.memory[0x1000:...]
+
+Time is a `VirtualClock` the fabric's devices and the transports share; `step` moves every
+packet that may move now, hands the NICs' host-port frames to the transports, polls them, and
+advances the clock to the next queue departure (or by `poll_us`). Every port drains at
+`link_pps` packets per second, so queues, trimming and ECN see real depths, and a run gives the
+same result on any machine. Switches are pushed by `controller.devices.push`; NICs get their
+`controller.plan.nic_plan` entries, clone sessions and the EV-event digest over a P4Runtime
+session that stays open (`events` collects the digests).
+
+A NIC runs one connection here (the transport's Host is one connection).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.devices.push import push
+from controller.devices.reconcile import diff, to_table_entry
+from controller.devices.session import Program
+from controller.fabric_up import build_fabric, nic_host_name
+from controller.plan.entries import PlannedEntry
+from controller.plan.nic_plan import (
+    HOST_PORT,
+    EvProfile,
+    NicConnection,
+    NicPlanner,
+    nic_address,
+)
+from controller.plan.plan import FabricPlan
+from controller.plan.usid import format_address
+from controller.topology.model import Topology
+from mrc_transport.config import ConnectionConfig
+from mrc_transport.host import Host
+from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
+from softswitch.fabric import Fabric
+from softswitch.fabric import Host as FabricHost
+
+EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
+QP_BASE = 0x100  # a NIC's QP for its connection c is QP_BASE + c
+
+
+class VirtualClock:
+    """Microseconds since the fabric came up; moved only by `NicFabric.step`."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@dataclass(frozen=True)
+class EvEvent:
+    """One EV event digest (OCP MRC's): a GOOD <-> ASSUMED_BAD transition."""
+
+    nic: str
+    conn: int
+    profile: int
+    ev: int
+    state: str
+    drops: int
+
+
+@dataclass
+class NicEnd:
+    """One NIC: its device, the host port's wire, the transport, its P4Runtime session."""
+
+    name: str
+    connection: NicConnection
+    transport: Host
+    wire: FabricHost
+    session: SwitchConnection
+    events: list[EvEvent] = field(default_factory=list)
+
+
+class NicFabric:
+    """See the module docstring. Close it (or use `with`) to stop the P4Runtime servers."""
+
+    def __init__(self, topology: Topology, switch_program: Path | str,
+                 nic_program: Path | str, pairs: Sequence[tuple[str, str]], *,
+                 profile: EvProfile | None = None, link_pps: float = 1_000_000,
+                 poll_us: int = 5, memory: int = 4 << 20, **transport: Any) -> None:
+        self.topology = topology
+        self.plan = FabricPlan(topology)
+        self.profile = profile or EvProfile()
+        self.clock = VirtualClock()
+        self.poll_us = poll_us
+        self.fabric: Fabric
+        self.fabric, self.running = build_fabric(topology, ephemeral_ports=True,
+                                                 nic_program=nic_program, clock=self.clock)
+        self.nics: dict[str, NicEnd] = {}
+        try:
+            report = push(self.running, self.plan, Program.compile(switch_program))
+            if not report.ok:
+                raise RuntimeError("switch push failed:\n" + "\n".join(
+                    f"{r.name}: {e}" for r in report.switches for e in r.errors))
+            self._program_nics(pairs, memory, transport)
+            for node in self.fabric.switches:
+                node.device.set_queue_rate(None, link_pps)
+            for name in self.nics:
+                # The host port is the NIC's PCIe side, faster than all its planes together: a
+                # packet the NIC has SACKed must reach the host.
+                self.fabric.switch(name).device.set_queue_rate(HOST_PORT, None)
+        except BaseException:
+            self.close()
+            raise
+
+    def _program_nics(self, pairs: Sequence[tuple[str, str]], memory: int,
+                      transport: dict[str, Any]) -> None:
+        planner = NicPlanner(self.plan)
+        ends: dict[str, NicConnection] = {}
+        for conn, (a, b) in enumerate(pairs):
+            for me, peer in ((a, b), (b, a)):
+                if me in ends:
+                    raise ValueError(f"NIC {me} is in two pairs; a NIC runs one connection here")
+                ends[me] = NicConnection(conn, peer, QP_BASE + conn, QP_BASE + conn)
+        for name, connection in ends.items():
+            nic_plan = planner.plan_nic(name, [connection], self.profile)
+            node = self.fabric.switch(name)
+            session = SwitchConnection(node.grpc_address, node.device.device_id,
+                                       election_id=(0, 1))
+            session.connect()
+            session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
+            schema = session.schema
+            for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
+                session.write(updates)
+            session.insert([CloneSessionEntry(sid).add(port)
+                            for sid, port in sorted(nic_plan.clone_sessions.items())])
+            session.insert(DigestEntry(schema, "ev_event_t"))
+            me, peer = self.topology.nic(name), self.topology.nic(connection.peer)
+            config = ConnectionConfig(
+                local_addr=format_address(nic_address(me)),
+                peer_addr=format_address(nic_address(peer)), local_qp=connection.local_qp,
+                peer_qp=connection.peer_qp, initial_psn=connection.initial_psn,
+                probe_successes=self.profile.probe_successes, **transport)
+            self.nics[name] = NicEnd(name, connection, Host(config, memory),
+                                     self.fabric.host(nic_host_name(name)), session)
+
+    # -- access -------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.clock.now
+
+    def host(self, nic: str) -> Host:
+        return self.nics[nic].transport
+
+    def ev_states(self, nic: str) -> dict[int, str]:
+        """Every EV of the NIC's connection (active and backups) and its state now, read
+        from the NIC's `ev_state` register."""
+        end = self.nics[nic]
+        register = self.fabric.switch(nic).engine.register("ev_state")
+        count = self.profile.ev_count + self.profile.backups * len(
+            self.topology.nic(nic).attachments)
+        base = end.connection.conn * 256
+        return {ev: EV_STATES[register.read(base + ev)] for ev in range(count)}
+
+    def ev_t1(self, nic: str) -> dict[int, tuple[int, str]]:
+        """EV -> (plane, T1 name) of the NIC's EV profile (the ev_path entries)."""
+        names = {self.plan.usid(s.name): s.name for s in self.topology.switches}
+        out: dict[int, tuple[int, str]] = {}
+        for entry in NicPlanner(self.plan).plan_nic(
+                nic, [self.nics[nic].connection], self.profile).entries:
+            if entry.table == "ev_path":
+                params = dict(entry.params)
+                out[dict(entry.match)["ev"]] = (params["plane"], names[params["t1_usid"]])
+        return out
+
+    def counter(self, nic: str, index: int) -> int:
+        """Packets counted at `index` of the NIC's `nic_counter`."""
+        return self.fabric.switch(nic).engine.counter("nic_counter").read(index)[0]
+
+    def inject_loss(self, nic: str, probability: float, plane: int | None = None) -> None:
+        """Drop what arrives at `nic` (on `plane`, or on every plane) with `probability`: the
+        NIC's inline loss injector, set by a table entry as the paper's loss experiments did."""
+        end = self.nics[nic]
+        threshold = min(int(probability * (1 << 32)), (1 << 32) - 1)
+        match = {} if plane is None else {"plane": (plane, 0x7)}
+        entry = PlannedEntry.make("loss_injector", match, "drop_randomly",
+                                  {"threshold": threshold}, priority=1)
+        end.session.insert(to_table_entry(end.session.schema, entry))
+
+    def queue_drops(self) -> dict[str, int]:
+        """Tail drops (full egress queues) so far, per device that had any."""
+        drops = {n.name: n.device.queues.dropped for n in self.fabric.switches}
+        return {name: count for name, count in drops.items() if count}
+
+    def events(self, nic: str) -> list[EvEvent]:
+        """The EV events the NIC has sent so far (digests on its P4Runtime stream, acked)."""
+        end = self.nics[nic]
+        while (digest := end.session.get_digest(timeout=0.2)) is not None:
+            end.session.ack_digest(digest)
+            for fields in digest.data:   # one dict per ev_event_t
+                end.events.append(EvEvent(
+                    nic, fields["conn"], fields["profile"], fields["ev"],
+                    EV_STATES.get(fields["state"], str(fields["state"])), fields["drops"]))
+        return list(end.events)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        fabric = self.fabric
+        fabric.run_until_idle()
+        now = self.clock.now
+        for end in self.nics.values():
+            frames, wire = end.wire.received, end.wire
+            if frames:
+                arrived = list(frames)
+                wire.clear()
+                for frame in arrived:
+                    end.transport.on_frame(frame, now)
+            for frame in end.transport.poll(now):
+                wire.send(frame)
+        fabric.run_until_idle()
+        departures = [t for t in (n.device.next_departure() for n in fabric.switches)
+                      if t is not None]
+        later = min([now + self.poll_us, *(math.ceil(t) for t in departures)])
+        self.clock.now = max(now + 1, later)
+
+    def run(self, until: Callable[[], bool] | None = None, limit_us: int = 1_000_000) -> None:
+        """Step until `until()` (default: every transport's writes acknowledged); TimeoutError
+        when `limit_us` of virtual time pass first."""
+        until = until or self.idle
+        end = self.now + limit_us
+        while not until():
+            if self.now >= end:
+                raise TimeoutError(f"not done after {limit_us} µs of virtual time")
+            self.step()
+
+    def run_for(self, us: int) -> None:
+        end = self.now + us
+        self.run(lambda: self.now >= end, limit_us=us + 1)
+
+    def idle(self) -> bool:
+        return all(end.transport.sender.done for end in self.nics.values())
+
+    def close(self) -> None:
+        for end in self.nics.values():
+            end.session.close()
+        self.fabric.close()
+
+    def __enter__(self) -> NicFabric:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,207 @@
+"""One MRC NIC's entries (p4src/README.md, "The MRC NIC"), from the topology and its connections.
+
+Per NIC: its plane ports (`plane_port`, `port_plane`), the fabric's DSCPs (`nic_dscp`), one path
+template per (plane, destination T0 row) that its connections reach, the EVs of its EV profile
+(`ev_path`: EV `e` in plane `e mod planes`, spread over that plane's T1s), and per connection
+`tx_connection` (by peer address and QP) and `local_qp` (by its own QP). Clone sessions
+`100 + plane` send SACKs out of the plane's port.
+
+This is the static part of issue 10's NIC plan: one explicit EV profile for all of a NIC's
+connections (a Clos gives every T0 pair the same T1s, so one EV set serves every destination).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from controller.plan.entries import PlannedEntry
+from controller.plan.plan import FabricPlan
+from controller.plan.templates import Slot
+from controller.plan.usid import (
+    NIC_DECAP_USID,
+    PlanError,
+    carrier,
+    nic_mac,
+    switch_mac,
+    ua_usid,
+)
+from controller.topology.model import Nic
+
+HOST_PORT = 1  # NIC_HOST_PORT
+PLANE_PORT_BASE = 2  # plane p is NIC port 2 + p
+SACK_SESSION_BASE = 100  # clone session 100 + plane
+MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
+MAX_EVS = 256  # bit<8> EVs: active set and backups together
+NIC_ADDRESS_BASE = 0x2001_0DB8 << 96  # 2001:db8::/96 + index + 1 (controller.traffic's numbering)
+
+
+def nic_address(nic: Nic) -> int:
+    """The NIC's own (inner) IPv6 address, which its host transport sends from."""
+    return NIC_ADDRESS_BASE + nic.index + 1
+
+
+def plane_port(plane: int) -> int:
+    return PLANE_PORT_BASE + plane
+
+
+@dataclass(frozen=True, slots=True)
+class EvProfile:
+    """An explicit EV profile: `ev_count` active EVs spread equally over the planes, `backups`
+    spare EVs per plane, never fewer than `ev_min_active` usable, `probe_successes` answered
+    probes in a row bring an ASSUMED_BAD EV back."""
+
+    profile_id: int = 1
+    ev_count: int = 128
+    backups: int = 4
+    ev_min_active: int = 8
+    probe_successes: int = 3
+
+    def check(self, planes: int) -> None:
+        def power_of_two(n: int) -> bool:
+            return n > 0 and n & (n - 1) == 0
+
+        where = f"EV profile {self.profile_id}"
+        if not power_of_two(planes):
+            raise PlanError(f"{where}: the NIC program needs a power-of-two plane count, "
+                            f"not {planes}")
+        if not power_of_two(self.ev_count) or self.ev_count % planes:
+            raise PlanError(f"{where}: ev_count {self.ev_count} must be a power of two and a "
+                            f"multiple of the {planes} planes")
+        if self.backups and not power_of_two(self.backups):
+            raise PlanError(f"{where}: backups {self.backups} must be 0 or a power of two")
+        if self.ev_count + self.backups * planes > MAX_EVS:
+            raise PlanError(f"{where}: {self.ev_count} EVs + {self.backups} backups x {planes} "
+                            f"planes exceed the NIC's {MAX_EVS}")
+
+    def evs(self, planes: int) -> Iterable[tuple[int, int, int]]:
+        """(EV, plane, index of the EV within its plane): active EVs first, then backups."""
+        per_plane = self.ev_count // planes
+        for ev in range(self.ev_count):
+            yield ev, ev % planes, ev // planes
+        for j in range(self.backups):
+            for p in range(planes):
+                yield self.ev_count + j * planes + p, p, per_plane + j
+
+
+@dataclass(frozen=True, slots=True)
+class NicConnection:
+    """One connection of a NIC: its state index, its QP, and the peer's NIC and QP.
+    `initial_psn` is the first PSN the peer sends on it."""
+
+    conn: int
+    peer: str
+    local_qp: int
+    peer_qp: int
+    initial_psn: int = 0
+
+
+@dataclass(frozen=True)
+class NicPlan:
+    """A NIC's table entries (in table order) and its clone sessions (session -> port)."""
+
+    nic: str
+    entries: tuple[PlannedEntry, ...]
+    clone_sessions: dict[int, int]
+
+
+class NicPlanner:
+    """NIC plans for one fabric plan (its uSIDs, templates and QoS)."""
+
+    def __init__(self, plan: FabricPlan) -> None:
+        self.plan = plan
+        self.topology = plan.topology
+
+    def plan_nic(self, name: str, connections: Sequence[NicConnection],
+                 profile: EvProfile | None = None) -> NicPlan:
+        profile = profile or EvProfile()
+        topo = self.topology
+        nic = topo.nic(name)
+        planes = len(nic.attachments)
+        profile.check(planes)
+        where = f"NIC {name}"
+        if len(connections) > MAX_CONNECTIONS:
+            raise PlanError(f"{where}: {len(connections)} connections, the NIC holds "
+                            f"{MAX_CONNECTIONS}")
+        qos = topo.qos
+        entries = [PlannedEntry.default("nic_dscp", "set_dscp", {
+            "trimmable": qos.dscp_trimmable, "trimmable_retx": qos.dscp_trimmable_retx,
+            "control_dscp": qos.dscp_control, "trimmed": qos.dscp_trimmed,
+            "trimmed_lasthop": qos.dscp_trimmed_lasthop})]
+        rows: dict[int, str] = {}
+        for c in connections:
+            peer = topo.nic(c.peer)
+            if len(peer.attachments) != planes:
+                raise PlanError(f"{where}: peer {c.peer} has {len(peer.attachments)} planes, "
+                                f"not {planes}")
+            ports = {port for _, port in peer.attachments}
+            if len(ports) != 1:
+                raise PlanError(f"{where}: peer {c.peer} sits on different T0 ports per plane "
+                                f"({sorted(ports)}); the NIC keeps one uA per connection")
+            dst_t0 = topo.switch(peer.attachments[0][0])
+            row, port = dst_t0.index, peer.attachments[0][1]
+            rows[row] = c.peer
+            common = {"conn": c.conn, "profile": profile.profile_id,
+                      "ev_mask": profile.ev_count - 1, "planes": planes,
+                      "backups": profile.backups, "ev_min_active": profile.ev_min_active}
+            entries.append(PlannedEntry.make(
+                "tx_connection", {"dst_addr": nic_address(peer), "dest_qp": c.peer_qp},
+                "set_connection", {**common, "dst_row": row, "dst_ua": ua_usid(port)}))
+            entries.append(PlannedEntry.make(
+                "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
+                {**common, "probe_successes": profile.probe_successes,
+                 "initial_psn": c.initial_psn, "peer_qp": c.peer_qp}))
+        entries += self._ev_paths(nic, profile)
+        for plane, (t0_name, t0_port) in enumerate(nic.attachments):
+            entries += self._plane_entries(nic, plane, t0_name, t0_port)
+            for row, peer in sorted(rows.items()):
+                entries.append(self._template(nic, topo.nic(peer), plane, row))
+        sessions = {SACK_SESSION_BASE + p: plane_port(p) for p in range(planes)}
+        return NicPlan(name, tuple(sorted(entries, key=_order)), sessions)
+
+    def _ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
+        planes = len(nic.attachments)
+        out = []
+        for ev, plane, k in profile.evs(planes):
+            t1s = self._t1s(nic, plane)
+            _, t1 = t1s[k % len(t1s)]
+            out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
+                                         "set_path", {"plane": plane, "t1_usid": t1}))
+        return out
+
+    def _t1s(self, nic: Nic, plane: int) -> tuple[tuple[str, int], ...]:
+        t0 = nic.attachments[plane][0]
+        # A T0 pair with itself has the T1s above that T0: every EV of the plane may use them.
+        choices = self.plan.templates.t1_choices(plane, t0, t0)
+        if not choices:
+            raise PlanError(f"NIC {nic.name}: its T0 {t0} in plane {plane} has no T1 uplinks")
+        return choices
+
+    def _plane_entries(self, nic: Nic, plane: int, t0_name: str,
+                       t0_port: int) -> list[PlannedEntry]:
+        block, t0 = self.plan.block, self.plan.usid(t0_name)
+        # The NIC's return address (p4src/nic/path.p4) is built from this locator.
+        locator = carrier(block, [t0, ua_usid(t0_port), NIC_DECAP_USID])
+        return [
+            PlannedEntry.make("plane_port", {"plane": plane}, "set_plane_port",
+                              {"port": plane_port(plane), "smac": nic_mac(nic, plane),
+                               "dmac": switch_mac(t0), "src": locator}),
+            PlannedEntry.make("port_plane", {"port": plane_port(plane)}, "set_rx_plane",
+                              {"plane": plane}),
+        ]
+
+    def _template(self, nic: Nic, peer: Nic, plane: int, row: int) -> PlannedEntry:
+        tpl, _ = self.plan.templates.for_pair(nic, peer, plane)
+        # The slots stay zero: the NIC fills the EV's T1 and the connection's uA per packet.
+        base = carrier(self.plan.block, [0 if isinstance(s, Slot) else s for s in tpl.segments])
+        action = "via_t1" if Slot.T1 in tpl.segments else "same_t0"
+        return PlannedEntry.make("path_template", {"plane": plane, "dst_row": row}, action,
+                                 {"base": base})
+
+
+TABLE_ORDER = ("nic_dscp", "plane_port", "port_plane", "path_template",
+               "ev_path", "tx_connection", "local_qp")
+
+
+def _order(e: PlannedEntry) -> tuple[int, tuple[object, ...]]:
+    return TABLE_ORDER.index(e.table), e.match
