@@ -14,12 +14,9 @@ ended ASSUMED_BAD. `python -m bench.mrc_completion` runs these only.
 from __future__ import annotations
 
 import argparse
-import random
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from controller.nic_fabric import NicFabric
+from controller.nic_fabric import NicFabric, WriteResult, timed_write
 from controller.plan.nic_plan import EvProfile
 from controller.topology.yaml_io import load
 
@@ -31,47 +28,23 @@ PROFILE = EvProfile(ev_count=16, backups=2, ev_min_active=4)
 SIZE = 1 << 20
 CUT_AT_US = 250
 CUT = ("p0-t0-0", 2)
-VA = 0x1000
 
 
-@dataclass(frozen=True)
-class Completion:
-    name: str
-    virtual_us: int
-    wall_seconds: float
-    packets: int
-    retransmitted: int
-    assumed_bad: list[int]
-    intact: bool
-
-
-def run(name: str, cut: bool) -> Completion:
+def run(name: str, cut: bool) -> tuple[str, WriteResult]:
     with NicFabric(load(TOPOLOGY), SWITCH_P4, NIC_P4, [("nic0", "nic2")],
                    profile=PROFILE) as fab:
-        data = random.Random(7).randbytes(SIZE)
-        started = time.perf_counter()
-        sender = fab.host("nic0").sender
-        sender.write(data, VA)
-        if cut:
-            fab.run_for(CUT_AT_US)
-            fab.fabric.set_link_up(*CUT, False)
-        fab.run(limit_us=1_000_000)
-        wall = time.perf_counter() - started
-        memory = fab.host("nic2").receiver.memory
-        bad = [ev for ev, state in fab.ev_states("nic0").items() if state == "ASSUMED_BAD"]
-        return Completion(name, fab.now, wall, sender.counters["sent"],
-                          sender.counters["retransmitted"], bad,
-                          bytes(memory[VA:VA + SIZE]) == data)
+        return name, timed_write(fab, "nic0", "nic2", SIZE, cut=CUT if cut else None,
+                                 cut_at_us=CUT_AT_US)
 
 
-def run_all() -> list[Completion]:
+def run_all() -> list[tuple[str, WriteResult]]:
     return [run("clean", cut=False), run("link_cut", cut=True)]
 
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__).parse_args()
-    for c in run_all():
-        print(f"{c.name:<10} {c.virtual_us:>8} µs virtual  {c.wall_seconds:6.2f} s wall  "
+    for name, c in run_all():
+        print(f"{name:<10} {c.virtual_us:>8} µs virtual  {c.wall_seconds:6.2f} s wall  "
               f"retransmitted {c.retransmitted}  ASSUMED_BAD {c.assumed_bad}  "
               f"{'intact' if c.intact else 'CORRUPT'}")
 

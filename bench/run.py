@@ -72,14 +72,14 @@ def completion_rows() -> list[Row]:
     """bench/mrc_completion.py: a 1 MiB write on the tiny fabric, clean and with a cut link
     (the rate column is the completion time in virtual µs), saved as mrc_completion_<name>.json."""
     rows: list[Row] = []
-    for c in mrc_completion.run_all():
-        name = f"mrc_completion.{c.name}"
+    for scenario, c in mrc_completion.run_all():
+        name = f"mrc_completion.{scenario}"
         state = "intact" if c.intact else "CORRUPT"
-        rows.append((name, c.packets, c.wall_seconds, c.virtual_us,
+        rows.append((name, c.sent, c.wall_seconds, c.virtual_us,
                      f"µs virtual to complete 1 MiB, {c.retransmitted} retransmitted, {state}"))
-        _save(f"mrc_completion_{c.name}", {
+        _save(f"mrc_completion_{scenario}", {
             "benchmark": name, "bytes": mrc_completion.SIZE, "virtual_us": c.virtual_us,
-            "wall_seconds": round(c.wall_seconds, 3), "packets": c.packets,
+            "wall_seconds": round(c.wall_seconds, 3), "packets": c.sent,
             "retransmitted": c.retransmitted, "assumed_bad_evs": c.assumed_bad,
             "intact": c.intact, "link_pps": 1_000_000,
         })

@@ -21,6 +21,8 @@ A NIC runs one connection here (the transport's Host is one connection).
 from __future__ import annotations
 
 import math
+import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,3 +258,37 @@ class NicFabric:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """One timed write: virtual µs to completion, the wall seconds the emulation took, data
+    packets sent and retransmitted, the sender's EVs left ASSUMED_BAD, and whether every byte
+    arrived."""
+
+    virtual_us: int
+    wall_seconds: float
+    sent: int
+    retransmitted: int
+    assumed_bad: list[int]
+    intact: bool
+
+
+def timed_write(fab: NicFabric, sender: str, receiver: str, size: int, *,
+                cut: tuple[str, int] | None = None, cut_at_us: int = 250, va: int = 0x1000,
+                seed: int = 7, limit_us: int = 1_000_000) -> WriteResult:
+    """Write `size` seeded random bytes from `sender` to `receiver`, cutting the cable on `cut`
+    (switch, port) `cut_at_us` into it, and run until the write is acknowledged."""
+    data = random.Random(seed).randbytes(size)
+    started, start_us = time.perf_counter(), fab.now
+    transport = fab.host(sender).sender
+    transport.write(data, va)
+    if cut is not None:
+        fab.run_for(cut_at_us)
+        fab.fabric.set_link_up(*cut, False)
+    fab.run(limit_us=limit_us)
+    memory = fab.host(receiver).receiver.memory
+    bad = [ev for ev, state in fab.ev_states(sender).items() if state == "ASSUMED_BAD"]
+    return WriteResult(fab.now - start_us, time.perf_counter() - started,
+                       transport.counters["sent"], transport.counters["retransmitted"], bad,
+                       bytes(memory[va:va + size]) == data)

@@ -60,6 +60,23 @@ def test_three_switch_chain_end_to_end(program: CheckedProgram) -> None:
     assert fabric.switch("B").links == {1: ("A", 2), 2: ("C", 1)}
 
 
+def test_a_cut_link_drops_both_ways_until_mended(program: CheckedProgram) -> None:
+    fabric = chain(program)
+    h1, h2 = fabric.host("h1"), fabric.host("h2")
+    fabric.set_link_up("B", 2, False)            # B:2 -- C:1
+    assert not fabric.link_is_up("C", 1) and fabric.link_is_up("A", 2)
+    h1.send(pkt(2, ttl=10))
+    h2.send(pkt(1, ttl=10))
+    fabric.run_until_idle()
+    assert h1.received == h2.received == [] and fabric.link_down_drops == 2
+    fabric.set_link_up("C", 1, True)             # either end names the cable
+    h1.send(pkt(2, ttl=10, payload=b"again"))
+    fabric.run_until_idle()
+    assert [d[-5:] for d in h2.received] == [b"again"] and fabric.link_down_drops == 2
+    with pytest.raises(ValueError, match="no link to a switch"):
+        fabric.set_link_up("A", 1, False)        # a host port, not a cable between switches
+
+
 def test_switches_share_one_compilation(program_path: Path) -> None:
     fabric = Fabric()
     a = fabric.add_switch("A", program_path)

@@ -1,0 +1,96 @@
+"""controller/plan/nic_plan.py: a NIC's entries from the topology, checked against the switch
+plan's uSIDs and templates, and its refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from controller.plan.nic_plan import (
+    EvProfile,
+    NicConnection,
+    NicPlanner,
+    nic_address,
+    plane_port,
+)
+from controller.plan.plan import FabricPlan
+from controller.plan.usid import NIC_DECAP_USID, PlanError, carrier, switch_mac, ua_usid
+from controller.topology.yaml_io import load
+
+TINY = Path(__file__).resolve().parents[2] / "topologies" / "tiny.yaml"
+
+
+@pytest.fixture(scope="module")
+def plan() -> FabricPlan:
+    return FabricPlan(load(TINY))
+
+
+def entries_of(plan: FabricPlan, nic: str, peer: str, profile: EvProfile) -> dict:
+    made = NicPlanner(plan).plan_nic(nic, [NicConnection(3, peer, 0x11, 0x22, 7)], profile)
+    by_table: dict[str, list] = {}
+    for e in made.entries:
+        by_table.setdefault(e.table, []).append(e)
+    return {"plan": made, **by_table}
+
+
+def test_a_nic_on_another_t0_gets_via_t1_templates_and_its_evs_spread_over_t1s(
+        plan: FabricPlan) -> None:
+    profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
+    got = entries_of(plan, "nic0", "nic2", profile)
+    assert got["plan"].clone_sessions == {100: 2, 101: 3}
+    u = plan.usid
+    for e in got["path_template"]:
+        m, params = dict(e.match), dict(e.params)
+        plane = m["plane"]
+        assert m["dst_row"] == 1 and e.action == "via_t1"
+        assert params["base"] == carrier(plan.block, [u(f"p{plane}-t0-0"), 0, u(f"p{plane}-t0-1"),
+                                                      0, NIC_DECAP_USID])
+    paths = Counter((dict(e.params)["plane"], dict(e.params)["t1_usid"]) for e in got["ev_path"])
+    # 16 + 2 x 2 EVs; each (plane, T1) of the tiny fabric carries the same number.
+    assert sum(paths.values()) == 20 and set(paths.values()) == {5}
+    for e in got["ev_path"]:
+        assert dict(e.params)["plane"] == dict(e.match)["ev"] % 2   # EV e in plane e mod 2
+    (tx,) = got["tx_connection"]
+    assert dict(tx.match) == {"dst_addr": nic_address(plan.topology.nic("nic2")), "dest_qp": 0x22}
+    assert dict(tx.params)["dst_ua"] == ua_usid(0) and dict(tx.params)["ev_mask"] == 15
+    (rx,) = got["local_qp"]
+    assert dict(rx.match) == {"dest_qp": 0x11}
+    assert dict(rx.params)["initial_psn"] == 7 and dict(rx.params)["peer_qp"] == 0x22
+    for e in got["plane_port"]:
+        plane, params = dict(e.match)["plane"], dict(e.params)
+        assert params["port"] == plane_port(plane)
+        assert params["dmac"] == switch_mac(u(f"p{plane}-t0-0"))
+        assert params["src"] == carrier(plan.block, [u(f"p{plane}-t0-0"), ua_usid(0),
+                                                     NIC_DECAP_USID])
+
+
+def test_a_nic_on_the_same_t0_gets_same_t0_templates(plan: FabricPlan) -> None:
+    got = entries_of(plan, "nic0", "nic1", EvProfile(ev_count=8, backups=0, ev_min_active=2))
+    assert {e.action for e in got["path_template"]} == {"same_t0"}
+    assert {dict(e.match)["dst_row"] for e in got["path_template"]} == {0}
+
+
+@pytest.mark.parametrize(("profile", "message"), [
+    (EvProfile(ev_count=12), "power of two"),
+    (EvProfile(ev_count=1), "multiple of the 2 planes"),
+    (EvProfile(ev_count=16, backups=3), "backups 3"),
+    (EvProfile(ev_count=256, backups=2), "exceed the NIC's 256"),
+])
+def test_bad_profiles_are_refused_with_the_reason(plan: FabricPlan, profile: EvProfile,
+                                                  message: str) -> None:
+    with pytest.raises(PlanError, match=message):
+        NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)], profile)
+
+
+def test_a_peer_on_different_ports_per_plane_is_refused(plan: FabricPlan) -> None:
+    topo = plan.topology
+    swapped = {"nic2": ("p1-t0-1", 1), "nic3": ("p1-t0-1", 0)}   # plane 1 cables crossed
+    nics = [dataclasses.replace(n, attachments=(n.attachments[0], swapped[n.name]))
+            if n.name in swapped else n for n in topo.nics]
+    other = FabricPlan(dataclasses.replace(topo, nics=nics, links=[
+        link for link in topo.links if "nic" not in link.a + link.b]))
+    with pytest.raises(PlanError, match="different T0 ports per plane"):
+        NicPlanner(other).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)])
