@@ -217,14 +217,10 @@ class NicFabric:
         fabric.run_until_idle()
         now = self.clock.now
         for end in self.nics.values():
-            frames, wire = end.wire.received, end.wire
-            if frames:
-                arrived = list(frames)
-                wire.clear()
-                for frame in arrived:
-                    end.transport.on_frame(frame, now)
+            for frame in end.wire.take():
+                end.transport.on_frame(frame, now)
             for frame in end.transport.poll(now):
-                wire.send(frame)
+                end.wire.send(frame)
         fabric.run_until_idle()
         departures = [t for t in (n.device.next_departure() for n in fabric.switches)
                       if t is not None]

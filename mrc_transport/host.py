@@ -3,12 +3,10 @@ dispatch of what the NIC hands up."""
 
 from __future__ import annotations
 
-from scapy.layers.l2 import Ether
-
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.receiver import Receiver
 from mrc_transport.sender import FEEDBACK_OPCODES, Sender
-from mrc_transport.wire import BTH, WRITE_OPCODES
+from mrc_transport.wire import BTH, WRITE_OPCODES, dissect
 
 
 class Host:
@@ -27,12 +25,13 @@ class Host:
         return self.sender.poll(now_us)
 
     def on_frame(self, frame: bytes, now_us: int) -> None:
-        pkt = Ether(frame)   # dissected once for both halves
-        bth = pkt.getlayer(BTH)
-        opcode = None if bth is None else bth.opcode
-        if opcode in WRITE_OPCODES:
+        pkt = dissect(frame)   # once for both halves
+        bth = None if pkt is None else pkt.getlayer(BTH)
+        if pkt is None or bth is None:
+            self.unexpected += 1
+        elif bth.opcode in WRITE_OPCODES:
             self.receiver.on_frame(pkt)
-        elif opcode in FEEDBACK_OPCODES:
+        elif bth.opcode in FEEDBACK_OPCODES:
             self.sender.on_frame(pkt, now_us)
         else:
             self.unexpected += 1

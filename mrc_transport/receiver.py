@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Padding, Raw
 
 from mrc_transport.config import ConnectionConfig
@@ -20,6 +19,7 @@ from mrc_transport.wire import (
     ImmDt,
     Opcode,
     bind_roce_port,
+    dissect,
 )
 
 # The packets that carry a message's extent (RETH va = start, dma_length = total length) and
@@ -82,7 +82,10 @@ class Receiver:
 
     def on_frame(self, frame: bytes | Packet) -> None:
         """One decapsulated write packet from the NIC."""
-        pkt = frame if isinstance(frame, Packet) else Ether(frame)
+        pkt = dissect(frame)
+        if pkt is None:
+            self.counters["malformed"] += 1
+            return
         bth, meth, reth = pkt.getlayer(BTH), pkt.getlayer(METH), pkt.getlayer(RETH)
         if bth is None or meth is None or reth is None or bth.opcode not in WRITE_OPCODES:
             self.counters["malformed"] += 1

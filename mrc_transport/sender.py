@@ -28,6 +28,7 @@ from mrc_transport.wire import (
     SackM,
     bind_roce_port,
     data_packet,
+    dissect,
     nack_fields,
     psn_add,
     psn_diff,
@@ -202,16 +203,16 @@ class Sender:
 
     def on_frame(self, frame: bytes | Packet, now_us: int) -> None:
         """A SACK, NACK or report echo from the NIC (decapsulated); anything else is ignored."""
-        pkt = frame if isinstance(frame, Packet) else Ether(frame)
-        bth = pkt.getlayer(BTH)
-        if bth is None:
+        pkt = dissect(frame)
+        bth = None if pkt is None else pkt.getlayer(BTH)
+        if pkt is None or bth is None:
             self.counters["ignored"] += 1
         elif (sack := sack_fields(pkt)) is not None:
             self._on_sack(sack, now_us)
         elif (nack := nack_fields(pkt)) is not None:
             self._on_nack(nack)
-        elif bth.opcode == OP_EV_REPORT:
-            self._on_echo(PETH(bytes(bth.payload)).probe_id, now_us)
+        elif bth.opcode == OP_EV_REPORT and len(echo := bytes(bth.payload)) >= len(PETH()):
+            self._on_echo(PETH(echo).probe_id, now_us)
         else:
             self.counters["ignored"] += 1
 

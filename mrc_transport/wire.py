@@ -420,3 +420,16 @@ def split_ev(ev: int) -> tuple[int, int]:
     if not 0 <= ev <= compact_ev(EV_MAX_PLANE, EV_MAX_SLOT):
         raise ValueError(f"not a compact EV: {ev:#x}")
     return ev >> 8, ev & EV_MAX_SLOT
+
+
+ETHERNET_BYTES = 14
+
+
+def dissect(frame: bytes | Packet) -> Packet | None:
+    """A frame as scapy layers; None for bytes too short to be an Ethernet frame (scapy raises
+    on those instead of marking them)."""
+    if isinstance(frame, Packet):
+        return frame
+    if len(frame) < ETHERNET_BYTES:
+        return None
+    return Ether(frame)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,10 @@ class Host:
             self.received.append(data)
             self._cond.notify_all()
 
-    def receive(self, timeout: float = 1.0) -> bytes | None:
-        """The next packet not yet returned by `receive`; None if none comes within `timeout`
-        s. A fabric that is not running threads is first run until idle."""
+    @contextmanager
+    def _wait(self, timeout: float) -> Iterator[None]:
+        """Hold the lock once an unread packet is there or `timeout` s have passed; a fabric
+        that is not running threads is first run until idle."""
         if not self.fabric.running:
             with self._cond:
                 ready = self._read < len(self.received)
@@ -111,10 +113,25 @@ class Host:
                 self.fabric.run_until_idle()
         with self._cond:
             self._cond.wait_for(lambda: self._read < len(self.received), timeout)
+            yield
+
+    def receive(self, timeout: float = 1.0) -> bytes | None:
+        """The next packet not yet returned by `receive`; None if none comes within `timeout`
+        s. A fabric that is not running threads is first run until idle."""
+        with self._wait(timeout):
             if self._read >= len(self.received):
                 return None
             self._read += 1
             return self.received[self._read - 1]
+
+    def take(self, timeout: float = 0.0) -> list[bytes]:
+        """Every packet not yet returned, waiting up to `timeout` s for one; they (and those
+        already read) are forgotten, so a long-running reader keeps no history."""
+        with self._wait(timeout):
+            out = self.received[self._read:]
+            self.received.clear()
+            self._read = 0
+            return out
 
     def clear(self) -> None:
         with self._cond:

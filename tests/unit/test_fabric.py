@@ -215,3 +215,16 @@ def test_switch_with_grpc_address_serves_p4runtime(program: CheckedProgram) -> N
     finally:
         fabric.close()
     assert node.server is None
+
+
+def test_take_returns_unread_packets_and_forgets_them(program: CheckedProgram) -> None:
+    fabric = chain(program)
+    h1, h2 = fabric.host("h1"), fabric.host("h2")
+    for n in range(3):
+        h1.send(pkt(2, ttl=10, payload=b"p%d" % n))
+    fabric.run_until_idle()
+    assert h2.receive(timeout=0).endswith(b"p0")
+    assert [f[-2:] for f in h2.take()] == [b"p1", b"p2"]
+    assert h2.received == [] and h2.take() == [] and h2.receive(timeout=0) is None
+    h1.send(pkt(2, ttl=10, payload=b"p3"))
+    assert [f[-2:] for f in h2.take(timeout=1)] == [b"p3"]   # a stepped fabric is run first

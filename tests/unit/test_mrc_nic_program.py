@@ -6,10 +6,33 @@ from feedback, EV events, drops."""
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from nic_pair import (
+    ASSUMED_BAD,
+    BACKUPS,
+    COUNTER,
+    DSCP,
+    EV_COUNT,
+    GOOD,
+    HOST_PORT,
+    PLANE_PORT,
+    PLANES,
+    PROGRAM,
+    SACK_SESSION_BASE,
+    SKIP,
+    T0_MAC,
+    A,
+    B,
+    Side,
+    addr,
+    carrier,
+    locator,
+    return_address,
+    t0_usid,
+    t1_usid,
+    template,
+)
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -34,70 +57,9 @@ from softswitch.engine.switch import OutputPacket, Switch
 from softswitch.engine.tables import ExactMatch, TernaryMatch
 from softswitch.ir.checked import CheckedProgram
 
-PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "nic" / "mrc_nic.p4"
-HOST_PORT = 1
-PLANES = 2
-PLANE_PORT = {0: 2, 1: 3}
-EV_COUNT = 8                     # active EVs 0..7 in slots 0..7; EV e is in plane e % 2
-BACKUPS = 2                      # per plane: EVs 8..11 (8, 10 in plane 0; 9, 11 in plane 1)
-DSCP = {"trimmable": 4, "retx": 8, "control": 46, "trimmed": 12, "lasthop": 16}
-GOOD, SKIP, ASSUMED_BAD = 0, 1, 2
-SACK_SESSION_BASE = 100
 OP_EV_REPORT = 0xDF          # host -> own NIC only (p4src/include/mrc_headers.p4)
 REPORT_PROBE_FLAG = 0x8000
 ALWAYS = 0xFFFFFFFF          # loss injector threshold: every packet
-COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connection": 3,
-           "rx_data": 4, "rx_duplicate": 5, "rx_out_of_window": 6, "rx_trimmed": 7,
-           "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
-           "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
-           "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
-           "port_down_drop": 20}
-
-
-def addr(text: str) -> int:
-    return int(ipaddress.IPv6Address(text))
-
-
-BLOCK = usid.parse_block("fcbb:bbbb::/32")
-
-
-def carrier(*usids: int) -> int:
-    return usid.carrier(BLOCK, usids)
-
-
-@dataclass(frozen=True)
-class Side:
-    """One NIC of the pair: its address, row (T0 index), port uA, connection and QP."""
-
-    name: str
-    address: str
-    row: int
-    ua: int
-    conn: int
-    qp: int
-
-
-A = Side("a", "2001:db8::a", row=0, ua=0xFE00, conn=3, qp=0x11)
-B = Side("b", "2001:db8::b", row=1, ua=0xFE01, conn=5, qp=0x22)
-
-
-def t1_usid(plane: int, index: int) -> int:
-    return ((plane + 1) << 12) | (1 << 11) | index
-
-
-def t0_usid(plane: int, index: int) -> int:
-    return ((plane + 1) << 12) | index
-
-
-def locator(side: Side, plane: int) -> int:
-    """A NIC's address in a plane: block : uN(its T0) : uA(its T0 port) : NIC decap."""
-    return carrier(t0_usid(plane, side.row), side.ua, usid.NIC_DECAP_USID)
-
-
-def return_address(side: Side, plane: int, t1_index: int) -> str:
-    """The outer source of `side`'s data through a T1: its locator behind that T1."""
-    return str(ipaddress.IPv6Address(carrier(
-        t1_usid(plane, t1_index), t0_usid(plane, side.row), side.ua, usid.NIC_DECAP_USID)))
 
 
 class Nic:
@@ -119,19 +81,14 @@ class Nic:
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev, ev % PLANES, t1_index=ev // PLANES)
         for plane in range(PLANES):
-            base = carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, usid.NIC_DECAP_USID)
             sw.table("path_template").add_entry([ExactMatch(plane), ExactMatch(peer.row)],
-                                                "via_t1", [base])
+                                                "via_t1", [template(me, peer, plane)])
             sw.table("plane_port").add_entry(
                 [ExactMatch(plane)], "set_plane_port",
-                [PLANE_PORT[plane], self.mac(plane), 0x02_00_00_00_0F_00 + plane,
-                 locator(me, plane)])
+                [PLANE_PORT[plane], me.mac(plane), T0_MAC + plane, locator(me, plane)])
             sw.table("port_plane").add_entry([ExactMatch(PLANE_PORT[plane])], "set_rx_plane",
                                              [plane])
             sw.pre.mirroring_add(SACK_SESSION_BASE + plane, PLANE_PORT[plane])
-
-    def mac(self, plane: int) -> int:
-        return 0x02_00_00_00_00_10 + self.me.row * 16 + plane
 
     def set_path(self, ev: int, plane: int, t1_index: int) -> None:
         table = self.sw.table("ev_path")

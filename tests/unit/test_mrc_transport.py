@@ -409,3 +409,16 @@ def test_an_always_skip_sack_starts_probes_of_its_ev() -> None:
     assert sender.probing == {4}
     [probe] = frames_of(sender)
     assert probe[BTH].opcode == Opcode.PROBE and PETH(bytes(probe[BTH].payload)).probe_id == 4
+
+
+def test_frames_too_short_to_dissect_are_counted_not_raised() -> None:
+    host = Host(config(A, B), MEMORY)
+    for frame in (b"", b"\x00" * 13):
+        host.on_frame(frame, 0)
+    cut_echo = bytes(Ether() / IPv6(nh=17) / UDP(dport=4791)
+                     / BTH(opcode=OP_EV_REPORT, dest_qp=A.qp)) + b"\x00" * 4
+    host.on_frame(cut_echo, 0)   # an EV-report echo with its PETH cut short
+    host.receiver.on_frame(b"\x01\x02")
+    assert host.unexpected == 2
+    assert host.sender.counters["ignored"] == 1 and host.sender.counters["echoes"] == 0
+    assert host.receiver.counters["malformed"] == 1
