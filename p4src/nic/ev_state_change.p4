@@ -81,6 +81,7 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
             if ((bit<16>)meta.ev_mask + 1 - bad_now > (bit<16>)meta.ev_min_active) {
                 ev_state.write(cell, EV_ASSUMED_BAD);
                 bad_count.write((bit<32>)meta.conn, bad_now + 1);
+                nic_counter.count(NIC_EV_ASSUMED_BAD);
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_ASSUMED_BAD,
                                        drops});
                 refill.apply(meta);
@@ -108,6 +109,7 @@ control EvProbeAnswered(in nic_metadata_t meta, in bit<2> m) {
                 bit<16> bad_now;
                 bad_count.read(bad_now, (bit<32>)meta.conn);
                 bad_count.write((bit<32>)meta.conn, bad_now - 1);
+                nic_counter.count(NIC_EV_RECOVERED);
                 probe_ok.write(cell, 0);
                 bit<32> drops;
                 ev_drops.read(drops, cell);

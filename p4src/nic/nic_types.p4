@@ -69,6 +69,10 @@ const bit<32> NIC_RX_PROBE = 17;              // probes answered (SACK with PR=1
 const bit<32> NIC_HOST_REPORT = 18;           // losses the host reported
 const bit<32> NIC_TX_PORT_PASSED = 19;        // first slot's plane unusable (a port down): moved
 const bit<32> NIC_PORT_DOWN_DROP = 20;        // not sent: its port (or every port) is down
+// EV state changes (the states themselves are in ev_state; these count the moves):
+const bit<32> NIC_EV_SKIPPED = 21;            // an EV set to SKIP (ECN echo, TRIMMED NACK)
+const bit<32> NIC_EV_ASSUMED_BAD = 22;        // an EV taken out of service (loss, ALWAYS_SKIP)
+const bit<32> NIC_EV_RECOVERED = 23;          // an ASSUMED_BAD EV back in service (probes)
 const bit<32> NIC_COUNTERS = 32;
 
 // The @field_list ids.

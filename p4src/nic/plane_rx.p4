@@ -141,6 +141,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     action to_skip() {
         ev_state.write(cell, EV_SKIP);
+        nic_counter.count(NIC_EV_SKIPPED);
     }
 
     // The receiver's cumulative point and bitmap as a SACK reports them (the congestion mark

@@ -30,6 +30,7 @@ VA = 0x1000
 PROFILE = EvProfile(ev_count=16, backups=2, ev_min_active=4, probe_successes=3)
 BTH_AT = 14 + 40 + 40 + 8               # outer Ethernet, outer and inner IPv6, UDP
 NIC_RX_TRIMMED, NIC_RX_INJECTED_DROP = 7, 15   # nic_counter indexes (p4src/README.md)
+NIC_EV_SKIPPED, NIC_EV_ASSUMED_BAD, NIC_EV_RECOVERED = 21, 22, 23
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_b_a_congested_uplink_marks_ecn_and_the_sender_steers_within_the_plane(
     assert_delivered(fab, data, msn)
     assert counters(fab)["retransmitted"] == 0
     marked, _ = fab.fabric.switch("p0-t0-0").engine.counter("ecn_counter").read(2)
-    assert marked > 0
+    assert marked > 0 and fab.counter(SENDER, NIC_EV_SKIPPED) > 0
     # CE -> SACK M=SKIP_ONCE -> that EV sits out a rotation: plane 0's share moves to its
     # other T1, and each plane still carries half (equal plane load).
     up = data_on_uplinks(fab, seen)
@@ -149,6 +150,7 @@ def test_c_a_cut_t0_t1_link_takes_exactly_its_evs_out_and_the_write_completes(
     # tried); every EV of the other three paths is GOOD.
     assert active_cut <= bad <= cut
     assert set(not_good(fab).values()) == {"ASSUMED_BAD"}
+    assert fab.counter(SENDER, NIC_EV_ASSUMED_BAD) == len(bad)
     events = fab.events(SENDER)
     assert {e.ev for e in events if e.state == "ASSUMED_BAD"} == bad
     assert all(e.conn == 0 and e.profile == PROFILE.profile_id for e in events)
@@ -163,7 +165,9 @@ def test_c_a_mended_link_brings_its_evs_back_by_probes(fab: NicFabric) -> None:
     assert not_good(fab)
     fab.fabric.set_link_up("p0-t0-0", 2, True)
     fab.run(lambda: not not_good(fab), limit_us=20_000)
-    assert {e.state for e in fab.events(SENDER)} == {"ASSUMED_BAD", "GOOD"}
+    events = fab.events(SENDER)
+    assert {e.state for e in events} == {"ASSUMED_BAD", "GOOD"}
+    assert fab.counter(SENDER, NIC_EV_RECOVERED) == sum(e.state == "GOOD" for e in events) > 0
     assert counters(fab)["probe_answers"] >= PROFILE.probe_successes
 
 
