@@ -130,6 +130,10 @@ def main() -> None:
     rows.append((f"controller.{plan.name}", plan.entries, plan.seconds,
                  plan.entries / plan.seconds, f"entries/s, peak {plan.peak_mib:.0f} MiB"
                  + ("" if plan.ok else ", CHECK FAILED")))
+    kept = plan.nic_row_templates + plan.nic_profile_paths
+    rows.append((f"controller.nic_plan_{plan.nics}_nics", kept, plan.nic_plan_seconds,
+                 kept / max(plan.nic_plan_seconds, 1e-9),
+                 f"entries kept/s ({plan.nic_entries_each} per NIC once pushed)"))
     _save(f"controller_{plan.name}", {"benchmark": f"controller.{plan.name}", **plan.__dict__})
 
     print(f"{'benchmark':<36} {'count':>9} {'seconds':>8} {'rate':>10}  unit")

@@ -304,6 +304,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     try:
         topo, plan = _load_plan(args.topology)
+        if args.nic is not None:
+            return cmd_plan_nic(args, topo, plan)
         if args.switch is not None and not topo.is_switch(args.switch):
             raise TopologyError(f"no switch '{args.switch}'", topo.source)
         if args.json:
@@ -332,6 +334,60 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ev_profile(args: argparse.Namespace) -> Any:
+    from controller.plan.nic_plan import EvProfile
+
+    return EvProfile(ev_count=args.ev_count, backups=args.backups,
+                     ev_min_active=args.ev_min_active, probe_successes=args.probe_successes)
+
+
+def _nic_peers(topo: Any, nic: str, peers: list[str] | None) -> list[str]:
+    """The peers named, or one NIC under every T0 row (its own row included): every template
+    the NIC has is then used by some connection."""
+    from controller.plan.usid import PlanError
+
+    for name in [nic, *(peers or [])]:
+        if not topo.is_nic(name):
+            raise PlanError(f"{topo.source}: no NIC {name!r}")
+    if peers:
+        return peers
+    by_row: dict[int, str] = {}
+    for other in topo.nics:
+        row = topo.switch(other.attachments[0][0]).index
+        if other.name != nic:
+            by_row.setdefault(row, other.name)
+    return [by_row[row] for row in sorted(by_row)]
+
+
+def _nic_connections(peers: list[str]) -> list[Any]:
+    from controller.plan.nic_plan import NicConnection
+
+    return [NicConnection(i, peer, 0x100 + i, 0x100 + i) for i, peer in enumerate(peers)]
+
+
+def cmd_plan_nic(args: argparse.Namespace, topo: Any, plan: Any) -> int:
+    import json
+
+    from controller.plan.nic_plan import MAX_CONNECTIONS, NicPlanner
+    peers = _nic_peers(topo, args.nic, args.peer)[:MAX_CONNECTIONS]
+    nic_plan = NicPlanner(plan).plan_nic(args.nic, _nic_connections(peers), _ev_profile(args),
+                                         all_rows=True)
+    if args.json:
+        from controller.plan.plan import entry_json
+
+        json.dump({"nic": args.nic, "peers": peers,
+                   "clone_sessions": {str(k): v for k, v in nic_plan.clone_sessions.items()},
+                   "entries": [entry_json(e) for e in nic_plan.entries]}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"# NIC {args.nic}  {len(nic_plan.entries)} entries, connections to {', '.join(peers)}")
+    for e in nic_plan.entries:
+        print(f"  {e.describe()}")
+    for session, port in sorted(nic_plan.clone_sessions.items()):
+        print(f"  clone session {session} -> port {port}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     import time
 
@@ -341,6 +397,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         topo, plan = _load_plan(args.topology)
+        if args.nic is not None:
+            return _check_nic(args, topo, plan, start)
         result = check(topo, plan, mode=args.mode, max_errors=args.max_errors,
                        workers=args.workers)
     except PlanError as exc:
@@ -352,11 +410,44 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _check_nic(args: argparse.Namespace, topo: Any, plan: Any, start: float) -> int:
+    import time
+
+    from controller.plan.nic_checker import check_nic_plan
+    from controller.plan.nic_plan import MAX_CONNECTIONS, NicPlanner
+
+    peers = _nic_peers(topo, args.nic, args.peer)
+    planner, profile, failed = NicPlanner(plan), _ev_profile(args), False
+    for first in range(0, len(peers), MAX_CONNECTIONS):   # one NIC holds 64 connections
+        group = peers[first:first + MAX_CONNECTIONS]
+        result = check_nic_plan(topo, plan, planner.plan_nic(
+            args.nic, _nic_connections(group), profile), max_errors=args.max_errors)
+        print(f"{result.summary()} (peers {group[0]}..{group[-1]}) in "
+              f"{time.perf_counter() - start:.1f} s")
+        for err in result.errors:
+            print(f"  {err}")
+        failed = failed or not result.ok
+    return 1 if failed else 0
+
+
+def _add_nic_options(parser: Any) -> None:
+    parser.add_argument("--nic", default=None,
+                        help="an MRC NIC's plan instead: its entries towards --peer NICs "
+                             "(default: one NIC under every T0)")
+    parser.add_argument("--peer", action="append", default=None, help="a connection's peer NIC")
+    parser.add_argument("--ev-count", type=int, default=128, help="active EVs (128)")
+    parser.add_argument("--backups", type=int, default=4, help="backup EVs per plane (4)")
+    parser.add_argument("--ev-min-active", type=int, default=8, help="usable-EV floor (8)")
+    parser.add_argument("--probe-successes", type=int, default=3,
+                        help="answered probes that bring an EV back (3)")
+
+
 def add_plan_parsers(sub: Any) -> None:
     plan = sub.add_parser("plan", help="print the static SRv6 plan (entries per switch, templates)")
     plan.add_argument("topology", help="topology file")
     plan.add_argument("--switch", default=None, help="only this switch (and its templates)")
     plan.add_argument("--json", action="store_true", help="JSON instead of text")
+    _add_nic_options(plan)
     plan.set_defaults(func=cmd_plan)
 
     chk = sub.add_parser("check", help="prove, without packets, that the plan delivers every path")
@@ -366,6 +457,7 @@ def add_plan_parsers(sub: Any) -> None:
     chk.add_argument("--max-errors", type=int, default=10, help="stop after this many (10)")
     chk.add_argument("--workers", type=int, default=None,
                      help="processes for the per-hop proof (default: one per CPU)")
+    _add_nic_options(chk)
     chk.set_defaults(func=cmd_check)
 
 

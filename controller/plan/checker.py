@@ -311,8 +311,14 @@ class _Checker:
     def walk(self, src: str, dst: str, plane: int, t1: str | None, tpl: PathTemplate,
              dst_port: int) -> str:
         """Follow one path; "" when it is delivered as expected, else what went wrong."""
-        where = _path_words(src, dst, plane, t1, tpl)
-        addr = tpl.expand(self.plan.block, t1, dst_port)
+        return self.walk_address(_path_words(src, dst, plane, t1, tpl), src, dst, plane,
+                                 tpl.expand(self.plan.block, t1, dst_port), tpl.hops)
+
+    def walk_address(self, where: str, src: str, dst: str, plane: int, addr: int,
+                     hops: int) -> str:
+        """Follow a packet NIC `src` sends to `addr` on `plane`: "" when it reaches `dst`'s
+        port of that plane through `hops` switches as the NIC's decap SID, else what went wrong
+        (prefixed by `where`)."""
         sw, in_port = self.topo.nic(src).attachments[plane]
         hop_limit = NIC_HOP_LIMIT
         seen: set[tuple[str, int]] = set()
@@ -337,8 +343,8 @@ class _Checker:
                 if peer.name != dst or peer.peer_port != plane:
                     return (f"{where}: delivered to NIC {peer.name}'s plane-{peer.peer_port} "
                             f"port instead")
-                if len(visited) != tpl.hops:
-                    return f"{where}: {len(visited)} switches, expected {tpl.hops}"
+                if len(visited) != hops:
+                    return f"{where}: {len(visited)} switches, expected {hops}"
                 if hop.dst != usid_prefix(self.plan.block, NIC_DECAP_USID)[0]:
                     return f"{where}: arrives as {_addr(hop.dst)}, not the NIC's decap SID"
                 return f"{where}: {mac_error}" if mac_error else ""

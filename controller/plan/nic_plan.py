@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from controller.plan.entries import PlannedEntry
 from controller.plan.plan import FabricPlan
@@ -45,17 +46,31 @@ def plane_port(plane: int) -> int:
     return PLANE_PORT_BASE + plane
 
 
+class EvMode(StrEnum):
+    """OCP MRC's EV profile modes."""
+
+    GENERATED = "generated"  # EVs made from fields: the plane, then the T1 (uplink) index
+    EXPLICIT = "explicit"  # EVs listed one by one
+
+
 @dataclass(frozen=True, slots=True)
 class EvProfile:
-    """An explicit EV profile: `ev_count` active EVs spread equally over the planes, `backups`
-    spare EVs per plane, never fewer than `ev_min_active` usable, `probe_successes` answered
-    probes in a row bring an ASSUMED_BAD EV back."""
+    """An EV profile: `ev_count` active EVs spread equally over the planes, `backups` spare EVs
+    per plane, never fewer than `ev_min_active` usable, `probe_successes` answered probes in a
+    row bring an ASSUMED_BAD EV back.
+
+    GENERATED: EV `e` is plane `e mod planes`, T1 index `(e div planes) mod T1s` (backups go on
+    counting), so the active set covers every (plane, T1) evenly. EXPLICIT: `explicit` lists
+    (plane, T1 index) per EV, active set then backups, EV `e` in plane `e mod planes` (the NIC
+    keeps each plane's share equal that way)."""
 
     profile_id: int = 1
     ev_count: int = 128
     backups: int = 4
     ev_min_active: int = 8
     probe_successes: int = 3
+    mode: EvMode = EvMode.GENERATED
+    explicit: tuple[tuple[int, int], ...] = ()
 
     def check(self, planes: int) -> None:
         def power_of_two(n: int) -> bool:
@@ -73,9 +88,28 @@ class EvProfile:
         if self.ev_count + self.backups * planes > MAX_EVS:
             raise PlanError(f"{where}: {self.ev_count} EVs + {self.backups} backups x {planes} "
                             f"planes exceed the NIC's {MAX_EVS}")
+        if not 0 < self.ev_min_active <= self.ev_count:
+            raise PlanError(f"{where}: ev_min_active {self.ev_min_active} must be in 1.."
+                            f"{self.ev_count}")
+        if self.mode == EvMode.EXPLICIT:
+            total = self.ev_count + self.backups * planes
+            if len(self.explicit) != total:
+                raise PlanError(f"{where}: EXPLICIT lists {len(self.explicit)} EVs, the profile "
+                                f"has {total} ({self.ev_count} + {self.backups} x {planes})")
+            for ev, (plane, _) in enumerate(self.explicit):
+                if plane != ev % planes:
+                    raise PlanError(f"{where}: EV {ev} is in plane {plane}; EV e must be in "
+                                    f"plane e mod {planes}")
+        elif self.explicit:
+            raise PlanError(f"{where}: EVs are listed but the mode is {self.mode.value}")
 
     def evs(self, planes: int) -> Iterable[tuple[int, int, int]]:
-        """(EV, plane, index of the EV within its plane): active EVs first, then backups."""
+        """(EV, plane, T1 index before wrapping over the plane's T1s): active EVs first, then
+        backups."""
+        if self.mode == EvMode.EXPLICIT:
+            for ev, (plane, t1) in enumerate(self.explicit):
+                yield ev, plane, t1
+            return
         per_plane = self.ev_count // planes
         for ev in range(self.ev_count):
             yield ev, ev % planes, ev // planes
@@ -111,9 +145,16 @@ class NicPlanner:
     def __init__(self, plan: FabricPlan) -> None:
         self.plan = plan
         self.topology = plan.topology
+        # NICs under one T0 share its templates, and NICs under the same T0s share an EV
+        # profile's paths: made once, the entries (frozen) are shared. This is what keeps the
+        # NIC plan compact at 131,072 NICs: per T0 row and per profile, not per NIC.
+        self._row_templates: dict[tuple[int, str], tuple[PlannedEntry, ...]] = {}
+        self._profile_paths: dict[tuple[EvProfile, tuple[int, ...]], tuple[PlannedEntry, ...]] = {}
 
     def plan_nic(self, name: str, connections: Sequence[NicConnection],
-                 profile: EvProfile | None = None) -> NicPlan:
+                 profile: EvProfile | None = None, *, all_rows: bool = False) -> NicPlan:
+        """The NIC's entries for `connections`; path templates for the rows they reach, or
+        with `all_rows` for every T0 of each plane (what the NIC needs to reach any NIC)."""
         profile = profile or EvProfile()
         topo = self.topology
         nic = topo.nic(name)
@@ -154,16 +195,41 @@ class NicPlanner:
         entries += self._ev_paths(nic, profile)
         for plane, (t0_name, t0_port) in enumerate(nic.attachments):
             entries += self._plane_entries(nic, plane, t0_name, t0_port)
-            for row, peer in sorted(rows.items()):
-                entries.append(self._template(nic, topo.nic(peer), plane, row))
+            if all_rows:
+                entries += self.row_templates(plane, t0_name)
+            else:
+                entries += [self._template(plane, t0_name, topo.nic(peer).attachments[plane][0],
+                                           row) for row, peer in sorted(rows.items())]
         sessions = {SACK_SESSION_BASE + p: plane_port(p) for p in range(planes)}
         return NicPlan(name, tuple(sorted(entries, key=_order)), sessions)
 
-    def _ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
+    def row_templates(self, plane: int, src_t0: str) -> tuple[PlannedEntry, ...]:
+        """The `path_template` entries of every NIC under `src_t0` in `plane`: one per
+        destination T0."""
+        key = (plane, src_t0)
+        found = self._row_templates.get(key)
+        if found is None:
+            found = tuple(self._template(plane, src_t0, t0.name, t0.index)
+                          for t0 in self.plan.templates.t0s(plane))
+            self._row_templates[key] = found
+        return found
+
+    def _ev_paths(self, nic: Nic, profile: EvProfile) -> tuple[PlannedEntry, ...]:
+        # By the T1 choices (shared tuples: every T0 of a Clos plane has the same ones).
+        key = (profile, tuple(id(self._t1s(nic, p)) for p in range(len(nic.attachments))))
+        found = self._profile_paths.get(key)
+        if found is None:
+            found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
+        return found
+
+    def _make_ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
         planes = len(nic.attachments)
         out = []
         for ev, plane, k in profile.evs(planes):
             t1s = self._t1s(nic, plane)
+            if profile.mode == EvMode.EXPLICIT and k >= len(t1s):
+                raise PlanError(f"NIC {nic.name}: EV {ev} names T1 index {k}; plane {plane} "
+                                f"has {len(t1s)} T1s above {nic.attachments[plane][0]}")
             _, t1 = t1s[k % len(t1s)]
             out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
                                          "set_path", {"plane": plane, "t1_usid": t1}))
@@ -190,8 +256,8 @@ class NicPlanner:
                               {"plane": plane}),
         ]
 
-    def _template(self, nic: Nic, peer: Nic, plane: int, row: int) -> PlannedEntry:
-        tpl, _ = self.plan.templates.for_pair(nic, peer, plane)
+    def _template(self, plane: int, src_t0: str, dst_t0: str, row: int) -> PlannedEntry:
+        tpl = self.plan.templates.template(plane, src_t0, dst_t0)
         # The slots stay zero: the NIC fills the EV's T1 and the connection's uA per packet.
         base = carrier(self.plan.block, [0 if isinstance(s, Slot) else s for s in tpl.segments])
         action = "via_t1" if Slot.T1 in tpl.segments else "same_t0"
@@ -205,3 +271,28 @@ TABLE_ORDER = ("nic_dscp", "plane_port", "port_plane", "path_template",
 
 def _order(e: PlannedEntry) -> tuple[int, tuple[object, ...]]:
     return TABLE_ORDER.index(e.table), e.match
+
+
+@dataclass(frozen=True)
+class CompactSize:
+    """What the controller keeps for every NIC of a fabric, and what it would be expanded."""
+
+    nics: int
+    row_templates: int  # path_template entries, one set per (plane, T0), shared by its NICs
+    profile_paths: int  # ev_path entries, one set per (profile, T1 choices)
+    per_nic: int  # plane entries + DSCPs per NIC (connections come on top)
+    expanded_per_nic: int  # what one NIC holds once pushed (no connections)
+
+
+def compact_size(planner: NicPlanner, profile: EvProfile) -> CompactSize:
+    """Build every shared piece of the fabric's NIC plan and count it."""
+    topo = planner.topology
+    for plane in range(topo.planes):
+        for t0 in planner.plan.templates.t0s(plane):
+            planner.row_templates(plane, t0.name)
+    for nic in topo.nics:
+        planner._ev_paths(nic, profile)
+    one = planner.plan_nic(topo.nics[0].name, [], profile, all_rows=True)
+    per_nic = sum(e.table in ("nic_dscp", "plane_port", "port_plane") for e in one.entries)
+    return CompactSize(len(topo.nics), sum(map(len, planner._row_templates.values())),
+                       sum(map(len, planner._profile_paths.values())), per_nic, len(one.entries))

@@ -6,6 +6,7 @@ import dataclasses
 import ipaddress
 import json
 import re
+from pathlib import Path
 
 import pytest
 from plan_fixtures import clos
@@ -245,3 +246,21 @@ def test_hand_built_topologies_are_validated(kind: str, message: str) -> None:
         _broken(kind).has_node("p0-t0-00")
     with pytest.raises(PlanError, match=re.escape(f"<memory>: {message}")):
         build_plan(_broken(kind))
+
+
+def test_plan_and_check_of_one_nic(capsys) -> None:
+    tiny = str(Path(__file__).resolve().parents[2] / "topologies" / "tiny.yaml")
+    assert main(["plan", tiny, "--nic", "nic0", "--peer", "nic3", "--ev-count", "8",
+                 "--backups", "0", "--ev-min-active", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    tables = [e["table"] for e in out["entries"]]
+    assert out["peers"] == ["nic3"] and out["clone_sessions"] == {"100": 2, "101": 3}
+    assert tables.count("ev_path") == 8 and tables.count("path_template") == 4  # 2 planes x 2 rows
+    assert tables.count("tx_connection") == tables.count("local_qp") == 1
+    assert main(["check", tiny, "--nic", "nic0"]) == 0      # a peer under every T0 row
+    text = capsys.readouterr().out
+    assert "NIC nic0: 544 EV paths (forward and return) checked: OK" in text
+    assert main(["check", tiny, "--nic", "nic0", "--ev-count", "12"]) == 2
+    assert "power of two" in capsys.readouterr().err
+    assert main(["plan", tiny, "--nic", "nic9"]) == 2
+    assert "no NIC 'nic9'" in capsys.readouterr().err

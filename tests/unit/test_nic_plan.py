@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.plan.nic_checker import check_nic_plan
 from controller.plan.nic_plan import (
+    EvMode,
     EvProfile,
     NicConnection,
     NicPlanner,
@@ -94,3 +96,42 @@ def test_a_peer_on_different_ports_per_plane_is_refused(plan: FabricPlan) -> Non
         link for link in topo.links if "nic" not in link.a + link.b]))
     with pytest.raises(PlanError, match="different T0 ports per plane"):
         NicPlanner(other).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)])
+
+
+def test_every_ev_of_a_nic_plan_delivers_both_ways(plan: FabricPlan) -> None:
+    profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
+    conns = [NicConnection(i, peer, 0x10 + i, 0x20 + i) for i, peer in
+             enumerate(("nic1", "nic2", "nic3"))]
+    made = NicPlanner(plan).plan_nic("nic0", conns, profile)
+    result = check_nic_plan(plan.topology, plan, made)
+    assert result.ok, result.errors
+    assert result.paths == 3 * 20 * 2       # 3 peers x 20 EVs x (forward, return)
+
+
+def test_a_wrong_template_or_ev_is_caught_naming_the_ev(plan: FabricPlan) -> None:
+    made = NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)],
+                                     EvProfile(ev_count=8, backups=0, ev_min_active=2))
+    t1_of_plane1 = plan.usid("p1-t1-0")
+    broken = tuple(dataclasses.replace(e, params=(("plane", 0), ("t1_usid", t1_of_plane1)))
+                   if e.table == "ev_path" and dict(e.match)["ev"] == 2 else e
+                   for e in made.entries)
+    result = check_nic_plan(plan.topology, plan, dataclasses.replace(made, entries=broken))
+    assert not result.ok
+    assert any(err.startswith("NIC nic0: EV 2 to nic2 (plane 0), forward") for err in result.errors)
+
+
+def test_explicit_profiles_list_their_evs(plan: FabricPlan) -> None:
+    evs = ((0, 1), (1, 1), (0, 1), (1, 0))          # EV e in plane e mod 2
+    profile = EvProfile(ev_count=4, backups=0, ev_min_active=2, mode=EvMode.EXPLICIT,
+                        explicit=evs)
+    made = NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)], profile)
+    t1s = [dict(e.params)["t1_usid"] for e in made.entries if e.table == "ev_path"]
+    assert t1s == [plan.usid(f"p{p}-t1-{i}") for p, i in evs]
+    assert check_nic_plan(plan.topology, plan, made).ok
+    with pytest.raises(PlanError, match="EV 1 is in plane 0"):
+        EvProfile(ev_count=2, backups=0, ev_min_active=1, mode=EvMode.EXPLICIT,
+                  explicit=((0, 0), (0, 1))).check(2)
+    with pytest.raises(PlanError, match="T1 index 5"):
+        NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)], EvProfile(
+            ev_count=2, backups=0, ev_min_active=1, mode=EvMode.EXPLICIT,
+            explicit=((0, 0), (1, 5))))
