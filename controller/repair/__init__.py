@@ -1,0 +1,1 @@
+"""Failure handling: EV events correlated to links and switches, and the NIC path rewrites."""
