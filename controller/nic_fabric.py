@@ -37,11 +37,13 @@ from controller.plan.nic_plan import (
     HOST_PORT,
     EvProfile,
     NicConnection,
+    NicPlan,
     NicPlanner,
     nic_address,
 )
 from controller.plan.plan import FabricPlan
 from controller.plan.usid import format_address
+from controller.repair.repairer import ManagedNic
 from controller.topology.model import Topology
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.host import Host
@@ -103,6 +105,9 @@ class NicFabric:
         self.fabric, self.running = build_fabric(topology, ephemeral_ports=True,
                                                  nic_program=nic_program, clock=self.clock)
         self.nics: dict[str, NicEnd] = {}
+        self.nic_plans: dict[str, NicPlan] = {}
+        self._periodic: list[tuple[int, Callable[[int], None]]] = []
+        self._next_periodic: list[int] = []
         try:
             report = push(self.running, self.plan, Program.compile(switch_program))
             if not report.ok:
@@ -130,6 +135,7 @@ class NicFabric:
                 ends[me] = NicConnection(conn, peer, QP_BASE + conn, QP_BASE + conn)
         for name, connection in ends.items():
             nic_plan = planner.plan_nic(name, [connection], self.profile)
+            self.nic_plans[name] = nic_plan
             node = self.fabric.switch(name)
             session = SwitchConnection(node.grpc_address, node.device.device_id,
                                        election_id=(0, 1))
@@ -212,7 +218,23 @@ class NicFabric:
 
     # -- running ------------------------------------------------------------------------------
 
+    def every(self, period_us: int, fn: Callable[[int], None]) -> None:
+        """Call `fn(now_us)` every `period_us` of virtual time (a controller loop, a probe)."""
+        self._periodic.append((period_us, fn))
+        self._next_periodic.append(self.now + period_us)
+
+    def managed_nics(self) -> list[ManagedNic]:
+        """Every NIC as the repair loop sees it (its session, connection, planned EV paths)."""
+        return [ManagedNic(name, end.session, {end.connection.conn: end.connection.peer},
+                           self.profile, [e for e in self.nic_plans[name].entries
+                                          if e.table == "ev_path"])
+                for name, end in self.nics.items()]
+
     def step(self) -> None:
+        for i, (period, fn) in enumerate(self._periodic):
+            if self.now >= self._next_periodic[i]:
+                fn(self.now)
+                self._next_periodic[i] = self.now + period
         fabric = self.fabric
         fabric.run_until_idle()
         now = self.clock.now

@@ -1,0 +1,126 @@
+"""The repair loop: EV-event digests from every NIC → the correlator → every affected NIC's
+`ev_path` entries rewritten over P4Runtime (MODIFY only; connections and switches untouched).
+
+    repairer = Repairer(plan, nics)       # ManagedNic per NIC: session, connections, its plan
+    repairer.poll(now_s)                  # read digests, infer, write; returns what it wrote
+
+It needs no clock of its own: the caller says what time it is (virtual or real), so the same
+loop runs in an emulation and against hardware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from controller.devices.reconcile import to_table_entry
+from controller.plan.entries import PlannedEntry
+from controller.plan.nic_plan import EvProfile
+from controller.plan.plan import FabricPlan
+from controller.repair.correlate import Correlator, EvReport, Verdict
+from controller.repair.rewrite import repaired_paths, rewrites
+from p4rt import SwitchConnection
+from p4rt.entities import MODIFY, make_update
+
+EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
+
+
+@dataclass
+class ManagedNic:
+    """One NIC the controller programs: its P4Runtime session (digests enabled), its
+    connections (state index -> peer NIC), its EV profile and planned `ev_path` entries, and
+    what it holds now."""
+
+    name: str
+    session: SwitchConnection
+    peers: dict[int, str]
+    profile: EvProfile
+    planned: list[PlannedEntry]
+    installed: list[PlannedEntry] = field(default_factory=list)
+    # EV -> (when its path was last rewritten, the path before): events still in flight then
+    # are about the old path.
+    moved: dict[int, tuple[float, tuple[int, int] | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.installed:
+            self.installed = list(self.planned)
+
+    def path_of(self, ev: int, now_s: float = 0.0, settle_s: float = 0.0
+                ) -> tuple[int, int] | None:
+        """(plane, T1 uSID) an event about `ev` at `now_s` refers to: the installed path, or
+        the one before if it was rewritten less than `settle_s` ago; None if DENIED."""
+        moved = self.moved.get(ev)
+        if moved is not None and now_s - moved[0] < settle_s:
+            return moved[1]
+        for e in self.installed:
+            if dict(e.match).get("ev") == ev and e.action == "set_path":
+                params = dict(e.params)
+                return params["plane"], params["t1_usid"]
+        return None
+
+    def install(self, target: list[PlannedEntry], changes: list[PlannedEntry],
+                now_s: float) -> None:
+        for e in changes:
+            ev = dict(e.match)["ev"]
+            self.moved[ev] = (now_s, self.path_of(ev))
+        self.installed = target
+
+
+@dataclass
+class RepairLog:
+    """What one poll did: reports taken, the verdict after them, entries written per NIC."""
+
+    reports: list[EvReport]
+    verdict: Verdict
+    written: dict[str, int]
+
+
+class Repairer:
+    def __init__(self, plan: FabricPlan, nics: Sequence[ManagedNic], *,
+                 settle_s: float = 0.05, **rules: float) -> None:
+        """`settle_s`: how long after a rewrite an EV's events still name its old path (they
+        were raised by packets sent before it); `rules`: the Correlator's."""
+        self.plan = plan
+        self.settle_s = settle_s
+        self.nics = {n.name: n for n in nics}
+        self.correlator = Correlator(plan.topology, **rules)  # type: ignore[arg-type]
+        self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
+        self.history: list[RepairLog] = []
+
+    def reports(self, now_s: float) -> list[EvReport]:
+        """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
+        out: list[EvReport] = []
+        for nic in self.nics.values():
+            while (digest := nic.session.get_digest(timeout=0)) is not None:
+                nic.session.ack_digest(digest)
+                for fields in digest.data:
+                    state = EV_STATES.get(fields["state"], "?")
+                    # A loss may predate a rewrite; a probe answer is about the path now.
+                    settle = self.settle_s if state == "ASSUMED_BAD" else 0.0
+                    path = nic.path_of(fields["ev"], now_s, settle)
+                    peer = nic.peers.get(fields["conn"])
+                    if path is None or peer is None:
+                        continue   # a DENIED EV's last word, or an unknown connection
+                    out.append(EvReport(nic.name, peer, fields["ev"], path[0],
+                                        self._t1_names[path[1]], state, now_s))
+        return out
+
+    def poll(self, now_s: float) -> RepairLog:
+        """One round: digests in, verdict, rewrites out to every NIC that needs them."""
+        reports = self.reports(now_s)
+        verdict = self.correlator.add(reports, now_s)
+        written: dict[str, int] = {}
+        for nic in self.nics.values():
+            target = repaired_paths(self.plan, nic.name, sorted(set(nic.peers.values())),
+                                    nic.planned, nic.profile, verdict)
+            changes = rewrites(nic.installed, target)
+            if changes:
+                schema = nic.session.schema
+                nic.session.write([make_update(MODIFY, to_table_entry(schema, e))
+                                   for e in changes])
+                nic.install(target, changes, now_s)
+                written[nic.name] = len(changes)
+        log = RepairLog(reports, verdict, written)
+        if reports or written:
+            self.history.append(log)
+        return log
