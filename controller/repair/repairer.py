@@ -124,3 +124,21 @@ class Repairer:
         if reports or written:
             self.history.append(log)
         return log
+
+    def status(self) -> str:
+        """What `mrc-ctl status` shows: links and switches down, EVs rewritten per NIC, the
+        last reports."""
+        verdict = self.correlator.verdict
+        lines = [f"links down: {len(verdict.links_down)}"]
+        for plane, t0, t1 in sorted(verdict.links_down):
+            reporters = {r.nic for log in self.history for r in log.reports
+                         if (plane, t0, t1) in self.correlator.path_links(r)}
+            lines.append(f"  plane {plane}: {t0} <-> {t1}  ({len(reporters)} NICs reported)")
+        lines.append(f"switches down: {', '.join(sorted(verdict.switches_down)) or 'none'}")
+        moved = {name: sum(e != p for e, p in zip(nic.installed, nic.planned, strict=True))
+                 for name, nic in self.nics.items()}
+        lines.append("EVs off their planned path: " + (", ".join(
+            f"{name} {count}" for name, count in sorted(moved.items()) if count) or "none"))
+        last = [r for log in self.history[-3:] for r in log.reports][-5:]
+        lines += [f"  {r.nic} EV {r.ev} (plane {r.plane}, {r.t1}) {r.state}" for r in last]
+        return "\n".join(lines)

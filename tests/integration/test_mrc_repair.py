@@ -78,3 +78,42 @@ def test_a_cut_link_is_found_from_two_nics_and_every_nic_is_rewritten_around_it(
         paths = device_paths(fab, nic)
         assert len(paths) == 20 and all(t1 != dead for _, t1 in paths.values()), nic
         assert {action for action, _ in paths.values()} == {"set_path"}   # a T1 was left
+
+
+def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across_it_rewritten(
+        ) -> None:
+    # medium.yaml: 4 planes x (4 T1 + 8 T0), NICs 4i..4i+3 under T0 i; T0 i port 4 + j -> T1 j.
+    pairs = [("nic0", "nic9"), ("nic1", "nic17"), ("nic12", "nic2"), ("nic20", "nic3"),
+             ("nic28", "nic13")]                       # the last pair never crosses T0 0
+    profile = EvProfile(ev_count=32, backups=2, ev_min_active=8)
+    with NicFabric(load(ROOT / "topologies" / "medium.yaml"),
+                   ROOT / "p4src/switch/srv6_switch.p4", ROOT / "p4src/nic/mrc_nic.p4", pairs,
+                   profile=profile) as fab:
+        repairer = Repairer(fab.plan, fab.managed_nics(), window_s=0.01, settle_s=0.005)
+        fab.every(20, lambda now_us: repairer.poll(now_us / 1e6))
+        data = {src: random.Random(src).randbytes(512 << 10) for src, _ in pairs}
+        for src, _ in pairs:
+            fab.host(src).sender.write(data[src], VA)
+        fab.run_for(40)
+        fab.fabric.set_link_up("p1-t0-0", 6, False)     # p1-t0-0 <-> p1-t1-2
+        fab.run(limit_us=500_000)
+        cut = (1, "p1-t0-0", "p1-t1-2")
+        for _ in range(100):   # the last digests may still be on their gRPC stream
+            if cut in repairer.correlator.verdict.links_down:
+                break
+            time.sleep(0.02)
+            repairer.poll(fab.now / 1e6)
+
+        for src, dst in pairs:
+            assert bytes(fab.host(dst).receiver.memory[VA:VA + len(data[src])]) == data[src]
+            assert fab.host(src).sender.completed() == [0]
+        verdict = repairer.correlator.verdict
+        assert verdict.links_down == {cut} and verdict.switches_down == set()
+        written = {nic for log in repairer.history for nic in log.written}
+        assert written == {nic for pair in pairs[:4] for nic in pair}
+        dead = fab.plan.usid("p1-t1-2")
+        for nic in written:
+            assert all(t1 != dead for _, t1 in device_paths(fab, nic).values()), nic
+        assert dead in {t1 for _, t1 in device_paths(fab, "nic28").values()}
+        status = repairer.status()
+        assert "plane 1: p1-t0-0 <-> p1-t1-2" in status and "switches down: none" in status
