@@ -18,6 +18,7 @@ from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import EvProfile
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Correlator, EvReport, Verdict
+from controller.repair.damping import Damper
 from controller.repair.rewrite import repaired_paths, rewrites
 from p4rt import SwitchConnection
 from p4rt.entities import MODIFY, make_update
@@ -77,11 +78,14 @@ class RepairLog:
 
 class Repairer:
     def __init__(self, plan: FabricPlan, nics: Sequence[ManagedNic], *,
-                 settle_s: float = 0.05, **rules: float) -> None:
+                 settle_s: float = 0.05, damper: Damper | None = None, **rules: float) -> None:
         """`settle_s`: how long after a rewrite an EV's events still name its old path (they
-        were raised by packets sent before it); `rules`: the Correlator's."""
+        were raised by packets sent before it); `damper`: flap damping (damping.py);
+        `rules`: the Correlator's."""
         self.plan = plan
         self.settle_s = settle_s
+        self.damper = damper or Damper()
+        self.verdict = Verdict()   # what the NICs are rewritten to (damped)
         self.nics = {n.name: n for n in nics}
         self.correlator = Correlator(plan.topology, **rules)  # type: ignore[arg-type]
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
@@ -108,7 +112,8 @@ class Repairer:
     def poll(self, now_s: float) -> RepairLog:
         """One round: digests in, verdict, rewrites out to every NIC that needs them."""
         reports = self.reports(now_s)
-        verdict = self.correlator.add(reports, now_s)
+        verdict = self.damper.effective(self.correlator.add(reports, now_s), now_s)
+        self.verdict = verdict
         written: dict[str, int] = {}
         for nic in self.nics.values():
             target = repaired_paths(self.plan, nic.name, sorted(set(nic.peers.values())),
@@ -128,7 +133,7 @@ class Repairer:
     def status(self) -> str:
         """What `mrc-ctl status` shows: links and switches down, EVs rewritten per NIC, the
         last reports."""
-        verdict = self.correlator.verdict
+        verdict = self.verdict
         lines = [f"links down: {len(verdict.links_down)}"]
         for plane, t0, t1 in sorted(verdict.links_down):
             reporters = {r.nic for log in self.history for r in log.reports

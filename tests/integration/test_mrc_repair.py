@@ -59,7 +59,7 @@ def test_a_cut_link_is_found_from_two_nics_and_every_nic_is_rewritten_around_it(
     fab.fabric.set_link_up("p0-t0-0", 2, False)
     fab.run(limit_us=200_000)
     cut = (0, "p0-t0-0", "p0-t1-0")
-    verdict = repairer.correlator.verdict
+    verdict = repairer.verdict
     for _ in range(100):   # digests cross a real gRPC stream: wait (bounded) for the last ones
         if cut in verdict.links_down or "p0-t1-0" in verdict.switches_down:
             break
@@ -99,7 +99,7 @@ def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across
         fab.run(limit_us=500_000)
         cut = (1, "p1-t0-0", "p1-t1-2")
         for _ in range(100):   # the last digests may still be on their gRPC stream
-            if cut in repairer.correlator.verdict.links_down:
+            if cut in repairer.verdict.links_down:
                 break
             time.sleep(0.02)
             repairer.poll(fab.now / 1e6)
@@ -107,7 +107,7 @@ def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across
         for src, dst in pairs:
             assert bytes(fab.host(dst).receiver.memory[VA:VA + len(data[src])]) == data[src]
             assert fab.host(src).sender.completed() == [0]
-        verdict = repairer.correlator.verdict
+        verdict = repairer.verdict
         assert verdict.links_down == {cut} and verdict.switches_down == set()
         written = {nic for log in repairer.history for nic in log.written}
         assert written == {nic for pair in pairs[:4] for nic in pair}
