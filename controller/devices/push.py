@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from controller.devices.codec import PlanCodec
 from controller.devices.reconcile import diff, read_requests
 from controller.devices.session import Program, Session
 from controller.plan.entries import PlannedEntry
@@ -169,10 +170,11 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
             session.require_primary()  # raises NotPrimaryError with the election ids
         report.pipeline_pushed = await session.ensure_pipeline(program)
         schema = program.schema
+        codec = PlanCodec(schema)
         current = await session.read(read_requests(schema, entries))
-        difference = diff(schema, entries, current)
+        difference = diff(schema, entries, current, codec)
         report.unchanged = difference.unchanged
-        for kind, updates in difference.phases(schema):
+        for kind, updates in difference.phases(schema, codec):
             failed = await session.write(updates)
             setattr(report, kind, len(updates) - len(failed))
             report.errors.extend(str(error) for error in failed)

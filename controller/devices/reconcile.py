@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4r
 
+from controller.devices.codec import PlanCodec
 from controller.plan.entries import MatchValue, PlannedEntry
-from p4rt.entities import DELETE, INSERT, MODIFY, make_update
+from p4rt.entities import DELETE, INSERT, MODIFY
 from p4rt.matches import ExactMatch, LpmMatch, Match, OptionalMatch, RangeMatch, TernaryMatch
 from p4rt.schema import Schema
 from p4rt.tables import TableEntry
@@ -89,25 +90,28 @@ class Diff:
     def writes(self) -> int:
         return len(self.deletes) + len(self.modifies) + len(self.inserts)
 
-    def phases(self, schema: Schema) -> list[tuple[str, list[p4r.Update]]]:
+    def phases(self, schema: Schema, codec: PlanCodec | None = None
+               ) -> list[tuple[str, list[p4r.Update]]]:
         """("deleted" | "modified" | "inserted", updates), one per non-empty phase, in the order
         they must run: each phase finishes before the next starts."""
+        codec = codec or PlanCodec(schema)
         kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
                  ("inserted", INSERT, self.inserts))
-        return [(name, [make_update(kind, to_table_entry(schema, entry)) for entry in entries])
+        return [(name, [codec.update(kind, entry) for entry in entries])
                 for name, kind, entries in kinds if entries]
 
 
 def diff(schema: Schema, planned: Sequence[PlannedEntry],
-         current: Iterable[p4r.Entity]) -> Diff:
+         current: Iterable[p4r.Entity], codec: PlanCodec | None = None) -> Diff:
     """Plan vs switch state (`current`: what `read_requests` returned).
 
     Const entries (in the program, not the controller's) are left alone; so is a default
     action the plan does not set. Two planned entries with one key are a plan bug, refused.
     """
+    codec = codec or PlanCodec(schema)
     want: dict[tuple[object, ...], PlannedEntry] = {}
     for entry in planned:
-        canon = canonical(schema, entry)
+        canon = codec.canonical(entry)
         if canon.key in want and want[canon.key] != canon:
             raise ValueError(f"the plan has two entries for one key: {want[canon.key].describe()} "
                              f"and {canon.describe()}")
