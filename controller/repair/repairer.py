@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from controller.devices.reconcile import to_table_entry
+from controller.devices.codec import PlanCodec
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import EvProfile
 from controller.plan.plan import FabricPlan
@@ -21,7 +21,7 @@ from controller.repair.correlate import Correlator, EvReport, Verdict
 from controller.repair.damping import Damper
 from controller.repair.rewrite import repaired_paths, rewrites
 from p4rt import SwitchConnection
-from p4rt.entities import MODIFY, make_update
+from p4rt.entities import MODIFY
 
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
 
@@ -90,6 +90,7 @@ class Repairer:
         self.correlator = Correlator(plan.topology, **rules)  # type: ignore[arg-type]
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
         self.history: list[RepairLog] = []
+        self._codecs: dict[str, PlanCodec] = {}
 
     def reports(self, now_s: float) -> list[EvReport]:
         """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
@@ -120,9 +121,8 @@ class Repairer:
                                     nic.planned, nic.profile, verdict)
             changes = rewrites(nic.installed, target)
             if changes:
-                schema = nic.session.schema
-                nic.session.write([make_update(MODIFY, to_table_entry(schema, e))
-                                   for e in changes])
+                codec = self._codecs.setdefault(nic.name, PlanCodec(nic.session.schema))
+                nic.session.write([codec.update(MODIFY, e) for e in changes])
                 nic.install(target, changes, now_s)
                 written[nic.name] = len(changes)
         log = RepairLog(reports, verdict, written)
