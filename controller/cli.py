@@ -461,11 +461,81 @@ def add_plan_parsers(sub: Any) -> None:
     chk.set_defaults(func=cmd_check)
 
 
+# --- mrc-ctl status / deny / allow ---------------------------------------------------------------
+
+
+def _operator(args: argparse.Namespace) -> tuple[Any, Any]:
+    from controller.repair.operator import DenyList, state_dir
+    from controller.topology import yaml_io
+
+    topo = yaml_io.load(args.topology)
+    return topo, DenyList.load(state_dir(args.topology, args.state))
+
+
+def cmd_deny(args: argparse.Namespace) -> int:
+    from controller.repair.operator import OperatorError, describe, parse_target
+
+    try:
+        topo, denied = _operator(args)
+        target = parse_target(topo, args.target)
+        if not args.allow:
+            denied.deny(target)
+            print(f"denied {describe(target)} (until `mrc-ctl allow`)")
+        elif denied.allow(target):
+            print(f"allowed {describe(target)}")
+        else:
+            print(f"{describe(target)} was not denied")
+    except OperatorError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from controller.repair.operator import OperatorError, describe, read_status
+
+    try:
+        _, denied = _operator(args)
+        status = read_status(denied.directory)
+    except OperatorError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    targets = sorted(map(describe, denied.links)) + sorted(denied.switches)
+    print(f"denied by the operator: {', '.join(targets) or 'none'}")
+    if status is None:
+        print(f"no controller status in {denied.directory} (no repair loop has run there)")
+        return 0
+    print(f"as of {status.get('at_s')} s:")
+    for key, label in (("links_down", "links down"), ("switches_down", "switches down")):
+        print(f"  {label}: {', '.join(status.get(key) or []) or 'none'}")  # type: ignore[arg-type]
+    for key, label in (("evs_off_plan", "EVs off their planned path"),
+                       ("denied_evs", "EVs DENIED")):
+        found = status.get(key) or {}
+        print(f"  {label}: " + (", ".join(f"{n} {c}" for n, c in found.items())  # type: ignore[union-attr]
+                                or "none"))
+    return 0
+
+
+def add_operator_parsers(sub: Any) -> None:
+    for name, what in (("deny", "take a link (T0:T1) or T1 out for maintenance"),
+                       ("allow", "put a denied link or T1 back")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("topology", help="topology file")
+        p.add_argument("target", help="T0:T1 (a cable) or a T1's name")
+        p.add_argument("--state", default=None,
+                       help="the controller's state directory (default: .mrc-ctl beside TOPO)")
+        p.set_defaults(func=cmd_deny, allow=name == "allow")
+    st = sub.add_parser("status", help="links and switches down, EVs moved or denied per NIC")
+    st.add_argument("topology", help="topology file")
+    st.add_argument("--state", default=None, help="the controller's state directory")
+    st.set_defaults(func=cmd_status)
+
+
 # --- the parser ---------------------------------------------------------------------------------
 
 # Each feature's `add_*_parser(subparsers)`; append yours.
 _PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
-                                          add_plan_parsers]
+                                          add_plan_parsers, add_operator_parsers]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,8 +10,11 @@ loop runs in an emulation and against hardware.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from controller.devices.codec import PlanCodec
 from controller.plan.entries import PlannedEntry
@@ -19,11 +22,19 @@ from controller.plan.nic_plan import EvProfile
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Correlator, EvReport, Verdict
 from controller.repair.damping import Damper
+from controller.repair.operator import (
+    EVENTS,
+    DenyList,
+    OperatorError,
+    describe,
+    write_status,
+)
 from controller.repair.rewrite import repaired_paths, rewrites
 from p4rt import SwitchConnection
 from p4rt.entities import MODIFY
 
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -78,11 +89,14 @@ class RepairLog:
 
 class Repairer:
     def __init__(self, plan: FabricPlan, nics: Sequence[ManagedNic], *,
-                 settle_s: float = 0.05, damper: Damper | None = None, **rules: float) -> None:
+                 settle_s: float = 0.05, damper: Damper | None = None,
+                 state: Path | None = None, **rules: float) -> None:
         """`settle_s`: how long after a rewrite an EV's events still name its old path (they
-        were raised by packets sent before it); `damper`: flap damping (damping.py);
-        `rules`: the Correlator's."""
+        were raised by packets sent before it); `damper`: flap damping (damping.py); `state`:
+        the operator's directory (operator.py: deny-list read every poll, status written,
+        events appended); `rules`: the Correlator's."""
         self.plan = plan
+        self.state = state
         self.settle_s = settle_s
         self.damper = damper or Damper()
         self.verdict = Verdict()   # what the NICs are rewritten to (damped)
@@ -91,6 +105,7 @@ class Repairer:
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
+        self._denied: DenyList | None = None
 
     def reports(self, now_s: float) -> list[EvReport]:
         """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
@@ -114,6 +129,15 @@ class Repairer:
         """One round: digests in, verdict, rewrites out to every NIC that needs them."""
         reports = self.reports(now_s)
         verdict = self.damper.effective(self.correlator.add(reports, now_s), now_s)
+        if self.state is not None:   # the operator's maintenance list, as it is now
+            try:
+                self._denied = DenyList.load(self.state)
+            except OperatorError as error:   # a bad edit: keep the last good list, say so
+                logger.warning("%s; keeping the deny-list read before", error)
+            if self._denied is not None:
+                verdict = Verdict(verdict.links_down | self._denied.links,
+                                  verdict.switches_down | self._denied.switches)
+        self._log_changes(self.verdict, verdict, reports, now_s)
         self.verdict = verdict
         written: dict[str, int] = {}
         for nic in self.nics.values():
@@ -128,7 +152,46 @@ class Repairer:
         log = RepairLog(reports, verdict, written)
         if reports or written:
             self.history.append(log)
+            self._log([{"event": "rewrite", "nic": n, "entries": c} for n, c in written.items()],
+                      now_s)
+            if self.state is not None:
+                write_status(self.state, self.status_json(now_s))
         return log
+
+    def _log_changes(self, before: Verdict, after: Verdict, reports: list[EvReport],
+                     now_s: float) -> None:
+        records: list[dict[str, object]] = [
+            {"event": "ev", "nic": r.nic, "peer": r.peer, "ev": r.ev, "plane": r.plane,
+             "t1": r.t1, "state": r.state} for r in reports]
+        for thing in sorted(map(describe, after.links_down - before.links_down)):
+            records.append({"event": "link_down", "link": thing})
+        for thing in sorted(map(describe, before.links_down - after.links_down)):
+            records.append({"event": "link_up", "link": thing})
+        for name in sorted(after.switches_down - before.switches_down):
+            records.append({"event": "switch_down", "switch": name})
+        for name in sorted(before.switches_down - after.switches_down):
+            records.append({"event": "switch_up", "switch": name})
+        self._log(records, now_s)
+
+    def _log(self, records: list[dict[str, object]], now_s: float) -> None:
+        if self.state is None or not records:
+            return
+        self.state.mkdir(parents=True, exist_ok=True)
+        with (self.state / EVENTS).open("a") as out:
+            for record in records:
+                out.write(json.dumps({"at_s": round(now_s, 6), **record}) + "\n")
+
+    def status_json(self, now_s: float) -> dict[str, object]:
+        """What `mrc-ctl status` prints: links and switches down, EVs off plan per NIC."""
+        moved = {name: sum(e != p for e, p in zip(nic.installed, nic.planned, strict=True))
+                 for name, nic in self.nics.items()}
+        return {"at_s": now_s,
+                "links_down": sorted(map(describe, self.verdict.links_down)),
+                "switches_down": sorted(self.verdict.switches_down),
+                "evs_off_plan": {name: count for name, count in sorted(moved.items()) if count},
+                "denied_evs": {name: sum(e.action == "deny_path" for e in nic.installed)
+                               for name, nic in sorted(self.nics.items())
+                               if any(e.action == "deny_path" for e in nic.installed)}}
 
     def status(self) -> str:
         """What `mrc-ctl status` shows: links and switches down, EVs rewritten per NIC, the

@@ -7,6 +7,7 @@ their connections, and every NIC's table, read back from the device, avoids the 
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import main
 from controller.nic_fabric import NicFabric
 from controller.plan.nic_plan import EvProfile
 from controller.repair.repairer import Repairer
@@ -81,7 +83,7 @@ def test_a_cut_link_is_found_from_two_nics_and_every_nic_is_rewritten_around_it(
 
 
 def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across_it_rewritten(
-        ) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # medium.yaml: 4 planes x (4 T1 + 8 T0), NICs 4i..4i+3 under T0 i; T0 i port 4 + j -> T1 j.
     pairs = [("nic0", "nic9"), ("nic1", "nic17"), ("nic12", "nic2"), ("nic20", "nic3"),
              ("nic28", "nic13")]                       # the last pair never crosses T0 0
@@ -89,7 +91,8 @@ def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across
     with NicFabric(load(ROOT / "topologies" / "medium.yaml"),
                    ROOT / "p4src/switch/srv6_switch.p4", ROOT / "p4src/nic/mrc_nic.p4", pairs,
                    profile=profile) as fab:
-        repairer = Repairer(fab.plan, fab.managed_nics(), window_s=0.01, settle_s=0.005)
+        repairer = Repairer(fab.plan, fab.managed_nics(), window_s=0.01, settle_s=0.005,
+                            state=tmp_path)
         fab.every(20, lambda now_us: repairer.poll(now_us / 1e6))
         data = {src: random.Random(src).randbytes(512 << 10) for src, _ in pairs}
         for src, _ in pairs:
@@ -117,3 +120,36 @@ def test_on_the_medium_fabric_exactly_the_cut_link_is_named_and_only_nics_across
         assert dead in {t1 for _, t1 in device_paths(fab, "nic28").values()}
         status = repairer.status()
         assert "plane 1: p1-t0-0 <-> p1-t1-2" in status and "switches down: none" in status
+    # What the operator sees, from another process's point of view: the files.
+    assert main(["status", str(ROOT / "topologies" / "medium.yaml"), "--state", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "links down: p1-t0-0:p1-t1-2" in shown and "switches down: none" in shown
+    assert "nic0 2" in shown and "nic28" not in shown           # EVs moved, per NIC
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert {"event": "link_down", "link": "p1-t0-0:p1-t1-2"} in [
+        {k: v for k, v in e.items() if k != "at_s"} for e in events]
+    assert {e["nic"] for e in events if e["event"] == "rewrite"} == written
+
+
+def test_an_operator_deny_moves_every_nic_off_a_link_and_allow_brings_them_back(
+        fab: NicFabric, tmp_path: Path) -> None:
+    repairer = Repairer(fab.plan, fab.managed_nics(), state=tmp_path)
+    topology = str(ROOT / "topologies" / "tiny.yaml")
+    dead = fab.plan.usid("p1-t1-1")
+    assert main(["deny", topology, "p1-t0-1:p1-t1-1", "--state", str(tmp_path)]) == 0
+    repairer.poll(0.0)
+    assert all(t1 != dead for nic in ("nic2", "nic3") for _, t1 in device_paths(fab, nic).values())
+    # nic0 and nic1 talk to nic2 and nic3, under p1-t0-1: they move too.
+    assert all(t1 != dead for nic in ("nic0", "nic1") for _, t1 in device_paths(fab, nic).values())
+    (tmp_path / "denied.json").write_text("{half an edit")      # kept: the last good list
+    repairer.poll(0.05)
+    assert all(t1 != dead for _, t1 in device_paths(fab, "nic0").values())
+    (tmp_path / "denied.json").write_text(   # repaired by hand, as it was
+        json.dumps({"links": [[1, "p1-t0-1", "p1-t1-1"]], "switches": []}))
+    assert main(["allow", topology, "p1-t0-1:p1-t1-1", "--state", str(tmp_path)]) == 0
+    repairer.poll(0.1)
+    assert all(dead in {t1 for _, t1 in device_paths(fab, nic).values()} for nic in fab.nics)
+    data = random.Random(5).randbytes(64 << 10)
+    fab.host("nic0").sender.write(data, VA)
+    fab.run(limit_us=100_000)
+    assert bytes(fab.host("nic2").receiver.memory[VA:VA + len(data)]) == data

@@ -1,0 +1,121 @@
+"""The operator's side of failure handling: a maintenance deny-list and the controller's status,
+as two JSON files in a state directory (default `.mrc-ctl/` beside the topology file).
+
+- `denied.json`: links and T1 switches the operator took out (`mrc-ctl deny`), kept until
+  `mrc-ctl allow`. The repair loop treats them as down whatever the evidence says.
+- `status.json`: what a running repair loop last believed (links and switches down, EVs off their
+  planned path per NIC, the last events), written by `Repairer.write_status`; `mrc-ctl status`
+  prints it with the deny-list.
+- `events.jsonl`: one JSON object per EV event and per rewrite, appended by the repair loop.
+
+Files are replaced atomically (written beside, then renamed), so a reader never sees half of one.
+A link is named `SWITCH:SWITCH` (a T0 and a T1 of one plane, cabled together), a switch by its
+name; anything else is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.repair.correlate import FabricLink
+from controller.topology.model import Tier, Topology
+
+DENIED = "denied.json"
+STATUS = "status.json"
+EVENTS = "events.jsonl"
+
+
+class OperatorError(Exception):
+    """A deny/allow target that names no link or T1 of the topology."""
+
+
+def state_dir(topology_path: str | Path, override: str | Path | None = None) -> Path:
+    return Path(override) if override is not None else Path(topology_path).parent / ".mrc-ctl"
+
+
+def parse_target(topology: Topology, text: str) -> FabricLink | str:
+    """`T0:T1` (either order) as a link, or a T1's name."""
+    if ":" not in text:
+        if not topology.is_switch(text) or topology.switch(text).tier != Tier.T1:
+            raise OperatorError(f"{text!r} is not a T1 switch of {topology.name} (a link is "
+                                "written T0:T1)")
+        return text
+    a, b = text.split(":", 1)
+    for name in (a, b):
+        if not topology.is_switch(name):
+            raise OperatorError(f"{text!r}: {name!r} is not a switch of {topology.name}")
+    t0, t1 = (a, b) if topology.switch(a).tier == Tier.T0 else (b, a)
+    s0, s1 = topology.switch(t0), topology.switch(t1)
+    if s0.tier != Tier.T0 or s1.tier != Tier.T1:
+        raise OperatorError(f"{text!r}: a link joins a T0 and a T1")
+    if not any(peer == t1 for _, peer, _ in topology.neighbors(t0)):
+        raise OperatorError(f"{text!r}: no cable joins {t0} and {t1}")
+    return (s0.plane, t0, t1)
+
+
+def describe(target: FabricLink | str) -> str:
+    return target if isinstance(target, str) else f"{target[1]}:{target[2]}"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@dataclass
+class DenyList:
+    """The maintenance deny-list, persisted in `directory / denied.json`."""
+
+    directory: Path
+    links: set[FabricLink] = field(default_factory=set)
+    switches: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, directory: Path) -> DenyList:
+        path = directory / DENIED
+        if not path.exists():
+            return cls(directory)
+        try:
+            data = json.loads(path.read_text())
+            links = {(int(p), str(t0), str(t1)) for p, t0, t1 in data.get("links", [])}
+            switches = {str(s) for s in data.get("switches", [])}
+        except (ValueError, TypeError) as error:
+            raise OperatorError(f"{path}: not a deny-list ({error})") from None
+        return cls(directory, links, switches)
+
+    def save(self) -> None:
+        _write_atomically(self.directory / DENIED, json.dumps(
+            {"links": sorted(self.links), "switches": sorted(self.switches)}, indent=1) + "\n")
+
+    def deny(self, target: FabricLink | str) -> None:
+        (self.switches if isinstance(target, str) else self.links).add(target)  # type: ignore[arg-type]
+        self.save()
+
+    def allow(self, target: FabricLink | str) -> bool:
+        """Take `target` off the list; False when it was not on it."""
+        group: set = self.switches if isinstance(target, str) else self.links
+        if target not in group:
+            return False
+        group.discard(target)
+        self.save()
+        return True
+
+
+def write_status(directory: Path, status: dict[str, object]) -> None:
+    _write_atomically(directory / STATUS, json.dumps(status, indent=1) + "\n")
+
+
+def read_status(directory: Path) -> dict[str, object] | None:
+    path = directory / STATUS
+    if not path.exists():
+        return None
+    try:
+        found = json.loads(path.read_text())
+    except ValueError as error:
+        raise OperatorError(f"{path}: unreadable status ({error})") from None
+    return found if isinstance(found, dict) else None
