@@ -12,6 +12,7 @@ from bench import (
     controller_plan,
     controller_push,
     mrc_completion,
+    mrc_repair,
     nic_rate,
     packet_rate,
     runtime_interference,
@@ -86,6 +87,16 @@ def completion_rows() -> list[Row]:
     return rows
 
 
+def repair_rows() -> list[Row]:
+    """bench/mrc_repair.py: the repair loop's time on the medium fabric (the rate column is
+    the controller's milliseconds from the first EV event to the last NIC rewritten)."""
+    r = mrc_repair.run()
+    _save("mrc_repair_medium", {"benchmark": "mrc_repair.medium", **r.__dict__})
+    return [("mrc_repair.medium", r.entries, r.controller_ms / 1000, r.controller_ms,
+             f"ms controller time, {r.nics} NICs rewritten"
+             + ("" if r.intact else ", DATA LOST"))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per packet benchmark")
@@ -106,6 +117,7 @@ def main() -> None:
         })
     rows.extend(nic_rate_rows(args.seconds))
     rows.extend(completion_rows())
+    rows.extend(repair_rows())
     skipped: list[runtime_rate.Skipped] = []
     for r in runtime_rate.run_all(args.seconds, args.entries):
         if isinstance(r, runtime_rate.Skipped):
