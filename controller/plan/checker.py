@@ -203,7 +203,9 @@ def _addr(a: int) -> str:
 
 # -- the check ------------------------------------------------------------------------------
 
-class _Checker:
+class PlanChecker:
+    """The checks of one plan; `walk_address` follows one packet over the planned tables."""
+
     def __init__(self, topology: Topology, plan: FabricPlan, max_errors: int) -> None:
         self.topo = topology
         self.plan = plan
@@ -562,7 +564,7 @@ def check(topology: Topology, plan: FabricPlan, mode: str = "auto", max_errors: 
           workers: int | None = None) -> CheckResult:
     """Check `plan` against `topology`; mode "paths", "per-hop" or "auto" (by path count).
     The per-hop proof runs in `workers` forked processes (default: one per CPU)."""
-    c = _Checker(topology, plan, max_errors)
+    c = PlanChecker(topology, plan, max_errors)
     c.result.switches = len(topology.switches)
     if not c.check_allocation() or not c.check_nics():
         return c.result
@@ -581,7 +583,7 @@ def check(topology: Topology, plan: FabricPlan, mode: str = "auto", max_errors: 
     return c.result
 
 
-def _prove(c: _Checker, workers: int) -> None:
+def _prove(c: PlanChecker, workers: int) -> None:
     """Per-hop proof, plane by plane; planes share nothing, so forked workers split them."""
     planes = list(range(c.topo.planes))
     workers = min(workers, len(planes))
@@ -619,16 +621,16 @@ def _prove(c: _Checker, workers: int) -> None:
         result.paths = 0
 
 
-def _planes_results(c: _Checker, planes: list[int]) -> dict[int, CheckResult]:
+def _planes_results(c: PlanChecker, planes: list[int]) -> dict[int, CheckResult]:
     out: dict[int, CheckResult] = {}
     for plane in planes:
-        sub = _Checker(c.topo, c.plan, c.max_errors)
+        sub = PlanChecker(c.topo, c.plan, c.max_errors)
         sub.prove_plane(plane)
         out[plane] = sub.result
     return out
 
 
-def _prove_planes(c: _Checker, planes: list[int], send: Connection) -> None:
+def _prove_planes(c: PlanChecker, planes: list[int], send: Connection) -> None:
     send.send(_planes_results(c, planes))
     send.close()
 

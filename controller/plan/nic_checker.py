@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from controller.plan.checker import _Checker
+from controller.plan.checker import PlanChecker
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import NicPlan, nic_address, plane_port
 from controller.plan.plan import FabricPlan
@@ -49,7 +49,7 @@ def return_address(locator: int, t1_usid: int, via_t1: bool) -> int:
 def check_nic_plan(topology: Topology, plan: FabricPlan, nic_plan: NicPlan,
                    max_errors: int = 10) -> NicCheckResult:
     result = NicCheckResult(nic_plan.nic)
-    checker = _Checker(topology, plan, max_errors)
+    checker = PlanChecker(topology, plan, max_errors)
     nic = topology.nic(nic_plan.nic)
     by_address = {nic_address(n): n.name for n in topology.nics}
     tables: dict[str, list[PlannedEntry]] = {}
