@@ -176,11 +176,10 @@ class NicFabric:
         return {ev: EV_STATES[register.read(base + ev)] for ev in range(count)}
 
     def ev_t1(self, nic: str) -> dict[int, tuple[int, str]]:
-        """EV -> (plane, T1 name) of the NIC's EV profile (the ev_path entries)."""
+        """EV -> (plane, T1 name) of the NIC's EV profile as planned (its ev_path entries)."""
         names = {self.plan.usid(s.name): s.name for s in self.topology.switches}
         out: dict[int, tuple[int, str]] = {}
-        for entry in NicPlanner(self.plan).plan_nic(
-                nic, [self.nics[nic].connection], self.profile).entries:
+        for entry in self.nic_plans[nic].entries:
             if entry.table == "ev_path":
                 params = dict(entry.params)
                 out[dict(entry.match)["ev"]] = (params["plane"], names[params["t1_usid"]])
