@@ -205,9 +205,16 @@ def cmd_push(args: argparse.Namespace) -> int:
     for name in args.switch or ():
         if name not in {s.name for s in topo.switches}:
             raise TopologyError(f"no switch '{name}'", topo.source)
-    report = push(topo, plan, program, concurrency=args.concurrency, switches=args.switch,
-                  batch_size=args.batch_size, connect_timeout=args.connect_timeout,
-                  progress=True)
+    if args.workers > 1:
+        from controller.devices.sharded import push_sharded
+
+        report = push_sharded(topo, program, workers=args.workers, switches=args.switch,
+                              concurrency=args.concurrency, batch_size=args.batch_size,
+                              connect_timeout=args.connect_timeout)
+    else:
+        report = push(topo, plan, program, concurrency=args.concurrency, switches=args.switch,
+                      batch_size=args.batch_size, connect_timeout=args.connect_timeout,
+                      progress=True)
     print(report.summary())
     return report.exit_code
 
@@ -273,6 +280,8 @@ def add_push_parsers(sub: Any) -> None:
     _add_program_args(push)
     push.add_argument("--switch", action="append", default=None,
                       help="push only this switch (repeatable)")
+    push.add_argument("--workers", type=int, default=1,
+                      help="processes, each pushing a share of the switches (default 1)")
     push.set_defaults(func=cmd_push)
 
     fabric = sub.add_parser("fabric", help="in-process fabrics of softswitches")

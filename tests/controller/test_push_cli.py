@@ -27,6 +27,9 @@ def test_push_twice_then_a_backup(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert main(["push", str(path), "--switch", "p0-t0-0"]) == 0
         again = capsys.readouterr().out
         assert "1 switch(es), 0 failed; entries: +0 ~0 -0" in again and "pipeline kept" in again
+        assert main(["push", str(path), "--workers", "2"]) == 0   # two processes, four each
+        sharded = capsys.readouterr().out
+        assert "8 switch(es), 0 failed; entries: +0 ~0 -0" in sharded
         # The switches remember the highest election id they granted (0,1, the topology's),
         # even after that controller left: a controller with 0,0 is a backup, refused.
         assert main(["push", str(path), "--election-id", "0,0"]) == 1
