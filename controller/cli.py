@@ -378,6 +378,7 @@ def cmd_plan_nic(args: argparse.Namespace, topo: Any, plan: Any) -> int:
     import json
 
     from controller.plan.nic_plan import MAX_CONNECTIONS, NicPlanner
+
     peers = _nic_peers(topo, args.nic, args.peer)[:MAX_CONNECTIONS]
     nic_plan = NicPlanner(plan).plan_nic(args.nic, _nic_connections(peers), _ev_profile(args),
                                          all_rows=True)
