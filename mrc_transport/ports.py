@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Protocol
 import pynng
 
 from softswitch.runtime.ports.afpacket import AfPacketPort
-from softswitch.runtime.ports.nanomsg import MsgType, decode, encode, packet_in
+from softswitch.runtime.ports.nanomsg import (
+    MsgType,
+    NnMessage,
+    SkippedMessages,
+    encode,
+    packet_in,
+    receive_loop,
+)
 
 if TYPE_CHECKING:   # the fabric (and the engine behind it) is only needed by who has one
     from softswitch.fabric import Host as FabricHost
@@ -96,7 +103,7 @@ class NanomsgDevice:
 
     def __init__(self, address: str, *, connect_timeout: float = 10.0) -> None:
         self.address = address
-        self.bad_messages = 0
+        self._skipped = SkippedMessages(address)
         self.unclaimed = 0
         self._inboxes: dict[int, _Inbox] = {}
         self._lock = threading.Lock()
@@ -157,41 +164,25 @@ class NanomsgDevice:
         self.close()
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                message = self._socket.recv()
-            except pynng.Timeout:
-                continue
-            except pynng.Closed:
-                return
-            except Exception as exc:   # pynng cannot unpack an empty message; the socket is fine
-                if self._stop.is_set():
-                    return
-                self._bad(f"unreadable ({type(exc).__name__}: {exc})")
-                continue
-            try:
-                msg = decode(message)
-            except ValueError as exc:
-                self._bad(str(exc))
-                continue
-            if msg.type == MsgType.INFO_REP:
-                continue   # the switch answers requests we do not make
-            if msg.type != MsgType.PACKET_OUT or not 0 <= msg.more <= len(msg.payload):
-                self._bad(f"type {msg.type}, port {msg.port}, length {msg.more} with "
-                          f"{len(msg.payload)} bytes")
-                continue
-            with self._lock:
-                inbox = self._inboxes.get(msg.port)
-            if inbox is None:
-                self.unclaimed += 1
-            else:
-                inbox.put(msg.payload[:msg.more])
+        receive_loop(self._socket, self._stop, self._deliver, self._skipped)
 
-    def _bad(self, why: str) -> None:
-        self.bad_messages += 1
-        if self.bad_messages <= 100 or self.bad_messages % 1000 == 0:   # bounded log volume
-            log.error("%s: message skipped (%d so far): %s", self.address, self.bad_messages,
-                      why)
+    def _deliver(self, msg: NnMessage) -> None:
+        if msg.type == MsgType.INFO_REP:
+            return   # the switch answers requests we do not make
+        if msg.type != MsgType.PACKET_OUT or not 0 <= msg.more <= len(msg.payload):
+            self._skipped(f"type {msg.type}, port {msg.port}, length {msg.more} with "
+                          f"{len(msg.payload)} bytes")
+            return
+        with self._lock:
+            inbox = self._inboxes.get(msg.port)
+        if inbox is None:
+            self.unclaimed += 1
+        else:
+            inbox.put(msg.payload[:msg.more])
+
+    @property
+    def bad_messages(self) -> int:
+        return self._skipped.count
 
 
 class NanomsgPort:

@@ -25,6 +25,7 @@ import enum
 import logging
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pynng
@@ -81,6 +82,50 @@ def packet_in(port: int, data: bytes) -> bytes:
     return encode(MsgType.PACKET_IN, port, len(data), data)
 
 
+class SkippedMessages:
+    """Counts bad messages from one peer and logs the first LOGGED_BAD_MESSAGES, then one in
+    1,000, so that a peer sending garbage cannot fill the disk through the log."""
+
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.count = 0
+
+    def __call__(self, why: str) -> None:
+        self.count += 1
+        n = self.count
+        if n <= LOGGED_BAD_MESSAGES:
+            log.error("nanomsg message from %s skipped: %s", self.peer, why)
+        elif n % 1000 == 0:
+            log.error("nanomsg message from %s skipped: %s (%d bad messages so far; only one "
+                      "in 1,000 is logged)", self.peer, why, n)
+
+
+def receive_loop(sock: pynng.Socket, stop: threading.Event,
+                 handle: Callable[[NnMessage], None], skipped: Callable[[str], None]) -> None:
+    """Decode every message from `sock` and hand it to `handle` until `stop` is set or the
+    socket closes; what cannot be read or decoded goes to `skipped` (the socket stays usable).
+    Both ends of a nanomsg port run this: the switch (NanomsgPorts) and a host on it."""
+    while not stop.is_set():
+        try:
+            message = sock.recv()
+        except pynng.Timeout:
+            continue
+        except pynng.Closed:
+            return
+        except Exception as exc:
+            # pynng cannot unpack an empty message (RuntimeError); the socket is fine.
+            if stop.is_set():
+                return
+            skipped(f"empty or unreadable ({type(exc).__name__}: {exc})")
+            continue
+        try:
+            msg = decode(message)
+        except ValueError as exc:
+            skipped(str(exc))
+            continue
+        handle(msg)
+
+
 class NanomsgPorts:
     """All ports over one PAIR socket bound to `address` (``ipc://PATH`` or ``tcp://HOST:PORT``)."""
 
@@ -96,7 +141,7 @@ class NanomsgPorts:
         self._status_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.bad_messages = 0  # messages skipped: empty, shorter than the header, bad length
+        self._skipped = SkippedMessages(address)
 
     def port_status(self) -> dict[int, bool]:
         """Ports the peer added, and whether it last set them up (BMv2's numbering)."""
@@ -123,36 +168,20 @@ class NanomsgPorts:
         self._socket.close()
 
     def _loop(self, receive: Receive) -> None:
-        while not self._stop.is_set():
+        def handle(msg: NnMessage) -> None:
             try:
-                message = self._socket.recv()
-            except pynng.Timeout:
-                continue
-            except pynng.Closed:
-                return
-            except Exception as exc:
-                # pynng cannot unpack an empty message (RuntimeError); the socket is fine.
-                if self._stop.is_set():
-                    return
-                self._skipped(f"empty or unreadable ({type(exc).__name__}: {exc})")
-                continue
-            try:
-                self._handle(decode(message), receive)
+                self._handle(msg, receive)
             except ValueError as exc:
                 self._skipped(str(exc))
             except Exception:  # a failing device must not end the loop
                 log.exception("nanomsg message from %s: handling failed", self.address)
 
-    def _skipped(self, why: str) -> None:
-        """Count a bad message; log the first LOGGED_BAD_MESSAGES, then one in 1,000, so that
-        a peer sending garbage cannot fill the disk through the log."""
-        self.bad_messages += 1
-        n = self.bad_messages
-        if n <= LOGGED_BAD_MESSAGES:
-            log.error("nanomsg message from %s skipped: %s", self.address, why)
-        elif n % 1000 == 0:
-            log.error("nanomsg message from %s skipped: %s (%d bad messages so far; only one "
-                      "in 1,000 is logged)", self.address, why, n)
+        receive_loop(self._socket, self._stop, handle, self._skipped)
+
+    @property
+    def bad_messages(self) -> int:
+        """Messages skipped: empty, shorter than the header, bad length, unknown type."""
+        return self._skipped.count
 
     def _handle(self, msg: NnMessage, receive: Receive) -> None:
         match msg.type:
