@@ -272,6 +272,8 @@ class FabricPort:
 
     def recv(self, timeout: float) -> bytes | None:
         if not self._ready:
+            if not self.host.fabric.running:
+                self.host.fabric.run_until_idle()   # stepped: each recv moves the fabric
             # take(), not receive(): the host then keeps no history of what was read
             self._ready.extend(self.host.take(max(timeout, 0.0)))
         return self._ready.popleft() if self._ready else None

@@ -103,10 +103,10 @@ class Host:
             self._cond.notify_all()
 
     @contextmanager
-    def _wait(self, timeout: float) -> Iterator[None]:
-        """Hold the lock once an unread packet is there or `timeout` s have passed; a fabric
-        that is not running threads is first run until idle."""
-        if not self.fabric.running:
+    def _wait(self, timeout: float, run_fabric: bool = True) -> Iterator[None]:
+        """Hold the lock once an unread packet is there or `timeout` s have passed; with
+        `run_fabric`, a fabric that is not running threads is first run until idle."""
+        if run_fabric and not self.fabric.running:
             with self._cond:
                 ready = self._read < len(self.received)
             if not ready:
@@ -125,9 +125,12 @@ class Host:
             return self.received[self._read - 1]
 
     def take(self, timeout: float = 0.0) -> list[bytes]:
-        """Every packet not yet returned, waiting up to `timeout` s for one; they (and those
-        already read) are forgotten, so a long-running reader keeps no history."""
-        with self._wait(timeout):
+        """Every packet not yet returned, waiting up to `timeout` s for one (a stepped fabric is
+        run first when `timeout` > 0); they (and those already read) are forgotten, so a
+        long-running reader keeps no history."""
+        # Only a caller that waits makes a stepped fabric move: a stepping loop (NicFabric)
+        # takes what is there after its own run_until_idle, without running every device again.
+        with self._wait(timeout, run_fabric=timeout > 0):
             out = self.received[self._read:]
             self.received.clear()
             self._read = 0

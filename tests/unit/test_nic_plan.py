@@ -108,7 +108,7 @@ def test_every_ev_of_a_nic_plan_delivers_both_ways(plan: FabricPlan) -> None:
     assert result.paths == 3 * 20 * 2       # 3 peers x 20 EVs x (forward, return)
 
 
-def test_a_wrong_template_or_ev_is_caught_naming_the_ev(plan: FabricPlan) -> None:
+def test_an_ev_path_in_the_wrong_plane_is_caught_naming_the_ev(plan: FabricPlan) -> None:
     made = NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)],
                                      EvProfile(ev_count=8, backups=0, ev_min_active=2))
     t1_of_plane1 = plan.usid("p1-t1-0")
