@@ -131,11 +131,14 @@ def main() -> None:
     rows.extend(interference_rows())
     for push_rate in controller_push.run_all():
         rows.append((f"controller.{push_rate.name}", push_rate.count, push_rate.seconds,
-                     push_rate.rate, push_rate.unit))
+                     push_rate.rate, push_rate.unit + push_rate.cpu_text))
+        cpu = {key: round(value, 1) for key, value in (
+            ("client_cpu_us_per_entry", push_rate.client_cpu_us),
+            ("server_cpu_us_per_entry", push_rate.server_cpu_us)) if value is not None}
         _save(f"controller_{push_rate.name}", {
             "benchmark": f"controller.{push_rate.name}", "count": push_rate.count,
             "seconds": round(push_rate.seconds, 3), "rate": round(push_rate.rate),
-            "unit": push_rate.unit,
+            "unit": push_rate.unit, **cpu, **push_rate.extra,
         })
 
     plan = controller_plan.bench_plan_check()  # 131,072 NICs: target < 60 s and < 4 GiB

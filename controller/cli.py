@@ -445,6 +445,11 @@ def _add_nic_options(parser: Any) -> None:
                         help="an MRC NIC's plan instead: its entries towards --peer NICs "
                              "(default: one NIC under every T0)")
     parser.add_argument("--peer", action="append", default=None, help="a connection's peer NIC")
+    add_profile_options(parser)
+
+
+def add_profile_options(parser: Any) -> None:
+    """The EV profile (OCP MRC's) every NIC gets."""
     parser.add_argument("--ev-count", type=int, default=128, help="active EVs (128)")
     parser.add_argument("--backups", type=int, default=4, help="backup EVs per plane (4)")
     parser.add_argument("--ev-min-active", type=int, default=8, help="usable-EV floor (8)")
@@ -523,7 +528,33 @@ def cmd_status(args: argparse.Namespace) -> int:
         found = status.get(key) or {}
         print(f"  {label}: " + (", ".join(f"{n} {c}" for n, c in found.items())  # type: ignore[union-attr]
                                 or "none"))
+    if "devices_total" in status:   # written by `mrc-ctl run`
+        print(f"  devices programmed: {status['devices_ready']} of {status['devices_total']}")
+        for state, names in (status.get("devices") or {}).items():  # type: ignore[union-attr]
+            print(f"    {state}: {', '.join(names)}")
+    for line in last_events(denied.directory, 5):
+        print(f"  event: {line}")
     return 0
+
+
+def last_events(directory: Path, count: int) -> list[str]:
+    """The newest `count` lines of the event log, EV events left out (there are many)."""
+    import json
+
+    from controller.repair.operator import EVENTS
+
+    path = directory / EVENTS
+    if not path.exists():
+        return []
+    shown = []
+    for line in path.read_text(errors="replace").splitlines()[-2000:]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("event") != "ev":
+            shown.append(" ".join(f"{k}={v}" for k, v in record.items()))
+    return shown[-count:]
 
 
 def add_operator_parsers(sub: Any) -> None:
@@ -543,9 +574,12 @@ def add_operator_parsers(sub: Any) -> None:
 
 # --- the parser ---------------------------------------------------------------------------------
 
+from controller.daemon.command import add_run_parser  # noqa: E402  (it uses the helpers above)
+
 # Each feature's `add_*_parser(subparsers)`; append yours.
 _PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
-                                          add_plan_parsers, add_operator_parsers]
+                                          add_plan_parsers, add_operator_parsers,
+                                          add_run_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

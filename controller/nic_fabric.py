@@ -43,8 +43,8 @@ from controller.plan.nic_plan import (
 )
 from controller.plan.plan import FabricPlan
 from controller.plan.usid import format_address
-from controller.repair.repairer import ManagedNic
-from controller.topology.model import Topology
+from controller.repair.repairer import DirectNic, ManagedNic
+from controller.topology.model import Endpoint, Topology
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.host import Host
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
@@ -52,6 +52,7 @@ from softswitch.fabric import Fabric
 from softswitch.fabric import Host as FabricHost
 
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
+EV_EVENT_DIGEST = "ev_event_t"
 QP_BASE = 0x100  # a NIC's QP for its connection c is QP_BASE + c
 
 
@@ -85,7 +86,7 @@ class NicEnd:
     connection: NicConnection
     transport: Host
     wire: FabricHost
-    session: SwitchConnection
+    session: SwitchConnection | None   # None when a controller (controller.daemon) owns the NIC
     events: list[EvEvent] = field(default_factory=list)
 
 
@@ -95,7 +96,10 @@ class NicFabric:
     def __init__(self, topology: Topology, switch_program: Path | str,
                  nic_program: Path | str, pairs: Sequence[tuple[str, str]], *,
                  profile: EvProfile | None = None, link_pps: float = 1_000_000,
-                 poll_us: int = 5, memory: int = 4 << 20, **transport: Any) -> None:
+                 poll_us: int = 5, memory: int = 4 << 20, program: bool = True,
+                 **transport: Any) -> None:
+        """`program=False`: switches and NICs come up blank (no tables; NICs run their
+        program), for a controller (controller.daemon) to program over `endpoints()`."""
         self.topology = topology
         self.plan = FabricPlan(topology)
         self.profile = profile or EvProfile()
@@ -108,24 +112,31 @@ class NicFabric:
         self.nic_plans: dict[str, NicPlan] = {}
         self._periodic: list[tuple[int, Callable[[int], None]]] = []
         self._next_periodic: list[int] = []
+        self.link_pps = link_pps
+        self._nic_program = nic_program
         try:
-            report = push(self.running, self.plan, Program.compile(switch_program))
-            if not report.ok:
-                raise RuntimeError("switch push failed:\n" + "\n".join(
-                    f"{r.name}: {e}" for r in report.switches for e in r.errors))
-            self._program_nics(pairs, memory, transport)
+            if program:
+                report = push(self.running, self.plan, Program.compile(switch_program))
+                if not report.ok:
+                    raise RuntimeError("switch push failed:\n" + "\n".join(
+                        f"{r.name}: {e}" for r in report.switches for e in r.errors))
+            self._program_nics(pairs, memory, transport, program)
             for node in self.fabric.switches:
-                node.device.set_queue_rate(None, link_pps)
-            for name in self.nics:
-                # The host port is the NIC's PCIe side, faster than all its planes together: a
-                # packet the NIC has SACKed must reach the host.
-                self.fabric.switch(name).device.set_queue_rate(HOST_PORT, None)
+                self._set_rates(node.name)
         except BaseException:
             self.close()
             raise
 
+    def _set_rates(self, name: str) -> None:
+        device = self.fabric.switch(name).device
+        device.set_queue_rate(None, self.link_pps)
+        if name in self.nics:
+            # The host port is the NIC's PCIe side, faster than all its planes together: a
+            # packet the NIC has SACKed must reach the host.
+            device.set_queue_rate(HOST_PORT, None)
+
     def _program_nics(self, pairs: Sequence[tuple[str, str]], memory: int,
-                      transport: dict[str, Any]) -> None:
+                      transport: dict[str, Any], program: bool) -> None:
         planner = NicPlanner(self.plan)
         ends: dict[str, NicConnection] = {}
         for conn, (a, b) in enumerate(pairs):
@@ -136,17 +147,7 @@ class NicFabric:
         for name, connection in ends.items():
             nic_plan = planner.plan_nic(name, [connection], self.profile)
             self.nic_plans[name] = nic_plan
-            node = self.fabric.switch(name)
-            session = SwitchConnection(node.grpc_address, node.device.device_id,
-                                       election_id=(0, 1))
-            session.connect()
-            session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
-            schema = session.schema
-            for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
-                session.write(updates)
-            session.insert([CloneSessionEntry(sid).add(port)
-                            for sid, port in sorted(nic_plan.clone_sessions.items())])
-            session.insert(DigestEntry(schema, "ev_event_t"))
+            session = self._program_nic(name, nic_plan) if program else None
             me, peer = self.topology.nic(name), self.topology.nic(connection.peer)
             config = ConnectionConfig(
                 local_addr=format_address(nic_address(me)),
@@ -156,7 +157,51 @@ class NicFabric:
             self.nics[name] = NicEnd(name, connection, Host(config, memory),
                                      self.fabric.host(nic_host_name(name)), session)
 
+    def _program_nic(self, name: str, nic_plan: NicPlan) -> SwitchConnection:
+        node = self.fabric.switch(name)
+        session = SwitchConnection(node.grpc_address, node.device.device_id, election_id=(0, 1))
+        session.connect()
+        session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
+        schema = session.schema
+        for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
+            session.write(updates)
+        session.insert([CloneSessionEntry(sid).add(port)
+                        for sid, port in sorted(nic_plan.clone_sessions.items())])
+        session.insert(DigestEntry(schema, EV_EVENT_DIGEST))
+        return session
+
     # -- access -------------------------------------------------------------------------------
+
+    @property
+    def connections(self) -> dict[str, list[NicConnection]]:
+        """Each NIC's connections (what its host transport runs)."""
+        return {name: [end.connection] for name, end in self.nics.items()}
+
+    def nic_endpoints(self) -> dict[str, Endpoint]:
+        """Where each NIC's P4Runtime server listens."""
+        out = {}
+        for name in self.nics:
+            node = self.fabric.switch(name)
+            assert node.grpc_address is not None
+            out[name] = Endpoint(node.grpc_address, node.device.device_id)
+        return out
+
+    def power_off(self, name: str) -> None:
+        """Pull a switch's or NIC's power: tables gone, P4Runtime server down (fabric.py)."""
+        self.fabric.power_off(name)
+
+    def power_on(self, name: str) -> None:
+        """Boot it again blank, its ports draining at the fabric's rate; a controller must
+        program it (a NIC boots with its program and no entries, as the fabric built it)."""
+        self.fabric.power_on(name, self._nic_program if name in self.nics else None)
+        self._set_rates(name)
+
+    def _session(self, nic: str) -> SwitchConnection:
+        session = self.nics[nic].session
+        if session is None:
+            raise RuntimeError(f"{nic} is programmed by a controller here (program=False): "
+                               "use its session")
+        return session
 
     @property
     def now(self) -> int:
@@ -192,12 +237,12 @@ class NicFabric:
     def inject_loss(self, nic: str, probability: float, plane: int | None = None) -> None:
         """Drop what arrives at `nic` (on `plane`, or on every plane) with `probability`: the
         NIC's inline loss injector, set by a table entry as the paper's loss experiments did."""
-        end = self.nics[nic]
         threshold = min(int(probability * (1 << 32)), (1 << 32) - 1)
         match = {} if plane is None else {"plane": (plane, 0x7)}
         entry = PlannedEntry.make("loss_injector", match, "drop_randomly",
                                   {"threshold": threshold}, priority=1)
-        end.session.insert(to_table_entry(end.session.schema, entry))
+        session = self._session(nic)
+        session.insert(to_table_entry(session.schema, entry))
 
     def queue_drops(self) -> dict[str, int]:
         """Tail drops (full egress queues) so far, per device that had any."""
@@ -207,8 +252,9 @@ class NicFabric:
     def events(self, nic: str) -> list[EvEvent]:
         """The EV events the NIC has sent so far (digests on its P4Runtime stream, acked)."""
         end = self.nics[nic]
-        while (digest := end.session.get_digest(timeout=0.2)) is not None:
-            end.session.ack_digest(digest)
+        session = self._session(nic)
+        while (digest := session.get_digest(timeout=0.2)) is not None:
+            session.ack_digest(digest)
             for fields in digest.data:   # one dict per ev_event_t
                 end.events.append(EvEvent(
                     nic, fields["conn"], fields["profile"], fields["ev"],
@@ -217,14 +263,23 @@ class NicFabric:
 
     # -- running ------------------------------------------------------------------------------
 
-    def every(self, period_us: int, fn: Callable[[int], None]) -> None:
-        """Call `fn(now_us)` every `period_us` of virtual time (a controller loop, a probe)."""
+    def every(self, period_us: int, fn: Callable[[int], None]) -> Callable[[], None]:
+        """Call `fn(now_us)` every `period_us` of virtual time (a controller loop, a probe);
+        returns what stops it."""
         self._periodic.append((period_us, fn))
         self._next_periodic.append(self.now + period_us)
 
+        def cancel() -> None:
+            for i, (_, registered) in enumerate(self._periodic):
+                if registered is fn:
+                    del self._periodic[i], self._next_periodic[i]
+                    return
+        return cancel
+
     def managed_nics(self) -> list[ManagedNic]:
         """Every NIC as the repair loop sees it (its session, connection, planned EV paths)."""
-        return [ManagedNic(name, end.session, {end.connection.conn: end.connection.peer},
+        return [ManagedNic(name, DirectNic(self._session(name), name),
+                           {end.connection.conn: end.connection.peer},
                            self.profile, [e for e in self.nic_plans[name].entries
                                           if e.table == "ev_path"])
                 for name, end in self.nics.items()]
@@ -267,7 +322,8 @@ class NicFabric:
 
     def close(self) -> None:
         for end in self.nics.values():
-            end.session.close()
+            if end.session is not None:
+                end.session.close()
         self.fabric.close()
 
     def __enter__(self) -> NicFabric:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -37,6 +37,7 @@ from p4rt.errors import (
     P4RuntimeWriteError,
     UpdateError,
     code_name,
+    unreachable_error,
     write_error,
 )
 from p4rt.packetio import (
@@ -46,6 +47,7 @@ from p4rt.packetio import (
     decode_packet_in,
     packet_out_message,
 )
+from p4rt.protowire import SMALL, encode_varint
 from p4rt.schema import Schema
 
 LOG = logging.getLogger("p4rt")
@@ -103,11 +105,14 @@ def _device_config_bytes(config: bytes | str | Path) -> bytes:
 
 # -- requests (shared by any transport) -----------------------------------------------------------
 
-def arbitration_request(device_id: int, election_id: ElectionId,
-                        role: str) -> p4r.StreamMessageRequest:
+def arbitration_request(device_id: int, election_id: ElectionId, role: str,
+                        role_config: Any = None) -> p4r.StreamMessageRequest:
+    """`role_config`: a packed config (google.protobuf.Any: p4rt.role_config) or None."""
     update = p4r.MasterArbitrationUpdate(device_id=device_id, election_id=uint128(election_id))
     if role:
         update.role.name = role
+    if role_config is not None:
+        update.role.config.CopyFrom(role_config)
     return p4r.StreamMessageRequest(arbitration=update)
 
 
@@ -134,14 +139,16 @@ def to_update(item: UpdateLike) -> p4r.Update:
     return make_update(kind, entity)
 
 
-def chunks(updates: Sequence[p4r.Update], batch_size: int,
-           max_bytes: int = MAX_BATCH_BYTES) -> Iterator[tuple[int, list[p4r.Update]]]:
-    """(offset, batch) pairs: at most `batch_size` updates and about `max_bytes` bytes each."""
-    batch: list[p4r.Update] = []
+def chunks(updates: Iterable[T], batch_size: int, max_bytes: int = MAX_BATCH_BYTES,
+           size_of: Callable[[T], int] = p4r.Update.ByteSize,  # type: ignore[assignment]
+           ) -> Iterator[tuple[int, list[T]]]:
+    """(offset, batch) pairs: at most `batch_size` updates and about `max_bytes` bytes each,
+    taken lazily; `size_of` one update's encoded size (len, for updates already encoded)."""
+    batch: list[T] = []
     size = 0
     offset = 0
     for position, update in enumerate(updates):
-        update_size = update.ByteSize() + 8
+        update_size = size_of(update) + 8
         if batch and (len(batch) >= batch_size or size + update_size > max_bytes):
             yield offset, batch
             batch, size, offset = [], 0, position
@@ -149,6 +156,54 @@ def chunks(updates: Sequence[p4r.Update], batch_size: int,
         size += update_size
     if batch:
         yield offset, batch
+
+
+def encoded_write_request(device_id: int, election_id: ElectionId, role: str,
+                          updates: Sequence[bytes], atomicity: int) -> bytes:
+    """`write_request(...).SerializeToString()` for updates already serialized (each a
+    ``p4.v1.Update``'s bytes): no message objects per update, so a large batch costs a join."""
+    head = write_request(device_id, election_id, role, [], atomicity).SerializeToString()
+    parts = [head]
+    append = parts.append
+    for update in updates:   # WriteRequest.updates = 4, length-delimited
+        size = len(update)
+        append(b"\x22" + (SMALL[size] if size < 128 else encode_varint(size)))
+        append(update)
+    return b"".join(parts)
+
+
+def encoded_chunks(updates: Iterable[bytes], batch_size: int, max_bytes: int = MAX_BATCH_BYTES
+                   ) -> Iterator[tuple[int, list[bytes]]]:
+    """`chunks` for serialized updates."""
+    return chunks(updates, batch_size, max_bytes, len)
+
+
+def read_response_entities(data: bytes) -> list[bytes]:
+    """The entities of a ReadResponse's bytes, each as its own bytes (entities = 1, its only
+    field). Anything else — another field, bytes cut short — is left to the parser: its
+    entities re-serialized, or its error."""
+    out: list[bytes] = []
+    i, n = 0, len(data)
+    while i < n and data[i] == 0x0A:
+        size = shift = 0
+        i += 1
+        while i < n:   # the entity's length, a varint
+            byte = data[i]
+            i += 1
+            size |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        else:
+            break
+        if i + size > n:
+            break
+        out.append(data[i:i + size])
+        i += size
+    else:
+        if i == n:
+            return out
+    return [entity.SerializeToString() for entity in p4r.ReadResponse.FromString(data).entities]
 
 
 # -- the connection -------------------------------------------------------------------------------
@@ -175,6 +230,7 @@ class SwitchConnection:
 
     def __init__(self, address: str, device_id: int = 0, election_id: ElectionId = (0, 1),
                  role: str = "", credentials: grpc.ChannelCredentials | None = None, *,
+                 role_config: Any = None,
                  schema: Schema | None = None, rpc_timeout: float | None = 30.0,
                  batch_size: int = DEFAULT_BATCH_SIZE,
                  channel_options: Sequence[tuple[str, Any]] = ()) -> None:
@@ -182,11 +238,14 @@ class SwitchConnection:
         self.device_id = device_id
         self.election_id = election_id
         self.role = role
+        self.role_config = role_config   # packed (p4rt.role_config), sent when arbitrating
         self.schema = schema
         self.rpc_timeout = rpc_timeout
         self.batch_size = batch_size
         self.is_primary = False
         self.stream_error: P4RuntimeRpcError | None = None  # why the stream ended, if it did
+        # The newest arbitration update (election_id: the highest the server has seen).
+        self.last_arbitration: p4r.MasterArbitrationUpdate | None = None
         self._credentials = credentials
         self._channel_options = [*CHANNEL_OPTIONS, *channel_options]
         self._channel: grpc.Channel | None = None
@@ -225,16 +284,23 @@ class SwitchConnection:
         try:
             grpc.channel_ready_future(self._channel).result(timeout=timeout)
         except grpc.FutureTimeoutError:
+            try:  # one fail-fast RPC for the channel's last error (a refused TLS handshake...)
+                stub.Capabilities(p4r.CapabilitiesRequest(), timeout=1.0, wait_for_ready=False)
+                failure = None
+            except grpc.RpcError as error:
+                failure = error
             self.close()
-            raise P4RuntimeConnectionError(
-                f"cannot reach a P4Runtime server at {self.address} within {timeout:g} s") from None
+            security = "plaintext" if self._credentials is None else "secure"
+            raise unreachable_error(f"cannot reach a P4Runtime server at {self.address}", timeout,
+                                    security, failure) from None
         self._new_queues()
         self.stream_error = None
         self._stream = stub.StreamChannel(_drain(self._requests))
         self._reader = threading.Thread(target=self._read_stream, daemon=True,
                                         name=f"p4rt-stream-{self.address}")
         self._reader.start()
-        self._requests.put(arbitration_request(self.device_id, self.election_id, self.role))
+        self._requests.put(arbitration_request(self.device_id, self.election_id, self.role,
+                                                self.role_config))
         try:
             reply = self._arbitration.get(timeout=timeout)
         except queue.Empty:
@@ -264,6 +330,20 @@ class SwitchConnection:
         self._stream = self._reader = self._channel = self._stub = None
         self.is_primary = False
 
+    @property
+    def stream_open(self) -> bool:
+        """Whether the stream channel is up (False before connect, after close, and once the
+        server ended it: a restarted or unreachable device)."""
+        reader = self._reader
+        return self._stream is not None and reader is not None and reader.is_alive()
+
+    def rearbitrate(self, election_id: ElectionId) -> None:
+        """Arbitrate again on the open stream with another election id (taking over as
+        primary once the old one is gone); the answer arrives as an arbitration update."""
+        self.election_id = election_id
+        self.send_stream(arbitration_request(self.device_id, election_id, self.role,
+                                                self.role_config))
+
     def __enter__(self) -> SwitchConnection:
         if self._stream is None:
             self.connect()
@@ -292,6 +372,7 @@ class SwitchConnection:
         kind = response.WhichOneof("update")
         if kind == "arbitration":
             self.is_primary = response.arbitration.status.code == rpc_code.OK
+            self.last_arbitration = response.arbitration
             self._arbitration.put(response.arbitration)
         elif kind == "packet":
             self._packets.put(response.packet)

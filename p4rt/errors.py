@@ -6,6 +6,7 @@ control-plane requests (CLI, PTF harness) catch these too; `code` is a gRPC stat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,55 @@ class P4RuntimeConnectionError(P4RuntimeClientError):
 
     def __init__(self, message: str, code: str = "UNAVAILABLE") -> None:
         super().__init__(message, code)
+
+
+_LAST_ERROR = re.compile(r"last error: (?:[A-Z_]+: )?(?:(?:ipv4|ipv6|unix):\S+?: )?(.*?)(?:: OK)?$")
+# "Tls handshake failed (TSI_PROTOCOL_FAILURE): SSL_ERROR_SSL: error:1000007d:SSL routines:
+# OPENSSL_internal:CERTIFICATE_VERIFY_FAILED: ..." says the same thing three times.
+_TLS_NOISE = re.compile(r"^tls handshake failed(?: \([A-Z_]+\))?: |ssl_error_ssl: "
+                        r"|error:[0-9a-f]+:ssl routines:\w+:", re.IGNORECASE)
+_TLS_WORDS = ("handshake", "ssl", "tls", "certificate", "peer name", "verification")
+
+
+def unreachable_error(where: str, timeout: float, security: str,
+                      error: grpc.RpcError | None) -> P4RuntimeConnectionError:
+    """Why the channel to `where` did not become ready; `error` is what a fail-fast RPC got.
+
+    `security` is what the client offered: "plaintext", "TLS" (no client certificate), "mutual
+    TLS", or "secure" (TLS, certificate unknown). gRPC itself says only "failed to connect to all
+    addresses"; this names a refused TLS handshake as such.
+    """
+    code, details = _call_status(error) if error is not None else ("", "")
+    found = _LAST_ERROR.search(details)
+    if found:
+        reason = found.group(1)
+    else:  # e.g. a name that does not resolve; a deadline says nothing more than the timeout
+        reason = details if code == "UNAVAILABLE" else ""
+    lowered = reason.lower()
+    if any(word in lowered for word in _TLS_WORDS):
+        hint = " (does the server serve TLS?)" if "WRONG_VERSION_NUMBER" in reason else ""
+        return P4RuntimeConnectionError(
+            f"{where}: TLS handshake failed: {_TLS_NOISE.sub('', reason) or reason}{hint}")
+    if "socket closed" in lowered or "connection reset" in lowered:
+        # The server hung up on the handshake: with TLS 1.3 a refused client certificate shows
+        # up this way on the client, as does a plaintext client talking to a TLS server.
+        if security == "plaintext":
+            message = "the server closed the connection: does it require TLS? (this client is plaintext)"
+        elif security == "TLS":
+            message = ("TLS handshake failed: the server closed the connection: does it require a "
+                       "client certificate? (this client sent none)")
+        elif security == "mutual TLS":
+            message = ("TLS handshake failed: the server refused this client's certificate "
+                       "(is it signed by a CA the server trusts?)")
+        else:
+            message = ("TLS handshake failed: the server closed the connection (it refused this "
+                       "client's certificate, or requires one)")
+        return P4RuntimeConnectionError(f"{where}: {message}")
+    if "connection refused" in lowered:
+        reason = "connection refused"
+    suffix = f" ({reason})" if reason else ""
+    return P4RuntimeConnectionError(
+        f"{where}: no P4Runtime server answers within {timeout:g} s{suffix}")
 
 
 def code_name(code: int) -> str:

@@ -153,6 +153,8 @@ class FabricSwitch:
     device: Device
     server: Any = None
     links: dict[int, tuple[str, int]] = field(default_factory=dict)  # port → (peer, peer port)
+    make_device: Callable[[], Device] | None = None  # a blank device like this one (power_on)
+    powered: bool = True
 
     @property
     def engine(self) -> Switch:
@@ -208,11 +210,15 @@ class Fabric:
         if device_id is None:
             device_id = len(self._switches) + 1
         trace = self._named_trace(name)
-        device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
-                        priority_queues=priority_queues, trace=trace,
-                        dump_packet_data=dump_packet_data, clock=self.clock)
-        node = FabricSwitch(name, device)
-        device.set_output(self._output_fn(name))
+        def make_device() -> Device:
+            device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
+                            priority_queues=priority_queues, trace=trace,
+                            dump_packet_data=dump_packet_data, clock=self.clock)
+            device.set_output(self._output_fn(name))
+            return device
+
+        device = make_device()
+        node = FabricSwitch(name, device, make_device=make_device)
         if program is not None:
             device.commit(self._pipeline(program, drop_port, trace))
         if grpc_address is not None:
@@ -265,8 +271,8 @@ class Fabric:
         for sw, port in ((sa, a_port), (sb, b_port)):
             if (sw.name, port) in self._endpoints:
                 raise ValueError(f"port {port} of {sw.name!r} is already connected")
-        self._endpoints[(a, a_port)] = self._receiver(sb.device, b_port)
-        self._endpoints[(b, b_port)] = self._receiver(sa.device, a_port)
+        self._endpoints[(a, a_port)] = self._receiver(sb, b_port)
+        self._endpoints[(b, b_port)] = self._receiver(sa, a_port)
         sa.links[a_port] = (b, b_port)
         sb.links[b_port] = (a, a_port)
         self._peers[(a, a_port)] = (b, b_port)
@@ -287,6 +293,37 @@ class Fabric:
     def link_is_up(self, switch: str, port: int) -> bool:
         return (switch, port) not in self._down
 
+    def power_off(self, name: str) -> None:
+        """Switch `name` off, as a pulled power cord: its P4Runtime server stops (every stream
+        ends), it forwards nothing, and its pipeline and tables are gone. `power_on` brings it
+        back blank, on the same P4Runtime address, for a controller to program again."""
+        node = self.switch(name)
+        if not node.powered:
+            return
+        node.powered = False
+        if node.server is not None:
+            node.server.stop(0)
+        node.device.stop()
+        assert node.make_device is not None
+        node.device = node.make_device()   # no pipeline: drops whatever still reaches it
+
+    def power_on(self, name: str, program: ProgramSource | None = None) -> None:
+        """Boot a switch switched off by `power_off`: running `program` (None: no program, as
+        `--no-p4`) with empty tables, its P4Runtime server listening where it did before."""
+        node = self.switch(name)
+        if node.powered:
+            return
+        if program is not None:
+            node.device.commit(self._pipeline(program, node.device.drop_port, node.device.trace))
+        if node.server is not None:
+            from softswitch.runtime.server.server import P4RuntimeServer
+
+            node.server = P4RuntimeServer(node.device, f"127.0.0.1:{node.server.port}")
+            node.server.start()
+        node.powered = True
+        if self._running:
+            node.device.start()
+
     def add_host(self, name: str, switch: str, port: int) -> Host:
         """A host attached to `port` of `switch`."""
         if name in self._switches or name in self._hosts:
@@ -300,11 +337,9 @@ class Fabric:
         self._peers[(switch, port)] = (name, port)
         return host
 
-    def _receiver(self, device: Device, port: int) -> Callable[[bytes], None]:
-        receive = device.receive
-
+    def _receiver(self, node: FabricSwitch, port: int) -> Callable[[bytes], None]:
         def deliver(data: bytes) -> None:
-            receive(port, data)
+            node.device.receive(port, data)   # looked up per packet: power_on swaps the device
         return deliver
 
     def _output_fn(self, name: str) -> Callable[[int, bytes], None]:

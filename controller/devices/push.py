@@ -22,6 +22,8 @@ from controller.devices.session import Program, Session
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Switch, Topology
 from p4rt.client import DEFAULT_BATCH_SIZE
+from p4rt.protowire import collections_deferred
+from p4rt.role_config import pack_role_config
 from softswitch.errors import ControlPlaneError
 
 ERRORS_SHOWN = 5  # per switch in the summary; SwitchReport.errors keeps them all
@@ -45,6 +47,7 @@ class SwitchReport:
     unchanged: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    started: float = 0.0   # wall-clock time (time.time()) the push of this switch began
 
     @property
     def ok(self) -> bool:
@@ -70,6 +73,8 @@ class SwitchReport:
 class PushReport:
     switches: list[SwitchReport]
     seconds: float = 0.0
+    # client CPU time of the push (this process's threads; with worker processes, theirs too)
+    cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -156,7 +161,7 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
                       connect_timeout: float = 10.0) -> SwitchReport:
     """Bring one switch to its planned entries; never raises for a switch-side problem."""
     started = time.monotonic()
-    report = SwitchReport(switch.name)
+    report = SwitchReport(switch.name, started=time.time())
     if switch.endpoint is None:
         report.status = "failed"
         report.errors.append("the topology gives no P4Runtime endpoint for this switch")
@@ -165,18 +170,22 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
     session = Session(switch.name, switch.endpoint, rpc_timeout=rpc_timeout,
                       connect_timeout=connect_timeout, batch_size=batch_size)
     try:
+        if switch.endpoint.role_config is not None:
+            session.role_config = pack_role_config(program.schema, switch.endpoint.role_config)
         if not await session.connect():
             report.status = "backup"
             session.require_primary()  # raises NotPrimaryError with the election ids
         report.pipeline_pushed = await session.ensure_pipeline(program)
         schema = program.schema
         codec = PlanCodec(schema)
-        current = await session.read(read_requests(schema, entries))
-        difference = diff(schema, entries, current, codec)
+        current = await session.read_encoded(read_requests(schema, entries))
+        with collections_deferred():
+            difference = diff(schema, entries, current, codec)
+            del current
         report.unchanged = difference.unchanged
-        for kind, updates in difference.phases(schema, codec):
-            failed = await session.write(updates)
-            setattr(report, kind, len(updates) - len(failed))
+        for kind, count, updates in difference.encoded_phases(codec):
+            failed = await session.write_encoded(updates)
+            setattr(report, kind, count - len(failed))
             report.errors.extend(str(error) for error in failed)
         if report.status != "backup":
             report.status = "failed" if report.errors else "ok"
@@ -233,7 +242,10 @@ def push(topology: Topology, plan: PlanLike | Mapping[str, Sequence[PlannedEntry
          progress: Progress | bool = False) -> PushReport:
     """`push_async` in its own event loop. `progress=True` reports on stderr."""
     shown = Progress(len(switches or topology.switches)) if progress is True else progress
-    return asyncio.run(push_async(topology, plan, program, concurrency=concurrency,
-                                  switches=switches, batch_size=batch_size,
-                                  connect_timeout=connect_timeout, rpc_timeout=rpc_timeout,
-                                  progress=shown or None))
+    cpu = time.process_time()
+    report = asyncio.run(push_async(topology, plan, program, concurrency=concurrency,
+                                    switches=switches, batch_size=batch_size,
+                                    connect_timeout=connect_timeout, rpc_timeout=rpc_timeout,
+                                    progress=shown or None))
+    report.cpu_seconds = time.process_time() - cpu
+    return report

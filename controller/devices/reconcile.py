@@ -12,7 +12,7 @@ action is never inserted or deleted, only modified, and only when the plan names
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from finsy.proto import p4r
@@ -100,41 +100,64 @@ class Diff:
         return [(name, [codec.update(kind, entry) for entry in entries])
                 for name, kind, entries in kinds if entries]
 
+    def encoded_phases(self, codec: PlanCodec) -> list[tuple[str, int, Iterator[bytes]]]:
+        """`phases` as wire bytes for Session.write_encoded: ("deleted" | ..., how many,
+        their updates). Every entry is checked now, as `phases` checks them; each is encoded
+        only when its request is sent, so encoding overlaps the switch's work."""
+        kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
+                 ("inserted", INSERT, self.inserts))
+        return [(name, len(entries), codec.encoding(kind, entries))
+                for name, kind, entries in kinds if entries]
+
 
 def diff(schema: Schema, planned: Sequence[PlannedEntry],
-         current: Iterable[p4r.Entity], codec: PlanCodec | None = None) -> Diff:
-    """Plan vs switch state (`current`: what `read_requests` returned).
+         current: Iterable[p4r.Entity | bytes], codec: PlanCodec | None = None) -> Diff:
+    """Plan vs switch state (`current`: what `read_requests` returned, as entities or as
+    their wire bytes).
 
     Const entries (in the program, not the controller's) are left alone; so is a default
     action the plan does not set. Two planned entries with one key are a plan bug, refused.
     """
     codec = codec or PlanCodec(schema)
     want: dict[tuple[object, ...], PlannedEntry] = {}
+    keep = want.setdefault   # one hash of the key per entry
     for entry in planned:
         canon = codec.canonical(entry)
-        if canon.key in want and want[canon.key] != canon:
-            raise ValueError(f"the plan has two entries for one key: {want[canon.key].describe()} "
+        other = keep(canon.key, canon)
+        if other is not canon and other != canon:
+            raise ValueError(f"the plan has two entries for one key: {other.describe()} "
                              f"and {canon.describe()}")
-        want[canon.key] = canon
     have: dict[tuple[object, ...], PlannedEntry] = {}
     for entity in current:
+        if isinstance(entity, bytes):   # Session.read_encoded's form
+            decoded = codec.decode_entity(entity)
+            if decoded is not None:
+                have[decoded.key] = decoded
+            continue
         if entity.WhichOneof("entity") != "table_entry" or entity.table_entry.is_const:
             continue
-        entry = from_entity(schema, entity)
+        entry = codec.from_entity(entity)
         have[entry.key] = entry
     result = Diff()
+    if not have:   # a new or wiped switch: everything is written (defaults as MODIFY)
+        for entry in want.values():
+            (result.modifies if entry.is_default else result.inserts).append(entry)
+        return result
+    found = 0
     for key, entry in have.items():
-        if key not in want:
+        target = want.get(key)
+        if target is None:
             if not entry.is_default:
                 result.deletes.append(entry)
             continue
-        target = want[key]
-        if (target.action, target.params) == (entry.action, entry.params):
+        found += 1
+        if target.action == entry.action and target.params == entry.params:
             result.unchanged += 1
         else:
             result.modifies.append(target)
-    for key, entry in want.items():
-        if key not in have:
-            # A default the read did not return still exists on the switch: MODIFY it.
-            (result.modifies if entry.is_default else result.inserts).append(entry)
+    if found < len(want):   # some planned entries are not on the switch
+        for key, entry in want.items():
+            if key not in have:
+                # A default the read did not return still exists on the switch: MODIFY it.
+                (result.modifies if entry.is_default else result.inserts).append(entry)
     return result

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,10 @@ from p4rt.client import (
     ResponseType,
     arbitration_request,
     chunks,
+    encoded_chunks,
+    encoded_write_request,
     pipeline_request,
+    read_response_entities,
     write_request,
 )
 from p4rt.entities import describe_update
@@ -39,6 +42,7 @@ from p4rt.errors import (
     P4RuntimeConnectionError,
     P4RuntimeRpcError,
     UpdateError,
+    unreachable_error,
     write_error,
 )
 from p4rt.schema import Schema
@@ -120,6 +124,12 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
                                         certificate_chain=read(endpoint.tls_cert, "certificate"))
 
 
+def _security(endpoint: Endpoint) -> str:
+    if endpoint.tls_cert:
+        return "mutual TLS"
+    return "TLS" if endpoint.tls_ca else "plaintext"
+
+
 def _election(value: p4r.Uint128) -> tuple[int, int]:
     return (value.high, value.low)
 
@@ -143,6 +153,8 @@ class Session:
         self._stub: Any = None
         self._stream: Any = None
         self._reader: asyncio.Task[None] | None = None
+        # The endpoint's role config, packed against the program (p4rt.role_config); None: none
+        self.role_config: Any = None
 
     @property
     def address(self) -> str:
@@ -170,15 +182,16 @@ class Session:
         try:
             await asyncio.wait_for(self._channel.channel_ready(), self.connect_timeout)
         except TimeoutError:
+            failure = await self._why_not_ready()
             await self.close()
-            raise P4RuntimeConnectionError(
-                f"{self._where()}: no P4Runtime server answers within "
-                f"{self.connect_timeout:g} s") from None
+            raise unreachable_error(self._where(), self.connect_timeout,
+                                    _security(self.endpoint), failure) from None
         self._stream = self._stub.StreamChannel()
         endpoint = self.endpoint
         try:
             await self._stream.write(arbitration_request(endpoint.device_id,
-                                                         endpoint.election_id, endpoint.role))
+                                                         endpoint.election_id, endpoint.role,
+                                                         self.role_config))
             reply = await asyncio.wait_for(self._first_arbitration(), self.connect_timeout)
         except TimeoutError:
             await self.close()
@@ -194,6 +207,15 @@ class Session:
         self._on_arbitration(reply)
         self._reader = asyncio.create_task(self._read_stream(), name=f"p4rt-{self.name}")
         return self.is_primary
+
+    async def _why_not_ready(self) -> grpc.RpcError | None:
+        """The channel's last connection error, from one fail-fast RPC (None if it answered)."""
+        try:
+            await self._stub.Capabilities(p4r.CapabilitiesRequest(), timeout=1.0,
+                                          wait_for_ready=False)
+        except grpc.RpcError as error:
+            return error
+        return None
 
     async def _first_arbitration(self) -> p4r.MasterArbitrationUpdate:
         while True:
@@ -321,6 +343,25 @@ class Session:
             raise P4RuntimeRpcError.from_grpc("Read", error) from None
         return found
 
+    async def read_encoded(self, entities: Sequence[p4r.Entity]) -> list[bytes]:
+        """`read`, each entity as its wire bytes (PlanCodec.decode_entity reads them): no
+        message object per entity."""
+        if self._channel is None:
+            raise P4RuntimeConnectionError(f"{self._where()}: not connected",
+                                           "FAILED_PRECONDITION")
+        request = p4r.ReadRequest(device_id=self.device_id, role=self.endpoint.role,
+                                  entities=list(entities))
+        # no response_deserializer: each ReadResponse arrives as its bytes
+        call = self._channel.unary_stream("/p4.v1.P4Runtime/Read",
+                                          request_serializer=p4r.ReadRequest.SerializeToString)
+        found: list[bytes] = []
+        try:
+            async for reply in call(request, timeout=self.rpc_timeout):
+                found.extend(read_response_entities(reply))
+        except grpc.RpcError as error:
+            raise P4RuntimeRpcError.from_grpc("Read", error) from None
+        return found
+
     async def write(self, updates: Sequence[p4r.Update]) -> list[UpdateError]:
         """Send `updates` in batches (CONTINUE_ON_ERROR), a few in flight at once; the failed
         updates, indexed within `updates`. A request refused as a whole raises
@@ -335,6 +376,51 @@ class Session:
         results = await asyncio.gather(*(send(offset, batch)
                                           for offset, batch in chunks(updates, self.batch_size)))
         return [error for failed in results for error in failed]
+
+    async def write_encoded(self, updates: Iterable[bytes]) -> list[UpdateError]:
+        """`write` for updates already serialized (PlanCodec.encode), taken lazily: each
+        request is joined from its updates' bytes and sent as soon as it is full, so the
+        updates of the next one are encoded while the switch applies this one."""
+        self.require_primary()
+        if self._channel is None:
+            raise P4RuntimeConnectionError(f"{self._where()}: not connected",
+                                           "FAILED_PRECONDITION")
+        # no request_serializer: the request is sent as the bytes it is
+        call = self._channel.unary_unary("/p4.v1.P4Runtime/Write",
+                                         response_deserializer=p4r.WriteResponse.FromString)
+        endpoint = self.endpoint
+        limit = asyncio.Semaphore(self.max_in_flight)
+
+        async def send(offset: int, batch: list[bytes]) -> list[UpdateError]:
+            try:
+                request = encoded_write_request(endpoint.device_id, endpoint.election_id,
+                                                endpoint.role, batch, CONTINUE_ON_ERROR)
+                await call(request, timeout=self.rpc_timeout)
+            except grpc.RpcError as error:
+                failure = write_error(error, [describe_update(self.schema, p4r.Update.FromString(u))
+                                              for u in batch], offset)
+                if not failure.errors:
+                    raise failure from None
+                return failure.errors
+            finally:
+                limit.release()
+            return []
+
+        sent: list[asyncio.Task[list[UpdateError]]] = []
+        try:
+            for offset, batch in encoded_chunks(updates, self.batch_size):
+                await limit.acquire()
+                sent.append(asyncio.create_task(send(offset, batch)))
+                await asyncio.sleep(0)   # let it send before the next batch is encoded
+            results = await asyncio.gather(*sent, return_exceptions=True)
+        except BaseException:   # cancelled, or an encoding error: no task left running
+            for task in sent:
+                task.cancel()
+            raise
+        for result in results:   # a request refused as a whole: as `write`, raise it
+            if isinstance(result, BaseException):
+                raise result
+        return [error for failed in results for error in failed]  # type: ignore[union-attr]
 
     async def _write_batch(self, offset: int, batch: list[p4r.Update]) -> list[UpdateError]:
         endpoint = self.endpoint

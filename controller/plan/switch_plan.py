@@ -123,7 +123,8 @@ class SwitchPlanner:
         """sid_block, then hop_limit_policy, dscp_priority, trimmable_dscp: the same everywhere."""
         qos = self.topology.qos
         out = [_entry("sid_block", "dst_addr", (self.block, 32), "in_sid_block"),
-               PlannedEntry.default("hop_limit_policy", "drop_hop_limit")]
+               # Punt: the controller's link probes come back to it this way (daemon/probes.py).
+               PlannedEntry.default("hop_limit_policy", "punt_hop_limit")]
         high = {qos.dscp_control, qos.dscp_trimmed, qos.dscp_trimmed_lasthop}
         data = {qos.dscp_trimmable, qos.dscp_trimmable_retx} - high
         for dscp in sorted(high | data):

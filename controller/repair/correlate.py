@@ -93,10 +93,15 @@ class Correlator:
 
     def _recover(self, report: EvReport) -> None:
         """A probe-answered EV: its links and T1 carry traffic again."""
-        links = set(self.path_links(report))
-        self.verdict.links_down -= links
-        self.verdict.switches_down.discard(report.t1)
-        self._bad = [r for r in self._bad if not links & set(self.path_links(r))]
+        for link in self.path_links(report):
+            self.recovered(link)
+
+    def recovered(self, link: FabricLink) -> None:
+        """Traffic crossed `link` (an EV's probe, or the controller's link probe): it and its
+        T1 are up, and the evidence against it is set aside."""
+        self.verdict.links_down.discard(link)
+        self.verdict.switches_down.discard(link[2])
+        self._bad = [r for r in self._bad if link not in self.path_links(r)]
 
     def _infer(self) -> None:
         pending = list(self._bad)

@@ -7,6 +7,8 @@ as two JSON files in a state directory (default `.mrc-ctl/` beside the topology 
   planned path per NIC, the last events), written by `Repairer.write_status`; `mrc-ctl status`
   prints it with the deny-list.
 - `events.jsonl`: one JSON object per EV event and per rewrite, appended by the repair loop.
+- `health.json`: the links and switches the controller has declared down (its own evidence,
+  not the deny-list), saved before the NICs are rewritten for them and read when it starts.
 
 Files are replaced atomically (written beside, then renamed), so a reader never sees half of one.
 A link is named `SWITCH:SWITCH` (a T0 and a T1 of one plane, cabled together), a switch by its
@@ -20,12 +22,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.repair.correlate import FabricLink
+from controller.repair.correlate import FabricLink, Verdict
 from controller.topology.model import Tier, Topology
 
 DENIED = "denied.json"
 STATUS = "status.json"
 EVENTS = "events.jsonl"
+HEALTH = "health.json"
 
 
 class OperatorError(Exception):
@@ -67,6 +70,35 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _read_things(path: Path, what: str) -> tuple[set[FabricLink], set[str]] | None:
+    """`{"links": [[plane, T0, T1], ...], "switches": [T1, ...]}`; None when there is no file."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        links = {(int(p), str(t0), str(t1)) for p, t0, t1 in data.get("links", [])}
+        switches = {str(s) for s in data.get("switches", [])}
+    except (ValueError, TypeError, AttributeError) as error:
+        raise OperatorError(f"{path}: not {what} ({error})") from None
+    return links, switches
+
+
+def _write_things(path: Path, links: set[FabricLink], switches: set[str]) -> None:
+    _write_atomically(path, json.dumps({"links": sorted(links), "switches": sorted(switches)},
+                                       indent=1) + "\n")
+
+
+def save_health(directory: Path, verdict: Verdict) -> None:
+    """What the controller has declared down (not the deny-list): written before it rewrites
+    the NICs for it, so a controller restarted mid-repair finishes the same repair."""
+    _write_things(directory / HEALTH, verdict.links_down, verdict.switches_down)
+
+
+def load_health(directory: Path) -> Verdict | None:
+    found = _read_things(directory / HEALTH, "a health file")
+    return None if found is None else Verdict(*found)
+
+
 @dataclass
 class DenyList:
     """The maintenance deny-list, persisted in `directory / denied.json`."""
@@ -77,20 +109,11 @@ class DenyList:
 
     @classmethod
     def load(cls, directory: Path) -> DenyList:
-        path = directory / DENIED
-        if not path.exists():
-            return cls(directory)
-        try:
-            data = json.loads(path.read_text())
-            links = {(int(p), str(t0), str(t1)) for p, t0, t1 in data.get("links", [])}
-            switches = {str(s) for s in data.get("switches", [])}
-        except (ValueError, TypeError) as error:
-            raise OperatorError(f"{path}: not a deny-list ({error})") from None
-        return cls(directory, links, switches)
+        found = _read_things(directory / DENIED, "a deny-list")
+        return cls(directory) if found is None else cls(directory, *found)
 
     def save(self) -> None:
-        _write_atomically(self.directory / DENIED, json.dumps(
-            {"links": sorted(self.links), "switches": sorted(self.switches)}, indent=1) + "\n")
+        _write_things(self.directory / DENIED, self.links, self.switches)
 
     def deny(self, target: FabricLink | str) -> None:
         (self.switches if isinstance(target, str) else self.links).add(target)  # type: ignore[arg-type]

@@ -12,21 +12,28 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
+
+from finsy.proto import p4r
 
 from controller.devices.codec import PlanCodec
+from controller.devices.logged_write import write_each
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import EvProfile
 from controller.plan.plan import FabricPlan
-from controller.repair.correlate import Correlator, EvReport, Verdict
+from controller.repair.correlate import Correlator, EvReport, FabricLink, Verdict
 from controller.repair.damping import Damper
 from controller.repair.operator import (
     EVENTS,
     DenyList,
     OperatorError,
     describe,
+    load_health,
+    save_health,
     write_status,
 )
 from controller.repair.rewrite import repaired_paths, rewrites
@@ -37,14 +44,39 @@ EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
 logger = logging.getLogger(__name__)
 
 
+class NicDevice(Protocol):
+    """How the repair loop reaches a NIC: its session (digests enabled), whether writes may go
+    to it now, and a write that reports each failure (logged_write.write_each)."""
+
+    @property
+    def session(self) -> SwitchConnection | None: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    def write(self, updates: Sequence[p4r.Update], descriptions: Sequence[str]) -> list[bool]: ...
+
+
+@dataclass
+class DirectNic:
+    """A NIC behind a session that is always up (an in-process fabric's); failures logged."""
+
+    session: SwitchConnection
+    name: str = ""
+    ready: bool = True
+
+    def write(self, updates: Sequence[p4r.Update], descriptions: Sequence[str]) -> list[bool]:
+        return write_each(self.session, self.name or self.session.address, updates,
+                          descriptions, logger.warning)
+
+
 @dataclass
 class ManagedNic:
-    """One NIC the controller programs: its P4Runtime session (digests enabled), its
-    connections (state index -> peer NIC), its EV profile and planned `ev_path` entries, and
-    what it holds now."""
+    """One NIC the controller programs: the device, its connections (state index -> peer
+    NIC), its EV profile and planned `ev_path` entries, and what it holds now."""
 
     name: str
-    session: SwitchConnection
+    device: NicDevice
     peers: dict[int, str]
     profile: EvProfile
     planned: list[PlannedEntry]
@@ -70,12 +102,13 @@ class ManagedNic:
                 return params["plane"], params["t1_usid"]
         return None
 
-    def install(self, target: list[PlannedEntry], changes: list[PlannedEntry],
-                now_s: float) -> None:
+    def install(self, changes: Sequence[PlannedEntry], now_s: float) -> None:
+        """`changes` (same keys as installed entries) are on the device now."""
         for e in changes:
             ev = dict(e.match)["ev"]
             self.moved[ev] = (now_s, self.path_of(ev))
-        self.installed = target
+        written = {e.key: e for e in changes}
+        self.installed = [written.get(e.key, e) for e in self.installed]
 
 
 @dataclass
@@ -90,11 +123,13 @@ class RepairLog:
 class Repairer:
     def __init__(self, plan: FabricPlan, nics: Sequence[ManagedNic], *,
                  settle_s: float = 0.05, damper: Damper | None = None,
-                 state: Path | None = None, **rules: float) -> None:
+                 state: Path | None = None, writers: int = 1, **rules: float) -> None:
         """`settle_s`: how long after a rewrite an EV's events still name its old path (they
         were raised by packets sent before it); `damper`: flap damping (damping.py); `state`:
         the operator's directory (operator.py: deny-list read every poll, status written,
-        events appended); `rules`: the Correlator's."""
+        events appended); `writers`: NICs written at once (round trips to real devices
+        overlap; an in-process fabric's servers share one interpreter, where one is faster);
+        `rules`: the Correlator's."""
         self.plan = plan
         self.state = state
         self.settle_s = settle_s
@@ -106,13 +141,63 @@ class Repairer:
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
         self._denied: DenyList | None = None
+        self._saved: Verdict | None = None
+        self._writers = ThreadPoolExecutor(writers, thread_name_prefix="nic-rewrite")
+        self._parallel = writers > 1
+        self.on_record: Callable[[dict[str, object]], None] | None = None
+        # What status.json holds; the daemon adds its devices to status_json's.
+        self.status_of: Callable[[float], dict[str, object]] | None = None
+        if state is not None:
+            self._resume(state)
+
+    def _resume(self, state: Path) -> None:
+        """Start from what a previous run declared down (and the deny-list): the NICs are then
+        reconciled to that, finishing a repair cut short by a restart."""
+        try:
+            saved = load_health(state)
+            self._denied = DenyList.load(state)
+        except OperatorError as error:
+            logger.warning("%s; starting without it", error)
+            return
+        if saved is not None:
+            self.correlator.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
+            self.damper.effective(saved, 0.0)
+            self._saved = saved
+            self.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
+        if self._denied is not None:
+            self.verdict = Verdict(self.verdict.links_down | self._denied.links,
+                                   self.verdict.switches_down | self._denied.switches)
+
+    def probe_targets(self) -> set[FabricLink]:
+        """The links whose health only probes can show: each link declared down, and every
+        link of each T1 declared down (the deny-list's are left to the operator)."""
+        raw = self.correlator.verdict
+        denied = self._denied or DenyList(Path())
+        links = set(raw.links_down)
+        for t1 in raw.switches_down:
+            s = self.plan.topology.switch(t1)
+            links |= {(s.plane, t0, t1) for _, t0, _ in self.plan.topology.neighbors(t1)
+                      if self.plan.topology.is_switch(t0)}
+        return {link for link in links
+                if link not in denied.links and link[2] not in denied.switches}
+
+    def proven_healthy(self, links: set[FabricLink], now_s: float) -> None:
+        """Probes came back over `links`: they (and their T1s) are up as far as evidence goes;
+        the NICs get them back after the damper's hold-down."""
+        for link in sorted(links):
+            self.correlator.recovered(link)
+        self.record([{"event": "probed_healthy", "link": describe(link)} for link in sorted(links)],
+                  now_s)
 
     def reports(self, now_s: float) -> list[EvReport]:
         """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
         out: list[EvReport] = []
         for nic in self.nics.values():
-            while (digest := nic.session.get_digest(timeout=0)) is not None:
-                nic.session.ack_digest(digest)
+            session = nic.device.session
+            if session is None or not nic.device.ready:
+                continue
+            while (digest := session.get_digest(timeout=0)) is not None:
+                session.ack_digest(digest)
                 for fields in digest.data:
                     state = EV_STATES.get(fields["state"], "?")
                     # A loss may predate a rewrite; a probe answer is about the path now.
@@ -128,7 +213,7 @@ class Repairer:
     def poll(self, now_s: float) -> RepairLog:
         """One round: digests in, verdict, rewrites out to every NIC that needs them."""
         reports = self.reports(now_s)
-        verdict = self.damper.effective(self.correlator.add(reports, now_s), now_s)
+        verdict = damped = self.damper.effective(self.correlator.add(reports, now_s), now_s)
         if self.state is not None:   # the operator's maintenance list, as it is now
             try:
                 self._denied = DenyList.load(self.state)
@@ -137,26 +222,51 @@ class Repairer:
             if self._denied is not None:
                 verdict = Verdict(verdict.links_down | self._denied.links,
                                   verdict.switches_down | self._denied.switches)
+        if self.state is not None and damped != self._saved:
+            save_health(self.state, damped)   # before the writes: a restart finishes them
+            self._saved = damped
         self._log_changes(self.verdict, verdict, reports, now_s)
         self.verdict = verdict
-        written: dict[str, int] = {}
+        jobs: list[tuple[ManagedNic, list[PlannedEntry], list[p4r.Update]]] = []
         for nic in self.nics.values():
-            target = repaired_paths(self.plan, nic.name, sorted(set(nic.peers.values())),
-                                    nic.planned, nic.profile, verdict)
-            changes = rewrites(nic.installed, target)
+            session = nic.device.session
+            if session is None or not nic.device.ready:
+                continue   # reconciled to `target` when it is back (the daemon's keeper)
+            changes = rewrites(nic.installed, self.target(nic.name))
             if changes:
-                codec = self._codecs.setdefault(nic.name, PlanCodec(nic.session.schema))
-                nic.session.write([codec.update(MODIFY, e) for e in changes])
-                nic.install(target, changes, now_s)
-                written[nic.name] = len(changes)
+                codec = self._codecs.setdefault(nic.name, PlanCodec(session.schema))
+                jobs.append((nic, changes, [codec.update(MODIFY, e) for e in changes]))
+
+        def write(job: tuple[ManagedNic, list[PlannedEntry], list[p4r.Update]]) -> list[bool]:
+            nic, changes, updates = job
+            return nic.device.write(updates, [f"MODIFY {e.describe()}" for e in changes])
+
+        # Every NIC's batch at once: a fabric-wide repair costs one round trip, not one per NIC.
+        results = (list(self._writers.map(write, jobs)) if self._parallel and len(jobs) > 1
+                   else [write(job) for job in jobs])
+        written: dict[str, int] = {}
+        for (nic, changes, _), ok in zip(jobs, results, strict=True):
+            done = [e for e, good in zip(changes, ok, strict=True) if good]
+            nic.install(done, now_s)
+            if done:
+                written[nic.name] = len(done)
         log = RepairLog(reports, verdict, written)
         if reports or written:
             self.history.append(log)
-            self._log([{"event": "rewrite", "nic": n, "entries": c} for n, c in written.items()],
+            self.record([{"event": "rewrite", "nic": n, "entries": c} for n, c in written.items()],
                       now_s)
             if self.state is not None:
-                write_status(self.state, self.status_json(now_s))
+                write_status(self.state, (self.status_of or self.status_json)(now_s))
         return log
+
+    def close(self) -> None:
+        self._writers.shutdown(wait=False)
+
+    def target(self, nic: str) -> list[PlannedEntry]:
+        """The NIC's `ev_path` entries under the verdict acted on now."""
+        m = self.nics[nic]
+        return repaired_paths(self.plan, m.name, sorted(set(m.peers.values())), m.planned,
+                              m.profile, self.verdict)
 
     def _log_changes(self, before: Verdict, after: Verdict, reports: list[EvReport],
                      now_s: float) -> None:
@@ -171,15 +281,22 @@ class Repairer:
             records.append({"event": "switch_down", "switch": name})
         for name in sorted(before.switches_down - after.switches_down):
             records.append({"event": "switch_up", "switch": name})
-        self._log(records, now_s)
+        self.record(records, now_s)
 
-    def _log(self, records: list[dict[str, object]], now_s: float) -> None:
-        if self.state is None or not records:
+    def record(self, records: list[dict[str, object]], now_s: float) -> None:
+        """Append `records` to the event log (with the time), and show them to `on_record`."""
+        if not records:
+            return
+        stamped = [{"at_s": round(now_s, 6), **record} for record in records]
+        if self.on_record is not None:
+            for record in stamped:
+                self.on_record(record)
+        if self.state is None:
             return
         self.state.mkdir(parents=True, exist_ok=True)
         with (self.state / EVENTS).open("a") as out:
-            for record in records:
-                out.write(json.dumps({"at_s": round(now_s, 6), **record}) + "\n")
+            for record in stamped:
+                out.write(json.dumps(record) + "\n")
 
     def status_json(self, now_s: float) -> dict[str, object]:
         """What `mrc-ctl status` prints: links and switches down, EVs off plan per NIC."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controller.topology.errors import TopologyError
+from p4rt.role_config import RoleConfig
 
 
 class Tier(StrEnum):
@@ -44,6 +45,7 @@ class Endpoint:
     tls_ca: str | None = None  # paths; all None = plaintext
     tls_cert: str | None = None
     tls_key: str | None = None
+    role_config: RoleConfig | None = None  # sent when arbitrating (Stratum's P4RoleConfig)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from controller.topology.model import (
     Nic,
     PortRole,
     QosConfig,
+    RoleConfig,
     Switch,
     Tier,
     Topology,
@@ -40,6 +41,7 @@ from controller.topology.model import (
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
 _STR = "tag:yaml.org,2002:str"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _QOS_LIMITS = {"trim_threshold": (0, (1 << 19) - 1), "ecn_threshold": (0, (1 << 19) - 1),
@@ -96,10 +98,11 @@ class _Rule:
     election_id: tuple[int, int]
     role: str
     tls: tuple[str | None, str | None, str | None]
+    role_config: RoleConfig | None
 
     def endpoint(self, k: int) -> Endpoint:
         return Endpoint(f"{self.host}:{self.base_port + k}", self.device_id_base + k,
-                        self.election_id, self.role, *self.tls)
+                        self.election_id, self.role, *self.tls, role_config=self.role_config)
 
 
 class _Reader:
@@ -240,17 +243,47 @@ class _Reader:
             raise self.fail(node, field, "'cert' and 'key' go together (mutual TLS)")
         return ca, cert, key
 
+    def role_config(self, node: Node, field: str) -> RoleConfig:
+        """`{exclusive: [NAME...], shared: [NAME...], packet_ins: BOOL, push_pipeline: BOOL}`:
+        P4Info object names, resolved against the program when the controller connects."""
+        got = self.mapping(node, field, ("exclusive", "shared", "packet_ins", "push_pipeline"))
+
+        def names(key: str) -> tuple[str, ...]:
+            if key not in got:
+                return ()
+            return tuple(self.str_(item, f"{field}.{key}[{i}]")
+                         for i, item in enumerate(self.seq(got[key][1], f"{field}.{key}")))
+
+        def flag(key: str) -> bool:
+            if key not in got:
+                return False
+            value = got[key][1]
+            if not isinstance(value, ScalarNode) or value.tag != _BOOL:
+                raise self.fail(value, f"{field}.{key}", f"expected true or false, found "
+                                f"{_kind(value)}")
+            return bool(self.constructor.construct_yaml_bool(value))
+
+        return RoleConfig(names("exclusive"), names("shared"), flag("packet_ins"),
+                          flag("push_pipeline"))
+
     def common_endpoint(self, got: dict[str, tuple[Node, Node]], field: str
-                        ) -> tuple[tuple[int, int], str, tuple[str | None, str | None, str | None]]:
+                        ) -> tuple[tuple[int, int], str, tuple[str | None, str | None, str | None],
+                                   RoleConfig | None]:
         election = (self.election(got["election_id"][1], f"{field}.election_id")
                     if "election_id" in got else (0, 1))
         role = self.str_(got["role"][1], f"{field}.role") if "role" in got else ""
         tls = self.tls(got["tls"][1], f"{field}.tls") if "tls" in got else (None, None, None)
-        return election, role, tls
+        config = (self.role_config(got["role_config"][1], f"{field}.role_config")
+                  if "role_config" in got else None)
+        if config is not None and not role:
+            raise self.fail(got["role_config"][0], f"{field}.role_config",
+                            "a role config needs a role name (`role:`)")
+        return election, role, tls, config
 
     def rule(self, node: Node) -> _Rule:
         got = self.mapping(node, "endpoints", ("host", "base_port", "device_id_base",
-                                               "election_id", "role", "tls"), ("base_port",))
+                                               "election_id", "role", "role_config", "tls"),
+                           ("base_port",))
         host = self.str_(got["host"][1], "endpoints.host") if "host" in got else DEFAULT_HOST
         base = self.int_(got["base_port"][1], "endpoints.base_port", 0, 65535)
         dev = (self.int_(got["device_id_base"][1], "endpoints.device_id_base", 0, (1 << 63))
@@ -258,8 +291,8 @@ class _Reader:
         return _Rule(host, base, dev, *self.common_endpoint(got, "endpoints"))
 
     def endpoint(self, node: Node, field: str) -> Endpoint:
-        got = self.mapping(node, field, ("grpc", "device_id", "election_id", "role", "tls"),
-                           ("grpc",))
+        got = self.mapping(node, field, ("grpc", "device_id", "election_id", "role",
+                                         "role_config", "tls"), ("grpc",))
         gnode = got["grpc"][1]
         grpc = self.str_(gnode, f"{field}.grpc")
         host, sep, port = grpc.rpartition(":")
@@ -267,8 +300,8 @@ class _Reader:
             raise self.fail(gnode, f"{field}.grpc", f"'{grpc}' is not HOST:PORT")
         dev = (self.int_(got["device_id"][1], f"{field}.device_id", 0, (1 << 64) - 1)
                if "device_id" in got else 1)
-        election, role, tls = self.common_endpoint(got, field)
-        return Endpoint(grpc, dev, election, role, *tls)
+        election, role, tls, config = self.common_endpoint(got, field)
+        return Endpoint(grpc, dev, election, role, *tls, role_config=config)
 
     def explicit(self, topo: Topology, top: dict[str, tuple[Node, Node]],
                  rule: _Rule | None) -> None:
@@ -413,10 +446,13 @@ class _Reader:
             check_clos_shape(topo.planes, topo.radix, count)
         except TopologyError as exc:
             raise self.fail(count_node, exc.field or "nics", exc.message) from None
-        rule = rule or _Rule(DEFAULT_HOST, DEFAULT_BASE_PORT, 1, (0, 1), "", (None, None, None))
+        rule = rule or _Rule(DEFAULT_HOST, DEFAULT_BASE_PORT, 1, (0, 1), "", (None, None, None),
+                             None)
         switches = clos_switches(topo.planes, topo.radix, count, host=rule.host,
                                  base_port=rule.base_port, device_id_base=rule.device_id_base,
                                  election_id=rule.election_id, role=rule.role, tls=rule.tls)
+        if rule.role_config is not None:
+            switches = [replace(s, endpoint=rule.endpoint(k)) for k, s in enumerate(switches)]
         if rule.base_port + len(switches) - 1 > 65535:
             raise self.fail(top["endpoints"][1] if "endpoints" in top else radix_node,
                             "endpoints.base_port", f"{len(switches)} switches from port "
@@ -510,7 +546,7 @@ def _dump_clos(topo: Topology, put: Callable[[str], None]) -> None:
         host, _, port = first.grpc_address.rpartition(":")
         if port.isdigit():
             rule = _Rule(host, int(port), first.device_id, first.election_id, first.role,
-                         (first.tls_ca, first.tls_cert, first.tls_key))
+                         (first.tls_ca, first.tls_cert, first.tls_key), first.role_config)
     if rule is not None:
         put("endpoints: " + _flow(_rule_dict(rule)))
     overrides = [s for k, s in enumerate(topo.switches)
@@ -551,21 +587,28 @@ def _dump_explicit(topo: Topology, put: Callable[[str], None]) -> None:
 def _rule_dict(rule: _Rule) -> dict[str, Any]:
     out: dict[str, Any] = {"host": rule.host, "base_port": rule.base_port,
                            "device_id_base": rule.device_id_base}
-    return out | _common_dict(rule.election_id, rule.role, rule.tls)
+    return out | _common_dict(rule.election_id, rule.role, rule.tls, rule.role_config)
 
 
 def _endpoint_dict(ep: Endpoint) -> dict[str, Any]:
     out: dict[str, Any] = {"grpc": ep.grpc_address, "device_id": ep.device_id}
-    return out | _common_dict(ep.election_id, ep.role, (ep.tls_ca, ep.tls_cert, ep.tls_key))
+    return out | _common_dict(ep.election_id, ep.role, (ep.tls_ca, ep.tls_cert, ep.tls_key),
+                              ep.role_config)
 
 
 def _common_dict(election: tuple[int, int], role: str,
-                 tls: tuple[str | None, str | None, str | None]) -> dict[str, Any]:
+                 tls: tuple[str | None, str | None, str | None],
+                 role_config: RoleConfig | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if election != (0, 1):
         out["election_id"] = list(election)
     if role:
         out["role"] = role
+    if role_config is not None:
+        out["role_config"] = {"exclusive": list(role_config.exclusive),
+                              "shared": list(role_config.shared),
+                              "packet_ins": role_config.receives_packet_ins,
+                              "push_pipeline": role_config.can_push_pipeline}
     if any(tls):
         out["tls"] = {k: v for k, v in zip(("ca", "cert", "key"), tls) if v is not None}
     return out

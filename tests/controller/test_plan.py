@@ -97,7 +97,7 @@ def test_t0_entries() -> None:
     assert len(routes) == 3
 
     hop = _by_table(entries, "hop_limit_policy")
-    assert len(hop) == 1 and hop[0].is_default and hop[0].action == "drop_hop_limit"
+    assert len(hop) == 1 and hop[0].is_default and hop[0].action == "punt_hop_limit"
     prio = {e.match[0][1]: dict(e.params)["prio"] for e in _by_table(entries, "dscp_priority")}
     q = topo.qos
     assert prio[q.dscp_control] == prio[q.dscp_trimmed] == prio[q.dscp_trimmed_lasthop] == 7

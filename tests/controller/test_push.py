@@ -259,3 +259,28 @@ def test_progress_lines_when_not_a_tty(servers: dict[str, Server], program: Prog
     assert report.ok
     lines = out.getvalue().splitlines()
     assert len(lines) == 3 and all(line.startswith("push: [") for line in lines)
+
+
+def test_a_role_config_is_sent_and_scopes_what_the_push_may_write(
+        servers: dict[str, Server], program: Program) -> None:
+    from p4rt.role_config import RoleConfig
+
+    topo = topology_on(servers)
+    plan = small_plan(topo)
+    tables = sorted({e.table for entries in plan.values() for e in entries})
+
+    def scoped(config: RoleConfig) -> Topology:
+        return replace(topo, switches=[replace(s, endpoint=replace(
+            s.endpoint, role="fabric", role_config=config)) for s in topo.switches])
+
+    narrow = RoleConfig(exclusive=tuple(t for t in tables if t != "route_v6"),
+                        can_push_pipeline=True)
+    report = push(scoped(narrow), plan, program)
+    assert not report.ok
+    errors = report.switch("t0").errors
+    route_entries = sum(e.table == "route_v6" and not e.is_default for e in plan["t0"])
+    assert len(errors) == route_entries and all("not in its role config" in e for e in errors)
+    assert push(scoped(RoleConfig(exclusive=tuple(tables), can_push_pipeline=True)),
+                plan, program).ok
+    unknown = push(scoped(RoleConfig(exclusive=("no_such_table",))), plan, program)
+    assert "no_such_table" in unknown.switch("t0").errors[0]

@@ -370,3 +370,19 @@ def test_cli_module_entry_point(tmp_path: Path) -> None:
                           "--planes", "2", "--radix", "4", "-o", "-"],
                          capture_output=True, text=True, cwd=ROOT, check=True)
     assert _same(yaml_io.loads(run.stdout), generate(2, 4))
+
+
+def test_a_role_config_is_read_written_back_and_refused_when_malformed() -> None:
+    from p4rt.role_config import RoleConfig
+
+    text = ("name: r\nwiring: clos\nplanes: 1\nradix: 4\nendpoints: {base_port: 50000, role: fabric, "
+            "role_config: {exclusive: [route_v6, my_sid], packet_ins: true, "
+            "push_pipeline: true}}\nnics: 2\n")
+    topo = yaml_io.loads(text)
+    assert {s.endpoint.role_config for s in topo.switches} == {  # type: ignore[union-attr]
+        RoleConfig(("route_v6", "my_sid"), (), True, True)}
+    assert _same(yaml_io.loads(yaml_io.dumps(topo)), topo)
+    with pytest.raises(TopologyError, match=r"role_config.packet_ins: expected true or false"):
+        yaml_io.loads(text.replace("packet_ins: true", "packet_ins: 3"))
+    with pytest.raises(TopologyError, match="a role config needs a role name"):
+        yaml_io.loads(text.replace("role: fabric, ", ""))

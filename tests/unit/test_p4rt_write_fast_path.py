@@ -15,15 +15,16 @@ import grpc
 import pytest
 from finsy.proto import p4i, p4r
 
+from p4rt.protowire import collections_deferred, decode_varint
 from softswitch.compiler import compile_file
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ExactMatch, LpmMatch, TernaryMatch
 from softswitch.errors import ControlPlaneError
 from softswitch.p4info import build_p4info
-from softswitch.runtime.server import server as p4rt_server
 from softswitch.runtime.server.entities import EntityStore, P4RuntimeWriteError
 from softswitch.runtime.server.p4info_index import MATCH_KINDS
 from softswitch.runtime.server.table_entries import TableEntries
+from softswitch.runtime.server.wire import update_spans
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4" / "runtime"
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -260,17 +261,17 @@ def test_engine_checked_entries(checked: Any) -> None:
     assert tern.find_entry([TernaryMatch(1, 1), ExactMatch(0)], 7) is tern.entry(h)
 
 
-def test_write_batch_defers_collection_and_restores_it() -> None:
+def test_collection_is_deferred_and_restored() -> None:
     assert gc.isenabled()
-    with p4rt_server._collections_deferred():
+    with collections_deferred():
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(RuntimeError), p4rt_server._collections_deferred():
+    with pytest.raises(RuntimeError), collections_deferred():
         raise RuntimeError
     assert gc.isenabled()
     gc.disable()
     try:  # collection managed by someone else: left alone
-        with p4rt_server._collections_deferred():
+        with collections_deferred():
             pass
         assert not gc.isenabled()
     finally:
@@ -290,3 +291,284 @@ def test_error_codes_unchanged_for_fallbacks(checked: Any) -> None:
         store.write(p4r.Update(type=INSERT, entity=p4r.Entity(table_entry=te)))
     assert bad.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert not info.table.entries
+
+
+# -- the fast path on the request's bytes (wire.py) ---------------------------------------------
+# `write_encoded` reads plain table entry updates straight off a WriteRequest's bytes and must,
+# like the parsed-message fast path, leave the same state and give the same error as the
+# general path; on anything it does not read it changes nothing and the parsed update goes on.
+
+
+def _encoded_outcome(store: EntityStore, data: bytes) -> tuple[str, str] | None:
+    """A one-update WriteRequest's bytes through the server's order: bytes first, then the
+    parsed update when the bytes path declines."""
+    request = p4r.WriteRequest.FromString(data)
+    spans = update_spans(data)
+    assert spans is not None and len(spans) == len(request.updates) == 1
+    try:
+        if not store.write_encoded(data, *spans[0]):
+            store.write(request.updates[0])
+    except P4RuntimeWriteError as exc:
+        return exc.code.name, exc.message
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+    return None
+
+
+def _request(update: p4r.Update) -> bytes:
+    return p4r.WriteRequest(device_id=1, updates=[update]).SerializeToString()
+
+
+def test_bytes_fast_path_agrees_with_general_path(checked: Any) -> None:
+    rng = random.Random(4321)
+    wire, general = _store(checked, fast=True), _store(checked, fast=False)
+    p4info = wire.index.p4info
+    tables = list(p4info.tables)
+    outcomes: list[tuple[str, str] | None] = []
+    inserted: list[p4r.TableEntry] = []
+    taken = 0
+    for _ in range(2500):
+        kind = rng.choice([INSERT, INSERT, INSERT, MODIFY, DELETE])
+        if kind != INSERT and inserted and rng.random() < 0.5:
+            te = rng.choice(inserted)
+        else:
+            te = _entry(rng, p4info, rng.choice(tables))
+        update = p4r.Update(type=kind)
+        update.entity.table_entry.CopyFrom(te)
+        data = _request(update)
+        spans = update_spans(data)
+        assert spans is not None
+        if rng.random() < 0.02:   # declining changes nothing (on a copy of no state)
+            probe = _store(checked, fast=True)
+            if not probe.write_encoded(data, *spans[0]):
+                assert _state(probe) == _state(_store(checked, fast=True))
+        got, want = _encoded_outcome(wire, data), _outcome(general, update)
+        assert got == want, te
+        outcomes.append(got)
+        if kind == INSERT and got is None:
+            inserted.append(te)
+    assert _state(wire) == _state(general)
+    assert outcomes.count(None) > 250
+    # the bytes path took a good share of them (plain entries are most of the accepted ones)
+    plain = _store(checked, fast=True)
+    for te in inserted:
+        update = p4r.Update(type=INSERT)
+        update.entity.table_entry.CopyFrom(te)
+        data = _request(update)
+        taken += plain.write_encoded(data, *update_spans(data)[0])  # type: ignore[index]
+    assert taken > len(inserted) // 3
+
+
+# A protobuf message as a list of (field number, wire type, value): int for varints, bytes or
+# a nested list for length-delimited fields; enough to rewrite a request in ways that keep it
+# valid protobuf but unusual (field order, repeats, unknown fields, long varints).
+Tree = list[tuple[int, int, Any]]
+# the length-delimited fields of an Update that are messages (the rest are bytes)
+_MESSAGES = {"Update": {2: "Entity"}, "Entity": {2: "TableEntry"},
+             "TableEntry": {2: "FieldMatch", 3: "TableAction", 6: "Meter", 7: "Counter"},
+             "FieldMatch": {2: "Value", 3: "Value", 4: "Value", 6: "Value", 7: "Value"},
+             "TableAction": {1: "Action"}, "Action": {4: "Param"}}
+
+
+def _parse(data: bytes, kind: str) -> Tree:
+    out: Tree = []
+    i = 0
+    while i < len(data):
+        key, i = decode_varint(data, i)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, i = decode_varint(data, i)
+            out.append((number, 0, value))
+        else:
+            assert wire_type == 2
+            size, i = decode_varint(data, i)
+            body = data[i:i + size]
+            i += size
+            inner = _MESSAGES.get(kind, {}).get(number)
+            out.append((number, 2, _parse(body, inner) if inner else body))
+    return out
+
+
+def _varint_bytes(n: int, pad: int = 0) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    if pad:   # a longer, non-minimal encoding of the same number
+        out.append(n | 0x80)
+        out.extend(b"\x80" * (pad - 1))
+        out.append(0)
+    else:
+        out.append(n)
+    return bytes(out)
+
+
+def _serialize(tree: Tree, pads: set[int], counter: list[int]) -> bytes:
+    out = b""
+    for number, wire_type, value in tree:
+        counter[0] += 1
+        pad = 1 if counter[0] in pads else 0
+        out += _varint_bytes(number << 3 | wire_type)
+        if wire_type == 0:
+            out += _varint_bytes(value, pad)
+        else:
+            body = value if isinstance(value, bytes) else _serialize(value, pads, counter)
+            out += _varint_bytes(len(body), pad) + body
+    return out
+
+
+def _messages(tree: Tree) -> list[Tree]:
+    found = [tree]
+    for _, _, value in tree:
+        if isinstance(value, list):
+            found.extend(_messages(value))
+    return found
+
+
+def _mutate(rng: random.Random, data: bytes) -> bytes:
+    tree = _parse(data, "Update")
+    for _ in range(rng.randint(1, 2)):
+        message = rng.choice(_messages(tree))
+        roll = rng.random()
+        if not message:
+            continue
+        k = rng.randrange(len(message))
+        if roll < 0.25:   # a field twice (a scalar: the last wins; a message: merged)
+            message.insert(k, message[k])
+        elif roll < 0.45 and len(message) > 1:   # out of order
+            j = rng.randrange(len(message))
+            message[k], message[j] = message[j], message[k]
+        elif roll < 0.6:   # an unknown field
+            message.insert(k, (rng.choice([14, 15, 99, 1000]), 0, rng.randrange(300)))
+        elif roll < 0.75:   # a field dropped
+            del message[k]
+        elif roll < 0.9 and message[k][1] == 0:   # a nearby number
+            number, wire_type, value = message[k]
+            message[k] = (number, wire_type, max(0, value + rng.choice([-1, 1, 128, 1 << 32])))
+    count = [0]
+    _serialize(tree, set(), count)
+    pads = {rng.randint(1, count[0])} if count[0] and rng.random() < 0.3 else set()
+    return _serialize(tree, pads, [0])
+
+
+def test_bytes_fast_path_on_unusual_encodings(checked: Any) -> None:
+    """Valid protobuf that is not the plain layout — fields repeated (merged), reordered,
+    unknown, dropped, varints padded — gives the general path's answer: the bytes are never
+    read differently from upb."""
+    rng = random.Random(99)
+    wire, general = _store(checked, fast=True), _store(checked, fast=False)
+    p4info = wire.index.p4info
+    tables = [t for t in p4info.tables if wire.index.tables[t.preamble.id].fast is not None]
+    compared = 0
+    for _ in range(3000):
+        te = _entry(rng, p4info, rng.choice(tables))
+        update = p4r.Update(type=rng.choice([INSERT, INSERT, MODIFY, DELETE]))
+        update.entity.table_entry.CopyFrom(te)
+        body = _mutate(rng, update.SerializeToString())
+        data = b"\x08\x01\x22" + _varint_bytes(len(body)) + body   # device_id 1, updates
+        try:
+            parsed = p4r.WriteRequest.FromString(data)
+        except Exception:   # not protobuf any more: the server refuses the request whole
+            continue
+        got = _encoded_outcome(wire, data)
+        assert got == _outcome(general, parsed.updates[0]), parsed.updates[0]
+        compared += 1
+    assert compared > 2000
+    assert _state(wire) == _state(general)
+
+
+def test_update_spans() -> None:
+    update = p4r.Update(type=INSERT, entity=p4r.Entity(table_entry=p4r.TableEntry(table_id=5)))
+    request = p4r.WriteRequest(device_id=1, role="r", updates=[update, update],
+                               election_id=p4r.Uint128(high=1, low=2))
+    data = request.SerializeToString()
+    spans = update_spans(data)
+    assert spans is not None
+    assert [p4r.Update.FromString(data[a:b]) for a, b in spans] == [update, update]
+    assert update_spans(data + b"\x78\x01") is None   # an unknown field: no spans
+    assert update_spans(data[:-1]) is None             # cut short
+    assert update_spans(b"") == []
+
+
+def _plain_update(store: EntityStore) -> p4r.Update:
+    """An INSERT the bytes path takes: table `lpm`, its metered action with one param."""
+    info = next(i for i in store.index.tables.values() if i.name.endswith(".lpm"))
+    te = p4r.TableEntry(table_id=info.id)
+    fm = te.match.add(field_id=1)
+    fm.lpm.value, fm.lpm.prefix_len = b"\x0a\x00\x00\x00", 8
+    te.action.action.action_id = next(a for a, s in info.actions.items()
+                                      if s is not None and "metered" in s.name)
+    te.action.action.params.add(param_id=1, value=b"\x07")
+    return p4r.Update(type=INSERT, entity=p4r.Entity(table_entry=te))
+
+
+def test_bytes_fast_path_checks_every_length(checked: Any) -> None:
+    """Lengths that end a message early leave the rest to its parent, where the same bytes
+    are other fields: upb then reads another entity (here an action profile member, or a
+    one-shot action set), and so must the server. A reader that trusted the layout over the
+    lengths would insert the table entry instead."""
+    plain = _plain_update(_store(checked, fast=True))
+    body = plain.SerializeToString()
+    assert _store(checked, fast=True).write_encoded(*_spans_of(_request(plain)))
+    te = plain.entity.table_entry
+    head = p4r.TableEntry(table_id=te.table_id, match=te.match).SerializeToString()
+    action = te.action.SerializeToString()
+    # Entity.table_entry ends before its action: the action's bytes are Entity field 3,
+    # action_profile_member (the oneof's last member wins)
+    entity = b"\x12" + bytes((len(head),)) + head + b"\x1a" + bytes((len(action),)) + action
+    early_entry = b"\x08\x01\x12" + bytes((len(entity),)) + entity
+    # TableAction.action ends after the action id: the params are TableAction field 4,
+    # action_profile_action_set
+    call = te.action.action
+    aid = p4r.Action(action_id=call.action_id).SerializeToString()
+    params = b"".join(b"\x22" + bytes((len(p),)) + p
+                      for p in (q.SerializeToString() for q in call.params))
+    table_action = b"\x0a" + bytes((len(aid),)) + aid + params
+    entry = head + b"\x1a" + bytes((len(table_action),)) + table_action
+    entity = b"\x12" + bytes((len(entry),)) + entry
+    early_action = b"\x08\x01\x12" + bytes((len(entity),)) + entity
+    for crafted in (early_entry, early_action):
+        assert crafted != body
+        data = b"\x08\x01\x22" + bytes((len(crafted),)) + crafted
+        parsed = p4r.WriteRequest.FromString(data).updates[0]
+        assert parsed != plain   # upb reads another update than the plain one
+        wire, general = _store(checked, fast=True), _store(checked, fast=False)
+        assert not wire.write_encoded(*_spans_of(data))
+        assert _encoded_outcome(wire, data) == _outcome(general, parsed)
+        assert _state(wire) == _state(general)
+
+
+def _spans_of(data: bytes) -> tuple[bytes, int, int]:
+    spans = update_spans(data)
+    assert spans is not None and len(spans) == 1
+    return data, spans[0][0], spans[0][1]
+
+
+def test_encoded_read_gives_the_bytes_of_read(checked: Any) -> None:
+    """`read_encoded` (what the server answers a controller's reconciling read with) gives,
+    entity by entity, the bytes of `read`'s answer: for plain entries it encodes them itself,
+    for the rest (extras, meters asked for...) it serialises `read`'s entity."""
+    rng = random.Random(7)
+    store = _store(checked, fast=True)
+    p4info = store.index.p4info
+    tables = list(p4info.tables)
+    written = 0
+    for _ in range(1500):
+        te = _entry(rng, p4info, rng.choice(tables))
+        for kind in (INSERT, MODIFY):
+            update = p4r.Update(type=kind)
+            update.entity.table_entry.CopyFrom(te)
+            written += _outcome(store, update) is None
+            te.controller_metadata = rng.choice([0, 0, 9])
+    assert written > 300
+    wildcards = [p4r.TableEntry()] + [p4r.TableEntry(table_id=t.preamble.id) for t in tables]
+    for wildcard in wildcards:
+        entity = p4r.Entity(table_entry=wildcard)
+        encoded = store.read_encoded(entity)
+        assert encoded is not None
+        got = [data for _, data in encoded]
+        assert got == [e.SerializeToString() for e in store.read(entity)]
+    for declined in (p4r.TableEntry(is_default_action=True), p4r.TableEntry(priority=3),
+                     p4r.TableEntry(counter_data=p4r.CounterData())):
+        assert store.read_encoded(p4r.Entity(table_entry=declined)) is None
+    assert store.read_encoded(p4r.Entity(counter_entry=p4r.CounterEntry())) is None

@@ -71,6 +71,12 @@ class EntityStore:
             raise unimplemented(f"writing {which} is not supported")
         handler(kind, getattr(entity, which))
 
+    def write_encoded(self, data: bytes, start: int, end: int) -> bool:
+        """`write` of the Update at ``data[start:end]`` (a WriteRequest's bytes) when it is a
+        plain table entry update; False, with nothing changed, when `write` must take the
+        parsed Update instead (TableEntries.write_encoded)."""
+        return self.tables.write_encoded(data, start, end)
+
     def read(self, entity: p4r.Entity) -> Iterator[p4r.Entity]:
         """Every entity matching `entity` (zero ids and unset fields are wildcards), lazily:
         the server pulls them in chunks, holding the device lock for each chunk only, so a
@@ -83,6 +89,13 @@ class EntityStore:
                 raise invalid("the read request has an empty entity")
             raise unimplemented(f"reading {which} is not supported")
         return handler(getattr(entity, which))
+
+    def read_encoded(self, entity: p4r.Entity) -> Iterator[tuple[int, bytes]] | None:
+        """`read` as (P4Info id, the Entity's wire bytes) for the table entry reads a
+        controller makes to reconcile (TableEntries.read_encoded); None: `read` answers."""
+        if entity.WhichOneof("entity") != "table_entry":
+            return None
+        return self.tables.read_encoded(entity.table_entry)
 
     def digest_config(self, digest_id: int) -> p4r.DigestEntry.Config | None:
         """The config written for `digest_id`, or None (digests are then not streamed)."""

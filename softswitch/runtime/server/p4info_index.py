@@ -32,6 +32,8 @@ MATCH_KINDS = {
     p4i.MatchField.OPTIONAL: "optional",
 }
 _PRIORITY_TYPES = (p4i.MatchField.TERNARY, p4i.MatchField.RANGE, p4i.MatchField.OPTIONAL)
+# FieldMatch's field numbers (p4runtime.proto) as tag bytes of a length-delimited field
+_KIND_TAGS = {"exact": 0x12, "ternary": 0x1a, "lpm": 0x22, "range": 0x32, "optional": 0x3a}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,7 @@ class FieldDecoder:
     kind: str  # FieldMatch oneof name, equal to the engine key field's match kind
     width: int
     full: int  # all `width` bits set
+    tag: int   # the tag byte of its kind's message in a FieldMatch (table_entries.py)
 
 
 # an entry action: (engine spec, param ids in order, their bitwidths,
@@ -166,7 +169,7 @@ class P4InfoIndex:
             if kind is None or kind != key.match_kind or f.bitwidth != key.width:
                 return None
             full = (1 << f.bitwidth) - 1
-            decoders[fid] = FieldDecoder(i, kind, f.bitwidth, full)
+            decoders[fid] = FieldDecoder(i, kind, f.bitwidth, full, _KIND_TAGS[kind])
         defaults = [dont_care(key) for key in table.key_fields]
         actions: dict[int, ActionDecoder] = {}
         for aid, spec in info.actions.items():

@@ -23,39 +23,9 @@ from typing import Any
 
 import grpc
 from finsy.proto import p4r
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from p4rt.role_config import ROLE_CONFIG_TYPE, P4RoleConfig
 from softswitch.runtime.server.status import RpcError
-
-ROLE_CONFIG_TYPE = "stratum.P4RoleConfig"
-
-
-def _role_config_class() -> Any:
-    """The message class of ``stratum.P4RoleConfig`` (in a pool of its own, so that it never
-    clashes with a real Stratum module imported in the same process)."""
-    f = descriptor_pb2.FieldDescriptorProto
-    file = descriptor_pb2.FileDescriptorProto(name="softswitch/p4_role_config.proto",
-                                              package="stratum", syntax="proto3")
-    config = file.message_type.add(name="P4RoleConfig")
-    packet_filter = config.nested_type.add(name="PacketFilter")
-    packet_filter.field.add(name="metadata_id", number=1, type=f.TYPE_UINT32,
-                            label=f.LABEL_OPTIONAL)
-    packet_filter.field.add(name="value", number=2, type=f.TYPE_BYTES, label=f.LABEL_OPTIONAL)
-    config.field.add(name="exclusive_p4_ids", number=1, type=f.TYPE_UINT32,
-                     label=f.LABEL_REPEATED)
-    config.field.add(name="shared_p4_ids", number=2, type=f.TYPE_UINT32, label=f.LABEL_REPEATED)
-    config.field.add(name="packet_in_filter", number=3, type=f.TYPE_MESSAGE,
-                     label=f.LABEL_OPTIONAL, type_name=".stratum.P4RoleConfig.PacketFilter")
-    config.field.add(name="receives_packet_ins", number=4, type=f.TYPE_BOOL,
-                     label=f.LABEL_OPTIONAL)
-    config.field.add(name="can_push_pipeline", number=5, type=f.TYPE_BOOL,
-                     label=f.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(ROLE_CONFIG_TYPE))
-
-
-P4RoleConfig = _role_config_class()
 
 
 @dataclass(frozen=True)

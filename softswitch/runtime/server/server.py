@@ -24,28 +24,33 @@ A Read larger than one chunk is not a snapshot: a Write between two chunks may o
 seen; a pipeline change between two chunks ends the Read with ABORTED. An error found while
 streaming (a bad entity after good ones) ends the call with that error after the chunks
 already sent.
+
+Speed: Write keeps the request's bytes, and plain table entry updates (the bulk of a
+controller's push) are applied straight from them; a reconciling Read of all table entries is
+answered with bytes encoded per entry (wire.py). Everything else, and anything unusual, goes
+through the parsed messages, with the same results and errors.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from finsy.proto import p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
+from p4rt.protowire import collections_deferred
 from softswitch.runtime.server import status
 from softswitch.runtime.server.arbitration import Arbitrator, election_id_of
 from softswitch.runtime.server.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
 from softswitch.runtime.server.roles import entity_p4_id
 from softswitch.runtime.server.status import RpcError
 from softswitch.runtime.server.stream import StreamSession
+from softswitch.runtime.server.wire import encode_read_response, update_spans
 
 P4RUNTIME_API_VERSION = "1.4.0"
 SERVICE_NAME = "p4.v1.P4Runtime"
@@ -54,26 +59,6 @@ MAX_STREAMS = 32                             # each open stream holds one worker
 READ_CHUNK = 1000                            # entities per ReadResponse (at most)
 SLICE_SECONDS = 0.002                        # device.lock held this long, then handed over
 MAX_READ_ENTITIES = 1_000_000                # entities one Read may return
-
-
-@contextlib.contextmanager
-def _collections_deferred() -> Iterator[None]:
-    """No cyclic garbage collection while a Write batch runs (collection resumes after).
-
-    A batch allocates a few objects per entry, nearly all of which live as long as the
-    entry, so the collector's periodic passes over them (and, in the oldest generation,
-    over all of the program's objects) find nothing; deferring them to the end of the batch
-    takes about a fifth off the time of a batch of 1,000 inserts. The message size limit
-    bounds a batch.
-    """
-    if not gc.isenabled():   # someone else manages collection: leave it to them
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _entity_store(pipeline: Any) -> Any:
@@ -156,12 +141,14 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._unary(context, run)
         return response
 
-    def Write(self, request: p4r.WriteRequest,
-              context: grpc.ServicerContext) -> p4r.WriteResponse:
-        self._unary(context, lambda: self._write(request))
+    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext,
+              data: bytes | None = None) -> p4r.WriteResponse:
+        """`data`: the request's bytes, when the transport has them (the fast path reads
+        plain table entry updates straight from them)."""
+        self._unary(context, lambda: self._write(request, data))
         return p4r.WriteResponse()
 
-    def _write(self, request: p4r.WriteRequest) -> None:
+    def _write(self, request: p4r.WriteRequest, data: bytes | None = None) -> None:
         self._check_writer(request)
         if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
             raise RpcError(grpc.StatusCode.UNIMPLEMENTED,
@@ -177,18 +164,26 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             check = policy.denial if policy.scope is not None or policy.taken else None
             clock = time.perf_counter
             done, total = 0, len(updates)
-            with _collections_deferred():
+            # Plain table entry updates are applied from the request's bytes (wire.py), each
+            # with `write`'s result; a role with a scope checks every entity, so it does not.
+            encoded = getattr(bound.store, "write_encoded", None) if check is None else None
+            spans = update_spans(data) if data is not None and encoded is not None else None
+            if spans is not None and len(spans) != total:
+                spans = None
+            with collections_deferred():
                 while done < total:
                     with self.device.lock:
                         until = clock() + SLICE_SECONDS
                         while done < total:
-                            update = updates[done]
+                            k = done
                             done += 1
                             try:
-                                _check_update_type(update.type)
-                                if check is not None and (why := check(update.entity)):
-                                    raise RpcError(grpc.StatusCode.PERMISSION_DENIED, why)
-                                write(update)
+                                if spans is None or not encoded(data, *spans[k]):
+                                    update = updates[k]
+                                    _check_update_type(update.type)
+                                    if check is not None and (why := check(update.entity)):
+                                        raise RpcError(grpc.StatusCode.PERMISSION_DENIED, why)
+                                    write(update)
                                 results.append(None)
                             except Exception as exc:
                                 results.append(status.error_of(exc))
@@ -215,11 +210,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         scope = self.arbitrator.scope(request.role)  # a role with a config sees its objects
         sent = 0
         clock = time.perf_counter
+        encoded_read = getattr(bound.store, "read_encoded", None)
         for entity in wanted:
-            entities: Iterator[p4r.Entity] | None = None
+            entities: Iterator[Any] | None = None
+            # table entries come as (table id, Entity bytes) when the store can: the answer
+            # is then joined from bytes, not built message by message (wire.py)
+            encoded = False
             more = True
             while more:
-                chunk: list[p4r.Entity] = []
+                chunk: list[Any] = []
                 with self.device.lock:
                     if self.pipelines.target() is not bound:
                         raise RpcError(grpc.StatusCode.ABORTED,
@@ -227,10 +226,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                     until = clock() + SLICE_SECONDS
                     try:
                         if entities is None:
-                            entities = bound.store.read(entity)
+                            found = encoded_read(entity) if encoded_read is not None else None
+                            encoded = found is not None
+                            entities = found if found is not None else bound.store.read(entity)
                         more = False
                         for item in entities:
-                            if scope is not None and not scope.covers(entity_p4_id(item)):
+                            if encoded:
+                                p4_id, item = item
+                            else:
+                                p4_id = entity_p4_id(item)
+                            if scope is not None and not scope.covers(p4_id):
                                 continue
                             chunk.append(item)
                             if len(chunk) >= READ_CHUNK or clock() > until:
@@ -247,7 +252,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                                    "entities (the server's limit for one Read); read "
                                    "fewer at a time, e.g. one table per request")
                 if chunk:
-                    yield p4r.ReadResponse(entities=chunk)
+                    yield (encode_read_response(chunk) if encoded
+                           else p4r.ReadResponse(entities=chunk))
                 self.device.yield_to_dataplane()
 
     def _unary(self, context: grpc.ServicerContext, run: Any) -> None:
@@ -371,20 +377,39 @@ class _Undecodable:
                               f"Cannot parse the request as {type_name}: {exc}")
 
 
-def _decoder(cls: Any) -> Callable[[bytes], Any]:
+class _WithBytes(NamedTuple):
+    """A parsed request and the bytes it came in (Write keeps them: server.py `_write`)."""
+
+    message: Any
+    data: bytes
+
+
+def _decoder(cls: Any, keep_bytes: bool = False) -> Callable[[bytes], Any]:
     def decode(data: bytes) -> Any:
         try:
-            return cls.FromString(data)
+            message = cls.FromString(data)
         except Exception as exc:   # DecodeError, or a nesting limit
             return _Undecodable(cls.DESCRIPTOR.full_name, exc)
+        return _WithBytes(message, data) if keep_bytes else message
     return decode
 
 
-def _unary(fn: Callable[[Any, Any], Any], empty: Callable[[], Any]) -> Callable[[Any, Any], Any]:
+def _encoder(cls: Any) -> Callable[[Any], bytes]:
+    """The response serializer: a message, or bytes already serialized (Read's answers)."""
+    serialize = cls.SerializeToString
+
+    def encode(response: Any) -> bytes:
+        return response if type(response) is bytes else serialize(response)
+    return encode
+
+
+def _unary(fn: Callable[..., Any], empty: Callable[[], Any]) -> Callable[[Any, Any], Any]:
     def handle(request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, _Undecodable):
             status.apply(context, request.error)
             return empty()
+        if isinstance(request, _WithBytes):
+            return fn(request.message, context, request.data)
         return fn(request, context)
     return handle
 
@@ -403,8 +428,8 @@ def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandl
         request_cls = getattr(p4r, method.input_type.name)
         response_cls = getattr(p4r, method.output_type.name)
         fn = getattr(service, method.name)
-        codecs = {"request_deserializer": _decoder(request_cls),
-                  "response_serializer": response_cls.SerializeToString}
+        codecs = {"request_deserializer": _decoder(request_cls, method.name == "Write"),
+                  "response_serializer": _encoder(response_cls)}
         if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
                 lambda requests, context, fn=fn: fn(_decoded(requests), context), **codecs)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from finsy.proto import p4i, p4r
 
+from p4rt.protowire import VarintTooLong
 from softswitch.engine.meters import Meter
 from softswitch.engine.tables import (
     ActionSpec,
@@ -32,7 +33,7 @@ from softswitch.engine.tables import (
     TernaryMatch,
 )
 from softswitch.errors import ControlPlaneError
-from softswitch.runtime.server import bytestrings
+from softswitch.runtime.server import bytestrings, wire
 from softswitch.runtime.server.action_profiles import ActionProfiles
 from softswitch.runtime.server.actions import action_proto, parse_action
 from softswitch.runtime.server.p4info_index import (
@@ -63,6 +64,12 @@ class _Extra:
     idle_timeout_ns: int = 0
     oneshot_profile: int | None = None  # profile id when the action is a one-shot set
 
+    @property
+    def plain(self) -> bool:
+        """Nothing a read-back shows (a MODIFY stores this for every entry it changes)."""
+        return not (self.controller_metadata or self.metadata or self.idle_timeout_ns
+                    or self.oneshot_profile is not None)
+
 
 class TableEntries:
     """Table entries of every table of one pipeline."""
@@ -71,6 +78,9 @@ class TableEntries:
         self.index = index
         self.profiles = profiles
         self._extras: dict[tuple[int, int], _Extra] = {}
+        # the tables `write_encoded` reads, and each table's `read_encoded` writer (wire.py)
+        self._layout = wire.PipelineLayout(list(index.tables.values()))
+        self._encoders: dict[int, wire.EntryEncoder] = {}
 
     # -- write --------------------------------------------------------------------------------
 
@@ -119,6 +129,41 @@ class TableEntries:
         else:
             entry = self._find(info, matches, engine_priority, where)
             self._modify(info, msg, entry, where)
+
+    def write_encoded(self, data: bytes, start: int, end: int) -> bool:
+        """Apply the Update at ``data[start:end]`` (a WriteRequest's bytes, wire.py) when it
+        is a plain INSERT, MODIFY or DELETE of a table entry (a direct action, no direct
+        resources or idle timeout) in the layout clients send; False, with nothing changed,
+        for anything else or anything wrong: the parsed Update then takes `write`, which
+        does the same or finds the error and words it. The checks are `_fast_insert`'s and
+        `_fast_find`'s."""
+        try:
+            decoded = self._layout.decode(data, start, end)
+        except (IndexError, wire.Irregular, VarintTooLong):
+            return False
+        if decoded is None:
+            return False
+        kind, info, matches, priority, spec, args, controller_metadata, metadata = decoded
+        if (priority <= 0) if info.needs_priority else (priority != 0):
+            return False
+        table = info.table
+        if kind == _INSERT:
+            try:
+                handle = table.add_checked_entry(matches, spec, args, priority)
+            except ControlPlaneError:   # ALREADY_EXISTS, full: the general path words them
+                return False
+            if controller_metadata or metadata:
+                self._extras[(info.id, handle)] = _Extra(controller_metadata, metadata)
+            return True
+        entry = table.find_checked_entry(matches, priority)
+        if entry is None:
+            return False
+        if kind == _DELETE:
+            self._delete(info, entry, f"table '{info.name}'")
+        else:   # `_modify`'s direct-action case: the action, then the request's extras
+            table.modify_checked_entry(entry.handle, spec, args)
+            self._extras[(info.id, entry.handle)] = _Extra(controller_metadata, metadata)
+        return True
 
     def _delete(self, info: TableInfo, entry: Entry, where: str) -> None:
         self._engine(lambda: info.table.delete_entry(entry.handle), where)
@@ -431,6 +476,34 @@ class TableEntries:
                 if live.get(entry.handle) is not entry:  # deleted since the read began
                     continue
                 yield self.entry_entity(info, entry, msg)
+
+    def read_encoded(self, msg: p4r.TableEntry) -> Iterator[tuple[int, bytes]] | None:
+        """`read` for the reads a controller makes to reconcile (every entry of every
+        table, or of one), as (table id, the Entity's wire bytes) — the bytes of `read`'s
+        entities; None for any other request (a key, a priority, direct data asked for, the
+        default entry): `read` answers it."""
+        if (msg.is_default_action or len(msg.match) or msg.priority
+                or msg.HasField("counter_data") or msg.HasField("meter_config")):
+            return None
+        return self._read_encoded(msg)
+
+    def _read_encoded(self, msg: p4r.TableEntry) -> Iterator[tuple[int, bytes]]:
+        infos = ([self.index.table(msg.table_id)] if msg.table_id
+                 else list(self.index.tables.values()))
+        extras = self._extras
+        for info in infos:
+            encoder = self._encoders.get(info.id)
+            if encoder is None:
+                encoder = self._encoders[info.id] = wire.EntryEncoder(info, self.index)
+            live = info.table.entries
+            for entry in info.table.get_entries():
+                if live.get(entry.handle) is not entry:  # deleted since the read began
+                    continue
+                extra = extras.get((info.id, entry.handle))
+                data = encoder.encode(entry) if extra is None or extra.plain else None
+                if data is None:   # anything but a plain entry: as `read` makes it
+                    data = self.entry_entity(info, entry, msg).SerializeToString()
+                yield info.id, data
 
     def entry_entity(self, info: TableInfo, entry: Entry,
                      request: p4r.TableEntry | None = None) -> p4r.Entity:

@@ -1,0 +1,135 @@
+"""`mrc-ctl run TOPO`: the controller as a long-running process.
+
+    mrc-ctl run topology.yaml [--nics nics.yaml] [--state DIR] [--election-id H,L]
+                              [--takeover-s S] [--seconds S] [program options as for push]
+
+It programs every switch of the topology (and every NIC of `--nics`), keeps them programmed
+across restarts, repairs NIC path tables on EV events, probes failed links, and writes its
+status and event log to the state directory, until SIGINT/SIGTERM (or `--seconds`). A second
+one with a lower `--election-id` and `--takeover-s` is a hot standby.
+
+The NIC inventory (`--nics`), since the topology knows NICs only as cabling:
+
+    nics:                       # each NIC's P4Runtime server
+      nic0: {grpc: "10.0.1.10:9559", device_id: 1}
+    connections:                # the connections the hosts run (state index in order)
+      - [nic0, nic2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.topology.errors import TopologyError
+
+QP_BASE = 0x100   # the QP of a NIC's connection c, as the host transports use it
+
+
+def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """(endpoint per NIC, connections per NIC) from a NIC inventory file; TopologyError
+    naming the file and the field otherwise."""
+    from controller.plan.nic_plan import NicConnection
+    from controller.topology.model import Endpoint
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise TopologyError(f"{path}: cannot read the NIC inventory: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("nics"), dict):
+        raise TopologyError(f"{path}: expected a mapping with `nics:` (NIC name -> endpoint)")
+    endpoints: dict[str, Any] = {}
+    for name, spec in data["nics"].items():
+        where = f"{path}: nics.{name}"
+        if not topology.is_nic(str(name)):
+            raise TopologyError(f"{where}: no NIC {name!r} in {topology.source}")
+        if not isinstance(spec, dict) or not isinstance(spec.get("grpc"), str):
+            raise TopologyError(f"{where}: expected {{grpc: HOST:PORT, device_id: N}}")
+        try:
+            endpoints[str(name)] = Endpoint(spec["grpc"], int(spec.get("device_id", 1)))
+        except (TypeError, ValueError):
+            raise TopologyError(f"{where}.device_id: not an integer") from None
+    connections: dict[str, list[Any]] = {}
+    for i, pair in enumerate(data.get("connections") or []):
+        where = f"{path}: connections[{i}]"
+        if not (isinstance(pair, list) and len(pair) == 2 and all(p in endpoints for p in pair)):
+            raise TopologyError(f"{where}: expected [NIC, NIC], both listed under nics")
+        for me, peer in (pair, pair[::-1]):
+            mine = connections.setdefault(me, [])
+            conn = len(mine)
+            mine.append(NicConnection(conn, peer, QP_BASE + i, QP_BASE + i))
+    return endpoints, connections
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from controller.cli import _ev_profile, _push_setup
+    from controller.daemon.controller import Controller, DaemonConfig, nic_specs, run_forever
+    from controller.devices.session import Program
+    from controller.plan.usid import PlanError
+    from controller.repair.operator import state_dir
+    from softswitch.errors import P4Error
+
+    setup = _push_setup(args)
+    if isinstance(setup, int):
+        return setup
+    topo, _, switch_program = setup
+    nics: dict[str, Any] = {}
+    nic_program = None
+    if args.nics is not None:
+        endpoints, connections = load_nics(args.nics, topo)
+        nics = nic_specs(endpoints, connections)
+        try:
+            nic_program = Program.compile(args.nic_program)
+        except P4Error as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    election = None
+    if args.election_id is not None:
+        election = topo.switches[0].endpoint.election_id   # parsed by _push_setup
+    config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s)
+    state = state_dir(args.topology, args.state)
+    try:
+        controller = Controller(topo, switch_program, nic_program, nics,
+                                profile=_ev_profile(args), state=state, config=config,
+                                election_id=election)
+    except (PlanError, ValueError) as error:   # a NIC the plan cannot serve, a bad profile
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if args.seconds is not None:
+        threading.Timer(args.seconds, stop.set).start()
+    print(f"mrc-ctl: running {topo.name}: {len(topo.switches)} switches, {len(nics)} NICs; "
+          f"state in {state}", file=sys.stderr, flush=True)
+    with contextlib.suppress(KeyboardInterrupt), controller:
+        run_forever(controller, stop, args.period)
+    return 0
+
+
+def add_run_parser(sub: Any) -> None:
+    from controller.cli import _add_program_args, add_profile_options
+
+    run = sub.add_parser("run", help="the long-running controller: keep every switch and NIC "
+                         "programmed, repair NIC paths on EV events, probe failed links")
+    _add_program_args(run)
+    add_profile_options(run)
+    run.add_argument("--nics", default=None,
+                     help="NIC inventory YAML (P4Runtime endpoints, connections)")
+    run.add_argument("--nic-program", default=str(Path(__file__).resolve().parents[2]
+                                                 / "p4src" / "nic" / "mrc_nic.p4"),
+                     help="the NIC program (default p4src/nic/mrc_nic.p4)")
+    run.add_argument("--state", default=None,
+                     help="state directory (default .mrc-ctl beside TOPO)")
+    run.add_argument("--takeover-s", type=float, default=None,
+                     help="as a backup, take over after the devices had no primary this long")
+    run.add_argument("--period", type=float, default=0.01, help="loop period, s (0.01)")
+    run.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    run.set_defaults(func=cmd_run)

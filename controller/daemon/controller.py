@@ -1,0 +1,244 @@
+"""`mrc-ctl run`: the long-running controller.
+
+One `DeviceKeeper` per switch and per NIC keeps the device programmed across restarts of either
+side (keeper.py: push and reconcile on every connect); the repair loop (controller.repair) turns
+the NICs' EV-event digests into a fabric health model and rewrites NIC path tables from it; link
+probes (probes.py) show when a link taken out is healthy again. Everything is driven by
+`poll(now_s)`: the caller says what time it is, so the same controller runs against hardware on
+the wall clock (`run_forever`) and inside an emulated fabric in virtual time.
+
+    controller = Controller(topology, switch_program, nic_program, nics, state=Path(".mrc-ctl"))
+    controller.poll(now_s)        # again and again; controller.close() at the end
+
+What it keeps on disk (the state directory, repair/operator.py): `health.json` (declared down,
+saved before the NICs are rewritten, read at start: a controller killed mid-repair finishes the
+repair when it comes back), `status.json` (`mrc-ctl status`), `events.jsonl` (every EV event,
+device connect/loss/reconcile, failed write, rewrite, probe result), `denied.json` (the
+operator's deny-list).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
+from controller.daemon.probes import LinkProber
+from controller.devices.session import Program
+from controller.plan.nic_plan import EvProfile, NicConnection, NicPlan, NicPlanner
+from controller.plan.plan import FabricPlan
+from controller.repair.damping import Damper
+from controller.repair.operator import write_status
+from controller.repair.repairer import ManagedNic, Repairer
+from controller.topology.model import Endpoint, Topology
+from p4rt import PacketIn
+
+EV_EVENT_DIGEST = "ev_event_t"
+SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "takeover",
+                "write_failed", "link_down", "link_up", "switch_down", "switch_up",
+                "probed_healthy")
+
+
+@dataclass(frozen=True)
+class NicSpec:
+    """A NIC the controller programs: where its P4Runtime server is, its connections."""
+
+    endpoint: Endpoint
+    connections: tuple[NicConnection, ...] = ()
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    """Timing rules (seconds of the clock `poll` is given)."""
+
+    connect_timeout_s: float = 2.0   # real seconds: a connect attempt, on a worker thread
+    retry_s: float = 0.5             # first reconnect back-off, doubling...
+    max_retry_s: float = 30.0        # ...up to this
+    takeover_s: float | None = None  # as a backup: take over after this long with no primary
+    probe_interval_s: float = 0.1
+    probe_successes: int = 3
+    status_every_s: float = 1.0
+    workers: int = 16                # threads connecting and reconciling devices
+    writers: int = 16                # NICs a repair writes at once
+    damper: Damper = field(default_factory=Damper)
+
+
+class Controller:
+    """See the module docstring."""
+
+    def __init__(self, topology: Topology, switch_program: Program,
+                 nic_program: Program | None = None,
+                 nics: Mapping[str, NicSpec] | None = None, *, profile: EvProfile | None = None,
+                 state: Path | None = None, config: DaemonConfig | None = None,
+                 election_id: tuple[int, int] | None = None,
+                 echo: Callable[[str], None] | None = None, settle_s: float = 0.05,
+                 **rules: float) -> None:
+        """`election_id` replaces every endpoint's (a second controller runs with a lower one
+        as the backup); `echo` gets one line per notable event (stderr by default); `rules`
+        are the Correlator's (repair/correlate.py)."""
+        self.topology = topology
+        self.plan = FabricPlan(topology)
+        self.config = config or DaemonConfig()
+        self.state = state
+        self.profile = profile or EvProfile()
+        self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="mrc-ctl")
+        nics = dict(nics or {})
+        if nics and nic_program is None:
+            raise ValueError("NICs to program need the NIC program")
+        planner = NicPlanner(self.plan)
+        self.nic_plans: dict[str, NicPlan] = {
+            name: planner.plan_nic(name, spec.connections, self.profile)
+            for name, spec in nics.items()}
+        self.keepers: dict[str, DeviceKeeper] = {}
+        managed = []
+        for name, spec in nics.items():
+            keeper = self._keeper(name, spec.endpoint, self._nic_desired(name, nic_program),
+                                  election_id, self._nic_synced)
+            peers = {c.conn: c.peer for c in spec.connections}
+            if not peers:   # no connection yet: keep its EVs off failures towards anyone
+                peers = {-1 - i: n.name for i, n in enumerate(topology.nics) if n.name != name}
+            managed.append(ManagedNic(name, keeper, peers, self.profile, [
+                e for e in self.nic_plans[name].entries if e.table == "ev_path"]))
+        self.repairer = Repairer(self.plan, managed, state=state, settle_s=settle_s,
+                                 damper=self.config.damper, writers=self.config.writers, **rules)
+        self.repairer.on_record = self._echo_record
+        self.repairer.status_of = lambda _now_s: self.status_json()
+        self.prober = LinkProber(self.plan, self.config.probe_interval_s,
+                                 self.config.probe_successes)
+        for switch in topology.switches:
+            if switch.endpoint is None:
+                raise ValueError(f"switch {switch.name} has no P4Runtime endpoint")
+            entries = self.plan.switch(switch.name)
+            desired = DesiredState(switch_program, entries)
+            self.keepers[switch.name] = self._keeper(switch.name, switch.endpoint,
+                                                     lambda d=desired: d, election_id, None)
+        self.keepers.update({m.name: m.device for m in managed})  # type: ignore[misc]
+        self._status_at: float | None = None
+        self._states: tuple[str, ...] = ()
+        self.now_s = 0.0
+
+    def _keeper(self, name: str, endpoint: Endpoint, desired: Callable[[], DesiredState],
+                election_id: tuple[int, int] | None,
+                on_ready: Callable[[DeviceKeeper, SyncReport], None] | None) -> DeviceKeeper:
+        if election_id is not None:
+            endpoint = dataclasses.replace(endpoint, election_id=election_id)
+        c = self.config
+        return DeviceKeeper(name, endpoint, desired, self._pool, self._record,
+                            connect_timeout=c.connect_timeout_s, retry_s=c.retry_s,
+                            max_retry_s=c.max_retry_s, takeover_s=c.takeover_s,
+                            on_ready=on_ready)
+
+    def _nic_desired(self, name: str, program: Program | None) -> Callable[[], DesiredState]:
+        assert program is not None
+        nic_plan = self.nic_plans[name]
+        fixed = [e for e in nic_plan.entries if e.table != "ev_path"]
+
+        def desired() -> DesiredState:
+            # The EV paths as the health model wants them now, not as first planned.
+            return DesiredState(program, [*fixed, *self.repairer.target(name)],
+                                nic_plan.clone_sessions, (EV_EVENT_DIGEST,))
+        return desired
+
+    def _nic_synced(self, keeper: DeviceKeeper, report: SyncReport) -> None:
+        nic = self.repairer.nics[keeper.name]
+        nic.installed = [e for e in report.desired.entries if e.table == "ev_path"]
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def poll(self, now_s: float) -> None:
+        """One round: devices connected and reconciled, EV events taken and acted on, links
+        probed, status written."""
+        self.now_s = now_s
+        for keeper in self.keepers.values():
+            keeper.tick(now_s)
+        self.repairer.poll(now_s)
+        received = self._packet_ins()
+        healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
+                                    received)
+        if healthy:
+            self.repairer.proven_healthy(healthy, now_s)
+        states = tuple(k.state for k in self.keepers.values())
+        if self.state is not None and (states != self._states or self._status_at is None or
+                                       now_s - self._status_at >= self.config.status_every_s):
+            self._status_at, self._states = now_s, states
+            write_status(self.state, self.status_json())
+
+    def _packet_ins(self) -> list[PacketIn]:
+        out: list[PacketIn] = []
+        for name in self.plan.topology.switches:
+            keeper = self.keepers[name.name]
+            if keeper.ready and keeper.session is not None:
+                while (packet := keeper.session.get_packet_in(timeout=0)) is not None:
+                    out.append(packet)
+        return out
+
+    def _send_probe(self, t0: str, port: int, frame: bytes) -> bool:
+        keeper = self.keepers[t0]
+        if not keeper.ready or keeper.session is None:
+            return False
+        keeper.session.packet_out(frame, egress_port=port, pad=0)
+        return True
+
+    def ready(self) -> bool:
+        """Every device is primary-programmed (a backup controller never is)."""
+        return all(k.ready for k in self.keepers.values())
+
+    def states(self) -> dict[str, str]:
+        return {name: k.state for name, k in self.keepers.items()}
+
+    def status_json(self) -> dict[str, object]:
+        status = self.repairer.status_json(self.now_s)
+        status["devices"] = {state: sorted(n for n, k in self.keepers.items() if k.state == state)
+                             for state in ("down", "connecting", "backup")
+                             if any(k.state == state for k in self.keepers.values())}
+        status["devices_ready"] = sum(k.ready for k in self.keepers.values())
+        status["devices_total"] = len(self.keepers)
+        return status
+
+    def _record(self, record: dict[str, object]) -> None:
+        self.repairer.record([record], self.now_s)
+
+    def _echo_record(self, record: dict[str, object]) -> None:
+        kind = record.get("event")
+        if kind not in SHOWN_EVENTS:
+            return
+        if kind == "write_failed":
+            self.echo(str(record["message"]))
+            return
+        rest = " ".join(f"{k}={v}" for k, v in record.items() if k not in ("event", "at_s"))
+        self.echo(f"mrc-ctl: {kind} {rest}")
+
+    def close(self) -> None:
+        for keeper in self.keepers.values():
+            keeper.close()
+        self.repairer.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Controller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_forever(controller: Controller, stop: threading.Event, period_s: float = 0.01,
+                clock: Callable[[], float] = time.monotonic) -> None:
+    """Poll on the wall clock every `period_s` until `stop` is set."""
+    start = clock()
+    while not stop.is_set():
+        controller.poll(clock() - start)
+        stop.wait(period_s)
+
+
+def nic_specs(endpoints: Mapping[str, Endpoint],
+              connections: Mapping[str, Sequence[NicConnection]]) -> dict[str, NicSpec]:
+    return {name: NicSpec(endpoint, tuple(connections.get(name, ())))
+            for name, endpoint in endpoints.items()}
+

@@ -1,0 +1,282 @@
+"""One device kept as planned: connect, arbitrate, push the pipeline unless it already runs,
+read back and write only the difference — and all of it again whenever the device or the
+controller restarts, with no operator action.
+
+States: `down` → `connecting` → `backup` | `ready`; a stream that ends (the device rebooted, the
+network broke) takes a device back to `down`, and it is tried again with a doubling back-off.
+Connecting and reconciling run on a worker thread, so an unreachable or slow device never holds
+up the controller's loop; `tick(now_s)` moves the state on, and is all the loop calls.
+
+A backup writes nothing. When its device announces that there is no primary any more (the
+primary controller died) and that lasts `takeover_s`, the backup arbitrates again with an
+election id above the highest the device has seen (P4Runtime 1.3+: only such an id becomes
+primary), then reconciles: reading back and writing only what is not already right.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from finsy.proto import p4r, rpc_code
+
+from controller.devices.codec import PlanCodec
+from controller.devices.logged_write import write_each
+from controller.devices.reconcile import diff, read_requests
+from controller.devices.session import Program, channel_credentials
+from controller.plan.entries import PlannedEntry
+from controller.topology.model import Endpoint
+from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
+from p4rt.client import ResponseType, to_update
+from p4rt.entities import DELETE, INSERT, MODIFY
+from p4rt.errors import P4RuntimeClientError, P4RuntimeRpcError
+from p4rt.role_config import pack_role_config
+
+Log = Callable[[dict[str, object]], None]
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    """What a device should hold: its program, table entries, clone sessions (id -> port) and
+    the digests whose lists the controller receives."""
+
+    program: Program
+    entries: Sequence[PlannedEntry]
+    clone_sessions: Mapping[int, int] = field(default_factory=dict)
+    digests: tuple[str, ...] = ()
+
+
+@dataclass
+class SyncReport:
+    """One reconciliation: the desired state used and what was written."""
+
+    desired: DesiredState
+    pipeline_pushed: bool = False
+    written: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+
+class DeviceKeeper:
+    """Keeps the device at `endpoint` holding `desired()` (see the module docstring)."""
+
+    def __init__(self, name: str, endpoint: Endpoint, desired: Callable[[], DesiredState],
+                 pool: ThreadPoolExecutor, log: Log, *, connect_timeout: float = 2.0,
+                 retry_s: float = 0.5, max_retry_s: float = 30.0,
+                 takeover_s: float | None = None,
+                 on_ready: Callable[[DeviceKeeper, SyncReport], None] | None = None) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self.desired = desired
+        self.election_id = endpoint.election_id
+        self.state = "down"
+        self.session: SwitchConnection | None = None
+        self.last_sync: SyncReport | None = None
+        self.syncs = 0
+        self._pool = pool
+        self._log = log
+        self._connect_timeout = connect_timeout
+        self._retry_s = retry_s
+        self._max_retry_s = max_retry_s
+        self._retry = retry_s
+        self._next_try = 0.0
+        self._takeover_s = takeover_s
+        self._no_primary_since: float | None = None
+        self._on_ready = on_ready
+        self._job: Future[tuple[str, SwitchConnection, SyncReport | None]] | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Primary, reconciled, and its stream still up: writes may go to it."""
+        return (self.state == "ready" and self.session is not None
+                and self.session.stream_open)
+
+    # -- the state machine ----------------------------------------------------------------------
+
+    def tick(self, now_s: float) -> None:
+        if self._job is not None:
+            if self._job.done():
+                self._finish(now_s)
+            return
+        if self.state in ("ready", "backup") and not (self.session and self.session.stream_open):
+            self._lost(now_s)
+        if self.state == "down" and now_s >= self._next_try:
+            self.state = "connecting"
+            self._job = self._pool.submit(self._connect)
+        elif self.state == "backup":
+            self._watch_primary(now_s)
+
+    def _finish(self, now_s: float) -> None:
+        assert self._job is not None
+        job, self._job = self._job, None
+        try:
+            state, session, report = job.result()
+        except (P4RuntimeClientError, OSError, ValueError) as error:
+            self._down(now_s, str(error))
+            return
+        except Exception as error:   # one device's surprise must not stop the controller
+            self._down(now_s, f"{type(error).__name__}: {error}")
+            return
+        self.session, self.state = session, state
+        if state == "backup":
+            self._log({"event": "device_backup", "device": self.name,
+                       "election_id": list(self.election_id)})
+            self._watch_primary(now_s)
+            return
+        assert report is not None
+        self._retry = self._retry_s
+        self.last_sync, self.syncs = report, self.syncs + 1
+        self._log({"event": "device_ready", "device": self.name,
+                   "pipeline_pushed": report.pipeline_pushed, "written": report.written,
+                   "unchanged": report.unchanged, "failed": report.failed})
+        if self._on_ready is not None:
+            self._on_ready(self, report)
+
+    def _down(self, now_s: float, reason: str) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.session, self.state = None, "down"
+        self._next_try = now_s + self._retry
+        self._log({"event": "device_down", "device": self.name, "error": reason,
+                   "retry_in_s": round(self._retry, 6)})
+        self._retry = min(self._retry * 2, self._max_retry_s)
+
+    def _lost(self, now_s: float) -> None:
+        error = self.session.stream_error if self.session is not None else None
+        self._retry = self._retry_s   # it was up: try again at once, then back off
+        self._next_try = now_s
+        if self.session is not None:
+            self.session.close()
+        self.session, self.state = None, "down"
+        self._log({"event": "device_lost", "device": self.name,
+                   "error": str(error) if error else "stream closed"})
+
+    def _watch_primary(self, now_s: float) -> None:
+        session = self.session
+        assert session is not None
+        if session.is_primary:   # our re-arbitration was granted
+            self.state = "connecting"
+            self._job = self._pool.submit(self._reconcile_job, session)
+            return
+        update = session.last_arbitration
+        if update is None or update.status.code != rpc_code.NOT_FOUND:
+            self._no_primary_since = None   # another controller is primary
+            return
+        if self._no_primary_since is None:
+            self._no_primary_since = now_s
+        if self._takeover_s is None or now_s - self._no_primary_since < self._takeover_s:
+            return
+        high, low = update.election_id.high, update.election_id.low
+        bumped = (high + (low + 1 >> 64), (low + 1) & (1 << 64) - 1)
+        self.election_id = max(self.election_id, bumped)
+        self._no_primary_since = None
+        self._log({"event": "takeover", "device": self.name, "election_id": list(self.election_id)})
+        session.rearbitrate(self.election_id)
+
+    # -- on the worker thread -------------------------------------------------------------------
+
+    def _connect(self) -> tuple[str, SwitchConnection, SyncReport | None]:
+        e = self.endpoint
+        role_config = (pack_role_config(self.desired().program.schema, e.role_config)
+                       if e.role_config is not None else None)
+        session = SwitchConnection(e.grpc_address, e.device_id, self.election_id, e.role,
+                                   channel_credentials(e), rpc_timeout=30.0,
+                                   role_config=role_config)
+        try:
+            if not session.connect(timeout=self._connect_timeout):
+                return "backup", session, None
+            return self._reconcile_job(session)
+        except BaseException:
+            session.close()
+            raise
+
+    def _reconcile_job(self, session: SwitchConnection
+                       ) -> tuple[str, SwitchConnection, SyncReport | None]:
+        return "ready", session, self.reconcile(session)
+
+    def reconcile(self, session: SwitchConnection) -> SyncReport:
+        """Bring the device to `desired()`: pipeline by cookie, then entries, clone sessions
+        and digests by reading back and writing the difference. Failed updates are logged one
+        line each; a refused request or a lost connection raises."""
+        started = time.monotonic()
+        desired = self.desired()
+        report = SyncReport(desired)
+        program = desired.program
+        report.pipeline_pushed = self._ensure_pipeline(session, program)
+        schema = program.schema
+        session.schema = schema
+        codec = PlanCodec(schema)
+        current = list(session.read_raw(read_requests(schema, desired.entries)))
+        difference = diff(schema, desired.entries, current, codec)
+        report.unchanged = difference.unchanged
+        for kind, entries in ((DELETE, difference.deletes), (MODIFY, difference.modifies),
+                              (INSERT, difference.inserts)):
+            if entries:   # each phase done before the next (deletes free table space)
+                self._count(report, self._write(
+                    session, [codec.update(kind, e) for e in entries],
+                    [f"{p4r.Update.Type.Name(kind)} {e.describe()}" for e in entries]))
+        have = {}
+        for entity in session.read_raw(CloneSessionEntry()):
+            clone = CloneSessionEntry.from_proto(
+                entity.packet_replication_engine_entry.clone_session_entry)
+            have[clone.session_id] = sorted(r.port for r in clone.replicas)
+        changes = [(MODIFY if sid in have else INSERT, CloneSessionEntry(sid).add(port))
+                   for sid, port in sorted(desired.clone_sessions.items())
+                   if have.get(sid) != [port]]
+        for name in desired.digests:
+            if not list(session.read_raw(DigestEntry(schema, name))):
+                changes.append((INSERT, DigestEntry(schema, name)))
+        report.unchanged += len(desired.clone_sessions) + len(desired.digests) - len(changes)
+        if changes:
+            self._count(report, self._write(
+                session, [to_update(change) for change in changes],
+                [f"{p4r.Update.Type.Name(kind)} {entity!r}" for kind, entity in changes]))
+        report.seconds = time.monotonic() - started
+        return report
+
+    @staticmethod
+    def _count(report: SyncReport, ok: list[bool]) -> None:
+        report.written += sum(ok)
+        report.failed += len(ok) - sum(ok)
+
+    def _ensure_pipeline(self, session: SwitchConnection, program: Program) -> bool:
+        try:
+            config = session.get_pipeline(ResponseType.COOKIE_ONLY)
+            cookie = config.cookie.cookie if config.HasField("cookie") else 0
+        except P4RuntimeRpcError as error:
+            if error.code != "FAILED_PRECONDITION":   # no pipeline yet
+                raise
+            cookie = 0
+        if cookie == program.cookie:
+            return False
+        session.set_pipeline(program.p4info, program.device_config, program.cookie)
+        return True
+
+    def write(self, updates: Sequence[p4r.Update], descriptions: Sequence[str]) -> list[bool]:
+        """Write `updates` to this (ready) device; per update whether it was written (each
+        failure logged as one line naming the device and the entry)."""
+        if self.session is None:
+            return [False] * len(updates)
+        return self._write(self.session, updates, descriptions)
+
+    def _write(self, session: SwitchConnection, updates: Sequence[p4r.Update],
+               descriptions: Sequence[str]) -> list[bool]:
+        return write_each(session, self.name, updates, descriptions, lambda line: self._log(
+            {"event": "write_failed", "device": self.name, "message": line}))
+
+    def close(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+            try:
+                _, session, _ = self._job.result(timeout=self._connect_timeout + 30)
+                session.close()
+            except Exception:   # closing: whatever the job ended with
+                pass
+            self._job = None
+        if self.session is not None:
+            self.session.close()
+        self.session, self.state = None, "down"
+

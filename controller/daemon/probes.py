@@ -1,0 +1,140 @@
+"""Link probes: is a T0-T1 link the controller took out of the NICs' paths healthy again?
+
+Once every NIC's EVs avoid a failed link, no NIC traffic (and so no NIC probe) crosses it any
+more, so the controller probes the link's own path itself, through the switches' packet I/O:
+
+- a PacketOut to the T0, out of its port to the T1, of an IPv6 packet addressed to the uSID
+  carrier [T1, T0] with hop limit 2 (next header 253, RFC 3692's experimental value, and a
+  payload naming the link and a sequence number);
+- the T1, if it is up and programmed, shifts its uSID and routes the packet back to the T0 over
+  the same link (hop limit now 1);
+- the T0 drops it for hop limit, and punts it (the plan's `hop_limit_policy` is
+  `punt_hop_limit`): the controller gets it as a PacketIn on the T0's stream.
+
+So one probe proves both directions of the cable and the T1's forwarding. Rule: a link is
+healthy again after `successes` probes in a row come back (one per `interval_s`; a probe not
+back by the time the next is due counts as lost and starts the count over). A T1 declared down
+is probed over each of its links; the first of its links proven healthy brings the switch back,
+each link counting on its own.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from controller.plan.plan import FabricPlan
+from controller.plan.usid import carrier, format_address, switch_mac
+from controller.repair.correlate import FabricLink
+from p4rt import PacketIn
+
+PROBE_NEXT_HEADER = 253
+MAGIC = b"MRC-LINK-PROBE\x00\x01"
+_SEQ = struct.Struct("!I")
+
+
+def probe_frame(plan: FabricPlan, link: FabricLink, seq: int) -> bytes:
+    """The frame the T0 of `link` sends to its T1 (see the module docstring)."""
+    plane, t0, t1 = link
+    t0_usid, t1_usid = plan.usid(t0), plan.usid(t1)
+    payload = MAGIC + _SEQ.pack(seq) + f"{plane} {t0} {t1}".encode()
+    packet = (Ether(dst=_mac(switch_mac(t1_usid)), src=_mac(switch_mac(t0_usid)))
+              / IPv6(src=format_address(carrier(plan.block, [t0_usid])),
+                     dst=format_address(carrier(plan.block, [t1_usid, t0_usid])),
+                     hlim=2, nh=PROBE_NEXT_HEADER)
+              / payload)
+    return bytes(packet)
+
+
+def _mac(value: int) -> str:
+    return ":".join(f"{b:02x}" for b in value.to_bytes(6, "big"))
+
+
+def parse_probe(frame: bytes) -> tuple[FabricLink, int] | None:
+    """(link, sequence number) of a returned probe; None for any other packet."""
+    try:
+        packet = Ether(frame)
+    except Exception:   # a punted packet of any shape: not ours
+        return None
+    ip = packet.getlayer(IPv6)
+    if ip is None or ip.nh != PROBE_NEXT_HEADER:
+        return None
+    payload = bytes(ip.payload)
+    if not payload.startswith(MAGIC) or len(payload) < len(MAGIC) + _SEQ.size:
+        return None
+    (seq,) = _SEQ.unpack_from(payload, len(MAGIC))
+    try:
+        plane, t0, t1 = payload[len(MAGIC) + _SEQ.size:].decode().split(" ")
+        return (int(plane), t0, t1), seq
+    except ValueError:
+        return None
+
+
+@dataclass
+class _Probing:
+    streak: int = 0
+    outstanding: int | None = None   # sequence number sent and not back yet
+    next_s: float = 0.0
+
+
+@dataclass
+class LinkProber:
+    """Probes the links it is given each round; reports the ones proven healthy."""
+
+    plan: FabricPlan
+    interval_s: float = 0.1
+    successes: int = 3
+    _links: dict[FabricLink, _Probing] = field(default_factory=dict)
+    _seq: int = 0
+    sent: int = 0
+    returned: int = 0
+
+    def t0_port(self, link: FabricLink) -> int:
+        """The T0's port on the cable to the T1."""
+        _, t0, t1 = link
+        for _, peer, peer_port in self.plan.topology.neighbors(t1):
+            if peer == t0:
+                return peer_port
+        raise KeyError(f"{t0} has no cable to {t1}")
+
+    def round(self, now_s: float, links: Iterable[FabricLink],
+              send: Callable[[str, int, bytes], bool],
+              received: Iterable[PacketIn]) -> set[FabricLink]:
+        """Take the returned probes in `received`, send the probes due now through
+        `send(T0 name, port, frame)` (False: the T0 cannot send now), and return the links that
+        have just reached `successes` probes in a row."""
+        wanted = set(links)
+        for link in list(self._links):
+            if link not in wanted:
+                del self._links[link]
+        healthy: set[FabricLink] = set()
+        for packet in received:
+            parsed = parse_probe(packet.payload)
+            if parsed is None:
+                continue
+            link, seq = parsed
+            state = self._links.get(link)
+            if state is None or state.outstanding != seq:
+                continue   # late, or for a link no longer probed
+            self.returned += 1
+            state.outstanding = None
+            state.streak += 1
+            if state.streak >= self.successes:
+                healthy.add(link)
+                del self._links[link]
+        for link in sorted(wanted - healthy):
+            state = self._links.setdefault(link, _Probing())
+            if now_s < state.next_s:
+                continue
+            if state.outstanding is not None:   # not back within an interval: lost
+                state.streak = 0
+            self._seq = (self._seq + 1) & 0xFFFFFFFF
+            if send(link[1], self.t0_port(link), probe_frame(self.plan, link, self._seq)):
+                state.outstanding = self._seq
+                self.sent += 1
+            state.next_s = now_s + self.interval_s
+        return healthy
