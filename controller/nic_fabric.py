@@ -99,7 +99,8 @@ class NicFabric:
                  poll_us: int = 5, memory: int = 4 << 20, program: bool = True,
                  **transport: Any) -> None:
         """`program=False`: switches and NICs come up blank (no tables; NICs run their
-        program), for a controller (controller.daemon) to program over `endpoints()`."""
+        program), for a controller (controller.daemon) to program: switches at `running`'s
+        endpoints, NICs at `nic_endpoints()`."""
         self.topology = topology
         self.plan = FabricPlan(topology)
         self.profile = profile or EvProfile()
