@@ -93,7 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     election = None
     if args.election_id is not None:
         election = topo.switches[0].endpoint.election_id   # parsed by _push_setup
-    config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s)
+    config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s,
+                          hold_s=args.hold_s, probe_interval_s=args.probe_interval)
     state = state_dir(args.topology, args.state)
     try:
         controller = Controller(topo, switch_program, nic_program, nics,
@@ -130,6 +131,11 @@ def add_run_parser(sub: Any) -> None:
                      help="state directory (default .mrc-ctl beside TOPO)")
     run.add_argument("--takeover-s", type=float, default=None,
                      help="as a backup, take over after the devices had no primary this long")
+    run.add_argument("--hold-s", type=float, default=1.0,
+                     help="first hold-down before a restored link is used again, s (1; doubles "
+                          "per flap up to 60)")
+    run.add_argument("--probe-interval", type=float, default=0.1,
+                     help="seconds between link probes of a link taken out (0.1)")
     run.add_argument("--period", type=float, default=0.01, help="loop period, s (0.01)")
     run.add_argument("--seconds", type=float, default=None, help="stop after this long")
     run.set_defaults(func=cmd_run)

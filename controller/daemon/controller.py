@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
@@ -66,7 +66,8 @@ class DaemonConfig:
     status_every_s: float = 1.0
     workers: int = 16                # threads connecting and reconciling devices
     writers: int = 16                # NICs a repair writes at once
-    damper: Damper = field(default_factory=Damper)
+    hold_s: float = 1.0              # flap damping (repair/damping.py): first hold-down...
+    max_hold_s: float = 60.0         # ...doubling per flap up to this
 
 
 class Controller:
@@ -107,7 +108,8 @@ class Controller:
             managed.append(ManagedNic(name, keeper, peers, self.profile, [
                 e for e in self.nic_plans[name].entries if e.table == "ev_path"]))
         self.repairer = Repairer(self.plan, managed, state=state, settle_s=settle_s,
-                                 damper=self.config.damper, writers=self.config.writers, **rules)
+                                 damper=Damper(self.config.hold_s, self.config.max_hold_s),
+                                 writers=self.config.writers, **rules)
         self.repairer.on_record = self._echo_record
         self.repairer.status_of = lambda _now_s: self.status_json()
         self.prober = LinkProber(self.plan, self.config.probe_interval_s,

@@ -25,7 +25,6 @@ from controller.daemon.keeper import DeviceKeeper
 from controller.devices.session import Program
 from controller.nic_fabric import NicFabric
 from controller.plan.nic_plan import EvProfile
-from controller.repair.damping import Damper
 from controller.topology.yaml_io import load
 from p4rt import P4RuntimeWriteError, SwitchConnection, TableEntry
 from p4rt.role_config import RoleConfig
@@ -39,7 +38,7 @@ CUT = ("p0-t0-0", 2)                    # p0-t0-0 <-> p0-t1-0
 DEAD_T1 = "p0-t1-0"
 VA = 0x1000
 FAST = DaemonConfig(retry_s=0.0005, max_retry_s=0.002, probe_interval_s=0.0005,
-                    probe_successes=3, damper=Damper(hold_s=0.002), connect_timeout_s=1.0)
+                    probe_successes=3, hold_s=0.002, connect_timeout_s=1.0)
 
 
 @pytest.fixture(scope="module")
