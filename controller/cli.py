@@ -159,18 +159,22 @@ def _load_program(args: argparse.Namespace) -> Any:
     return Program.compile(args.program)
 
 
+def parse_election_id(text: str) -> tuple[int, int]:
+    """--election-id: `LOW` or `HIGH,LOW`."""
+    high, _, low = text.rpartition(",")
+    try:
+        return (int(high or 0), int(low))
+    except ValueError:
+        raise TopologyError(f"--election-id {text!r}: expected LOW or HIGH,LOW") from None
+
+
 def _with_session_overrides(topo: Any, args: argparse.Namespace) -> Any:
     """The topology with --election-id/--role applied to every switch's endpoint."""
     import dataclasses
 
     changes: dict[str, Any] = {}
     if args.election_id is not None:
-        high, _, low = args.election_id.rpartition(",")
-        try:
-            changes["election_id"] = (int(high or 0), int(low))
-        except ValueError:
-            raise TopologyError(f"--election-id {args.election_id!r}: expected LOW or "
-                                "HIGH,LOW") from None
+        changes["election_id"] = parse_election_id(args.election_id)
     if args.role is not None:
         changes["role"] = args.role
     if not changes:
@@ -369,9 +373,9 @@ def _nic_peers(topo: Any, nic: str, peers: list[str] | None) -> list[str]:
 
 
 def _nic_connections(peers: list[str]) -> list[Any]:
-    from controller.plan.nic_plan import NicConnection
+    from controller.plan.nic_plan import QP_BASE, NicConnection
 
-    return [NicConnection(i, peer, 0x100 + i, 0x100 + i) for i, peer in enumerate(peers)]
+    return [NicConnection(i, peer, QP_BASE + i, QP_BASE + i) for i, peer in enumerate(peers)]
 
 
 def cmd_plan_nic(args: argparse.Namespace, topo: Any, plan: Any) -> int:

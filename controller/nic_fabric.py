@@ -34,7 +34,10 @@ from controller.devices.session import Program
 from controller.fabric_up import build_fabric, nic_host_name
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import (
+    EV_EVENT_DIGEST,
+    EV_STATES,
     HOST_PORT,
+    QP_BASE,
     EvProfile,
     NicConnection,
     NicPlan,
@@ -50,10 +53,6 @@ from mrc_transport.host import Host
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
 from softswitch.fabric import Fabric
 from softswitch.fabric import Host as FabricHost
-
-EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
-EV_EVENT_DIGEST = "ev_event_t"
-QP_BASE = 0x100  # a NIC's QP for its connection c is QP_BASE + c
 
 
 class VirtualClock:

@@ -47,7 +47,7 @@ from p4rt.packetio import (
     decode_packet_in,
     packet_out_message,
 )
-from p4rt.protowire import SMALL, encode_varint
+from p4rt.protowire import SMALL, VarintTooLong, decode_varint, encode_varint
 from p4rt.schema import Schema
 
 LOG = logging.getLogger("p4rt")
@@ -184,25 +184,18 @@ def read_response_entities(data: bytes) -> list[bytes]:
     entities re-serialized, or its error."""
     out: list[bytes] = []
     i, n = 0, len(data)
-    while i < n and data[i] == 0x0A:
-        size = shift = 0
-        i += 1
-        while i < n:   # the entity's length, a varint
-            byte = data[i]
-            i += 1
-            size |= (byte & 0x7F) << shift
-            if byte < 0x80:
+    try:
+        while i < n and data[i] == 0x0A:
+            size, i = decode_varint(data, i + 1)   # the entity's length
+            if i + size > n:
                 break
-            shift += 7
+            out.append(data[i:i + size])
+            i += size
         else:
-            break
-        if i + size > n:
-            break
-        out.append(data[i:i + size])
-        i += size
-    else:
-        if i == n:
-            return out
+            if i == n:
+                return out
+    except (IndexError, VarintTooLong):   # cut short inside a length
+        pass
     return [entity.SerializeToString() for entity in p4r.ReadResponse.FromString(data).entities]
 
 

@@ -30,13 +30,11 @@ import yaml
 
 from controller.topology.errors import TopologyError
 
-QP_BASE = 0x100   # the QP of a NIC's connection c, as the host transports use it
-
 
 def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(endpoint per NIC, connections per NIC) from a NIC inventory file; TopologyError
     naming the file and the field otherwise."""
-    from controller.plan.nic_plan import NicConnection
+    from controller.plan.nic_plan import QP_BASE, NicConnection
     from controller.topology.model import Endpoint
 
     try:
@@ -69,7 +67,7 @@ def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from controller.cli import _ev_profile, _push_setup
+    from controller.cli import _ev_profile, _push_setup, parse_election_id
     from controller.daemon.controller import Controller, DaemonConfig, nic_specs, run_forever
     from controller.devices.session import Program
     from controller.plan.usid import PlanError
@@ -90,9 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except P4Error as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-    election = None
-    if args.election_id is not None:
-        election = topo.switches[0].endpoint.election_id   # parsed by _push_setup
+    election = None if args.election_id is None else parse_election_id(args.election_id)
     config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s,
                           hold_s=args.hold_s, probe_interval_s=args.probe_interval)
     state = state_dir(args.topology, args.state)

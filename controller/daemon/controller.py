@@ -31,7 +31,13 @@ from pathlib import Path
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
 from controller.daemon.probes import LinkProber
 from controller.devices.session import Program
-from controller.plan.nic_plan import EvProfile, NicConnection, NicPlan, NicPlanner
+from controller.plan.nic_plan import (
+    EV_EVENT_DIGEST,
+    EvProfile,
+    NicConnection,
+    NicPlan,
+    NicPlanner,
+)
 from controller.plan.plan import FabricPlan
 from controller.repair.damping import Damper
 from controller.repair.operator import write_status
@@ -39,7 +45,6 @@ from controller.repair.repairer import ManagedNic, Repairer
 from controller.topology.model import Endpoint, Topology
 from p4rt import PacketIn
 
-EV_EVENT_DIGEST = "ev_event_t"
 SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "takeover",
                 "write_failed", "link_down", "link_up", "switch_down", "switch_up",
                 "probed_healthy")
@@ -102,6 +107,7 @@ class Controller:
         for name, spec in nics.items():
             keeper = self._keeper(name, spec.endpoint, self._nic_desired(name, nic_program),
                                   election_id, self._nic_synced)
+            self.keepers[name] = keeper
             peers = {c.conn: c.peer for c in spec.connections}
             if not peers:   # no connection yet: keep its EVs off failures towards anyone
                 peers = {-1 - i: n.name for i, n in enumerate(topology.nics) if n.name != name}
@@ -121,7 +127,6 @@ class Controller:
             desired = DesiredState(switch_program, entries)
             self.keepers[switch.name] = self._keeper(switch.name, switch.endpoint,
                                                      lambda d=desired: d, election_id, None)
-        self.keepers.update({m.name: m.device for m in managed})  # type: ignore[misc]
         self._status_at: float | None = None
         self._states: tuple[str, ...] = ()
         self.now_s = 0.0
@@ -174,8 +179,8 @@ class Controller:
 
     def _packet_ins(self) -> list[PacketIn]:
         out: list[PacketIn] = []
-        for name in self.plan.topology.switches:
-            keeper = self.keepers[name.name]
+        for switch in self.plan.topology.switches:
+            keeper = self.keepers[switch.name]
             if keeper.ready and keeper.session is not None:
                 while (packet := keeper.session.get_packet_in(timeout=0)) is not None:
                     out.append(packet)

@@ -30,7 +30,7 @@ from controller.plan.entries import PlannedEntry
 from controller.topology.model import Endpoint
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
 from p4rt.client import ResponseType, to_update
-from p4rt.entities import DELETE, INSERT, MODIFY
+from p4rt.entities import INSERT, MODIFY
 from p4rt.errors import P4RuntimeClientError, P4RuntimeRpcError
 from p4rt.role_config import pack_role_config
 
@@ -180,7 +180,8 @@ class DeviceKeeper:
 
     def _connect(self) -> tuple[str, SwitchConnection, SyncReport | None]:
         e = self.endpoint
-        role_config = (pack_role_config(self.desired().program.schema, e.role_config)
+        desired = self.desired()
+        role_config = (pack_role_config(desired.program.schema, e.role_config)
                        if e.role_config is not None else None)
         session = SwitchConnection(e.grpc_address, e.device_id, self.election_id, e.role,
                                    channel_credentials(e), rpc_timeout=30.0,
@@ -188,7 +189,7 @@ class DeviceKeeper:
         try:
             if not session.connect(timeout=self._connect_timeout):
                 return "backup", session, None
-            return self._reconcile_job(session)
+            return "ready", session, self.reconcile(session, desired)
         except BaseException:
             session.close()
             raise
@@ -197,12 +198,14 @@ class DeviceKeeper:
                        ) -> tuple[str, SwitchConnection, SyncReport | None]:
         return "ready", session, self.reconcile(session)
 
-    def reconcile(self, session: SwitchConnection) -> SyncReport:
-        """Bring the device to `desired()`: pipeline by cookie, then entries, clone sessions
-        and digests by reading back and writing the difference. Failed updates are logged one
-        line each; a refused request or a lost connection raises."""
+    def reconcile(self, session: SwitchConnection,
+                  desired: DesiredState | None = None) -> SyncReport:
+        """Bring the device to `desired` (default `desired()`): pipeline by cookie, then
+        entries, clone sessions and digests by reading back and writing the difference.
+        Failed updates are logged one line each; a refused request or a lost connection
+        raises."""
         started = time.monotonic()
-        desired = self.desired()
+        desired = desired or self.desired()
         report = SyncReport(desired)
         program = desired.program
         report.pipeline_pushed = self._ensure_pipeline(session, program)
@@ -212,12 +215,10 @@ class DeviceKeeper:
         current = list(session.read_raw(read_requests(schema, desired.entries)))
         difference = diff(schema, desired.entries, current, codec)
         report.unchanged = difference.unchanged
-        for kind, entries in ((DELETE, difference.deletes), (MODIFY, difference.modifies),
-                              (INSERT, difference.inserts)):
-            if entries:   # each phase done before the next (deletes free table space)
-                self._count(report, self._write(
-                    session, [codec.update(kind, e) for e in entries],
-                    [f"{p4r.Update.Type.Name(kind)} {e.describe()}" for e in entries]))
+        for _, kind, entries in difference.steps():
+            self._count(report, self._write(
+                session, [codec.update(kind, e) for e in entries],
+                [f"{p4r.Update.Type.Name(kind)} {e.describe()}" for e in entries]))
         have = {}
         for entity in session.read_raw(CloneSessionEntry()):
             clone = CloneSessionEntry.from_proto(

@@ -28,7 +28,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from controller.plan.plan import FabricPlan
-from controller.plan.usid import carrier, format_address, switch_mac
+from controller.plan.usid import carrier, format_address, format_mac, switch_mac
 from controller.repair.correlate import FabricLink
 from p4rt import PacketIn
 
@@ -42,16 +42,12 @@ def probe_frame(plan: FabricPlan, link: FabricLink, seq: int) -> bytes:
     plane, t0, t1 = link
     t0_usid, t1_usid = plan.usid(t0), plan.usid(t1)
     payload = MAGIC + _SEQ.pack(seq) + f"{plane} {t0} {t1}".encode()
-    packet = (Ether(dst=_mac(switch_mac(t1_usid)), src=_mac(switch_mac(t0_usid)))
+    packet = (Ether(dst=format_mac(switch_mac(t1_usid)), src=format_mac(switch_mac(t0_usid)))
               / IPv6(src=format_address(carrier(plan.block, [t0_usid])),
                      dst=format_address(carrier(plan.block, [t1_usid, t0_usid])),
                      hlim=2, nh=PROBE_NEXT_HEADER)
               / payload)
     return bytes(packet)
-
-
-def _mac(value: int) -> str:
-    return ":".join(f"{b:02x}" for b in value.to_bytes(6, "big"))
 
 
 def parse_probe(frame: bytes) -> tuple[FabricLink, int] | None:

@@ -28,6 +28,7 @@ from controller.plan.entries import MatchValue, PlannedEntry
 from p4rt.entities import make_update
 from p4rt.errors import P4RuntimeClientError
 from p4rt.protowire import SMALL as _SMALL
+from p4rt.protowire import VarintTooLong, decode_varint
 from p4rt.protowire import encode_varint as _varint
 from p4rt.schema import Schema
 
@@ -658,15 +659,10 @@ class _EntityReader:
         if i < end:
             if b[i] != 0x20:   # TableEntry.priority = 4; anything else: the parsed message
                 return None
-            shift = 0
-            i += 1
-            while True:
-                byte = b[i]
-                i += 1
-                priority |= (byte & 0x7F) << shift
-                if byte < 0x80:
-                    break
-                shift += 7
+            try:
+                priority, i = decode_varint(b, i + 1)
+            except (IndexError, VarintTooLong):
+                return None
             if i != end or priority >> 31:   # negative, or past int32
                 return None
         from_bytes = int.from_bytes

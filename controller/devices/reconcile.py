@@ -90,24 +90,27 @@ class Diff:
     def writes(self) -> int:
         return len(self.deletes) + len(self.modifies) + len(self.inserts)
 
+    def steps(self) -> list[tuple[str, int, list[PlannedEntry]]]:
+        """("deleted" | "modified" | "inserted", update type, entries), one per non-empty
+        phase, in the order they must run: each phase finishes before the next starts
+        (deletes free the table space inserts may need)."""
+        kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
+                 ("inserted", INSERT, self.inserts))
+        return [(name, kind, entries) for name, kind, entries in kinds if entries]
+
     def phases(self, schema: Schema, codec: PlanCodec | None = None
                ) -> list[tuple[str, list[p4r.Update]]]:
-        """("deleted" | "modified" | "inserted", updates), one per non-empty phase, in the order
-        they must run: each phase finishes before the next starts."""
+        """(phase name, updates) for each of `steps`."""
         codec = codec or PlanCodec(schema)
-        kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
-                 ("inserted", INSERT, self.inserts))
         return [(name, [codec.update(kind, entry) for entry in entries])
-                for name, kind, entries in kinds if entries]
+                for name, kind, entries in self.steps()]
 
     def encoded_phases(self, codec: PlanCodec) -> list[tuple[str, int, Iterator[bytes]]]:
-        """`phases` as wire bytes for Session.write_encoded: ("deleted" | ..., how many,
-        their updates). Every entry is checked now, as `phases` checks them; each is encoded
-        only when its request is sent, so encoding overlaps the switch's work."""
-        kinds = (("deleted", DELETE, self.deletes), ("modified", MODIFY, self.modifies),
-                 ("inserted", INSERT, self.inserts))
+        """`phases` as wire bytes for Session.write_encoded: (phase name, how many, their
+        updates). Every entry is checked now, as `phases` checks them; each is encoded only
+        when its request is sent, so encoding overlaps the switch's work."""
         return [(name, len(entries), codec.encoding(kind, entries))
-                for name, kind, entries in kinds if entries]
+                for name, kind, entries in self.steps()]
 
 
 def diff(schema: Schema, planned: Sequence[PlannedEntry],

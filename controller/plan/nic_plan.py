@@ -32,7 +32,10 @@ from controller.topology.model import Nic
 HOST_PORT = 1  # NIC_HOST_PORT
 PLANE_PORT_BASE = 2  # plane p is NIC port 2 + p
 SACK_SESSION_BASE = 100  # clone session 100 + plane
+EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}  # the ev_state register's values
+EV_EVENT_DIGEST = "ev_event_t"  # the digest a NIC sends on an EV's GOOD <-> ASSUMED_BAD move
 MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
+QP_BASE = 0x100  # the QP both ends use for a pair's connection: QP_BASE + the pair's number
 MAX_EVS = 256  # bit<8> EVs: active set and backups together
 NIC_ADDRESS_BASE = 0x2001_0DB8 << 96  # 2001:db8::/96 + index + 1 (controller.traffic's numbering)
 

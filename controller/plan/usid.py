@@ -103,6 +103,10 @@ def format_address(address: int) -> str:
     return str(ipaddress.IPv6Address(address))
 
 
+def format_mac(mac: int) -> str:
+    return ":".join(f"{b:02x}" for b in mac.to_bytes(6, "big"))
+
+
 def switch_mac(usid: int) -> int:
     """One MAC per switch, derived from its uSID (so every MAC in the plan is predictable)."""
     return _SWITCH_MAC_OUI | usid

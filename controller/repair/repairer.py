@@ -23,7 +23,7 @@ from finsy.proto import p4r
 from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
 from controller.plan.entries import PlannedEntry
-from controller.plan.nic_plan import EvProfile
+from controller.plan.nic_plan import EV_STATES, EvProfile
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Correlator, EvReport, FabricLink, Verdict
 from controller.repair.damping import Damper
@@ -40,7 +40,6 @@ from controller.repair.rewrite import repaired_paths, rewrites
 from p4rt import SwitchConnection
 from p4rt.entities import MODIFY
 
-EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}
 logger = logging.getLogger(__name__)
 
 
@@ -163,10 +162,12 @@ class Repairer:
             self.correlator.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
             self.damper.effective(saved, 0.0)
             self._saved = saved
-            self.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
-        if self._denied is not None:
-            self.verdict = Verdict(self.verdict.links_down | self._denied.links,
-                                   self.verdict.switches_down | self._denied.switches)
+        self.verdict = self._with_denied(saved or Verdict())
+
+    def _with_denied(self, verdict: Verdict) -> Verdict:
+        """`verdict` with the operator's deny-list added (a new Verdict)."""
+        denied = self._denied or DenyList(Path())
+        return Verdict(verdict.links_down | denied.links, verdict.switches_down | denied.switches)
 
     def probe_targets(self) -> set[FabricLink]:
         """The links whose health only probes can show: each link declared down, and every
@@ -219,9 +220,7 @@ class Repairer:
                 self._denied = DenyList.load(self.state)
             except OperatorError as error:   # a bad edit: keep the last good list, say so
                 logger.warning("%s; keeping the deny-list read before", error)
-            if self._denied is not None:
-                verdict = Verdict(verdict.links_down | self._denied.links,
-                                  verdict.switches_down | self._denied.switches)
+            verdict = self._with_denied(verdict)
         if self.state is not None and damped != self._saved:
             save_health(self.state, damped)   # before the writes: a restart finishes them
             self._saved = damped
@@ -298,10 +297,14 @@ class Repairer:
             for record in stamped:
                 out.write(json.dumps(record) + "\n")
 
+    def off_plan(self) -> dict[str, int]:
+        """EVs not on their planned path (moved or DENIED), per NIC."""
+        return {name: sum(e != p for e, p in zip(nic.installed, nic.planned, strict=True))
+                for name, nic in self.nics.items()}
+
     def status_json(self, now_s: float) -> dict[str, object]:
         """What `mrc-ctl status` prints: links and switches down, EVs off plan per NIC."""
-        moved = {name: sum(e != p for e, p in zip(nic.installed, nic.planned, strict=True))
-                 for name, nic in self.nics.items()}
+        moved = self.off_plan()
         return {"at_s": now_s,
                 "links_down": sorted(map(describe, self.verdict.links_down)),
                 "switches_down": sorted(self.verdict.switches_down),
@@ -320,8 +323,7 @@ class Repairer:
                          if (plane, t0, t1) in self.correlator.path_links(r)}
             lines.append(f"  plane {plane}: {t0} <-> {t1}  ({len(reporters)} NICs reported)")
         lines.append(f"switches down: {', '.join(sorted(verdict.switches_down)) or 'none'}")
-        moved = {name: sum(e != p for e, p in zip(nic.installed, nic.planned, strict=True))
-                 for name, nic in self.nics.items()}
+        moved = self.off_plan()
         lines.append("EVs off their planned path: " + (", ".join(
             f"{name} {count}" for name, count in sorted(moved.items()) if count) or "none"))
         last = [r for log in self.history[-3:] for r in log.reports][-5:]
