@@ -92,7 +92,7 @@ class DeviceKeeper:
     def ready(self) -> bool:
         """Primary, reconciled, and its stream still up: writes may go to it."""
         return (self.state == "ready" and self.session is not None
-                and self.session.stream_open)
+                and self.session.stream_open and self.session.is_primary)
 
     # -- the state machine ----------------------------------------------------------------------
 
@@ -103,6 +103,11 @@ class DeviceKeeper:
             return
         if self.state in ("ready", "backup") and not (self.session and self.session.stream_open):
             self._lost(now_s)
+        elif self.state == "ready" and self.session is not None and not self.session.is_primary:
+            # Another controller arbitrated with a higher election id: stop writing.
+            self.state = "backup"
+            self._log({"event": "device_backup", "device": self.name,
+                       "election_id": list(self.election_id)})
         if self.state == "down" and now_s >= self._next_try:
             self.state = "connecting"
             self._job = self._pool.submit(self._connect)

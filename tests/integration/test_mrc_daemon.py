@@ -255,31 +255,40 @@ def test_a_backup_controller_writes_nothing_then_takes_over_when_the_primary_die
     primary = controller(fab, programs, tmp_path / "a", election_id=(0, 10))
     backup = controller(fab, programs, tmp_path / "b", election_id=(0, 5),
                         config=DaemonConfig(takeover_s=1.0, connect_timeout_s=1.0))
+    newer = controller(fab, programs, tmp_path / "c", election_id=(0, 20))
     try:
         start = time.monotonic()
-        while not primary.ready() or set(backup.states().values()) != {"backup"}:
-            assert time.monotonic() - start < 60, backup.states()
-            now = time.monotonic() - start
-            primary.poll(now)
-            backup.poll(now)
+
+        def poll(*controllers: Controller) -> None:
+            assert time.monotonic() - start < 60, [c.states() for c in controllers]
+            for c in controllers:
+                c.poll(time.monotonic() - start)
             time.sleep(0.005)
+
+        while not primary.ready():   # the primary first: a backup started alone is primary
+            poll(primary)
+        while set(backup.states().values()) != {"backup"}:
+            poll(primary, backup)
         for _ in range(20):
-            backup.poll(time.monotonic() - start)
-            time.sleep(0.01)
+            poll(primary, backup)
         assert all(k.syncs == 0 for k in backup.keepers.values())   # wrote nothing
         primary.close()
         died = time.monotonic()
         while not backup.ready():
             assert time.monotonic() - died < 20, backup.states()
-            backup.poll(time.monotonic() - start)
-            time.sleep(0.01)
-        took = time.monotonic() - died
-        assert took < 10
+            poll(backup)
+        assert time.monotonic() - died < 10
         assert written(backup) == 0          # everything was already right
         assert all(k.election_id > (0, 10) for k in backup.keepers.values())
+        # A controller with a higher election id arrives: this one steps down, writes nothing.
+        while not newer.ready():
+            poll(backup, newer)
+        poll(backup, newer)
+        assert set(backup.states().values()) == {"backup"} and not any(
+            k.ready for k in backup.keepers.values())
     finally:
-        primary.close()
-        backup.close()
+        for c in (primary, backup, newer):
+            c.close()
 
 
 def test_on_the_medium_fabric_a_t1_reboot_mid_transfer_is_ridden_through_and_repaired(
