@@ -354,6 +354,13 @@ class PlanCodec:
             fields.sort(key=_field_id)
         return table, fields, action, values, same
 
+    @staticmethod
+    def _canonical_of(parts: _Parts, priority: int) -> PlannedEntry:
+        table, fields, action, values, _ = parts
+        match = tuple(sorted((f.name, v) for f, v in fields))
+        params = tuple(sorted((action.order[k].name, values[k]) for k in range(len(values))))
+        return PlannedEntry(table.name, match, action.name, params, priority, False)
+
     def canonical(self, entry: PlannedEntry) -> PlannedEntry:
         """reconcile.canonical's answer (`entry` itself when it is canonical already)."""
         try:
@@ -361,18 +368,22 @@ class PlanCodec:
         except _Slow:
             from controller.devices.reconcile import canonical
             return canonical(self.schema, entry)
-        table, fields, action, values, same = parts
-        if same:
-            canon = entry
-        else:
-            match = tuple(sorted((f.name, v) for f, v in fields))
-            params = tuple(sorted((action.order[k].name, values[k])
-                                  for k in range(len(values))))
-            canon = PlannedEntry(table.name, match, action.name, params, entry.priority, False)
+        canon = entry if parts[4] else self._canonical_of(parts, entry.priority)
         # a push encodes what it canonicalised (reconcile.diff): keep the work for `encode`
         if len(self._checked) < _CHECKED_LIMIT:
             self._checked[id(canon)] = (canon, parts)
         return canon
+
+    def canonical_update(self, kind: int, entry: PlannedEntry) -> tuple[PlannedEntry, bytes]:
+        """`canonical(entry)` and the wire bytes of its `update(kind, ...)`, with nothing kept
+        for later (a stream of them makes no long-lived objects for the collector)."""
+        try:
+            parts = self._parts(entry)
+        except _Slow:
+            canon = self.canonical(entry)
+            return canon, self.encode(kind, canon)
+        canon = entry if parts[4] else self._canonical_of(parts, entry.priority)
+        return canon, encode_update(kind, self._table_entry(parts, entry.priority))
 
     def _checked_parts(self, entry: PlannedEntry) -> _Parts:
         """`_parts(entry)`, from what `canonical` kept when it made `entry`."""

@@ -3,8 +3,10 @@
 Per switch (one asyncio task each, at most `concurrency` at once): connect and arbitrate with
 the endpoint's election id and role (a backup stops there, reported); push the pipeline unless
 the switch already runs it (cookie); read what the switch holds; write the difference
-(reconcile.diff) in batches. So pushing twice writes nothing, and a restarted or wiped switch is
-repaired by the next push. A failure on one switch never stops the others.
+(reconcile.compare) in batches. So pushing twice writes nothing, and a restarted or wiped switch
+is repaired by the next push. A switch that holds none of the plan's entries is written while the
+plan is still being checked (reconcile.fresh_phases). A failure on one switch never stops the
+others.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
 from controller.devices.codec import PlanCodec
-from controller.devices.reconcile import diff, read_requests
+from controller.devices.reconcile import compare, fresh_phases, read_back, read_requests
 from controller.devices.session import Program, Session
 from controller.plan.entries import PlannedEntry
 from controller.topology.model import Switch, Topology
@@ -180,12 +182,17 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
         codec = PlanCodec(schema)
         current = await session.read_encoded(read_requests(schema, entries))
         with collections_deferred():
-            difference = diff(schema, entries, current, codec)
+            have = read_back(codec, current)
             del current
-        report.unchanged = difference.unchanged
-        for kind, count, updates in difference.encoded_phases(codec):
+            if have:
+                difference = compare(codec, entries, have)
+                report.unchanged = difference.unchanged
+                phases = difference.encoded_phases(codec)
+            else:   # a new or wiped switch: writing starts at once
+                phases = fresh_phases(codec, entries)
+        for kind, updates in phases:
             failed = await session.write_encoded(updates)
-            setattr(report, kind, count - len(failed))
+            setattr(report, kind, updates.count - len(failed))
             report.errors.extend(str(error) for error in failed)
         if report.status != "backup":
             report.status = "failed" if report.errors else "ok"

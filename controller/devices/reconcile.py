@@ -12,7 +12,7 @@ action is never inserted or deleted, only modified, and only when the plan names
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from finsy.proto import p4r
@@ -105,11 +105,11 @@ class Diff:
         return [(name, [codec.update(kind, entry) for entry in entries])
                 for name, kind, entries in self.steps()]
 
-    def encoded_phases(self, codec: PlanCodec) -> list[tuple[str, int, Iterator[bytes]]]:
-        """`phases` as wire bytes for Session.write_encoded: (phase name, how many, their
-        updates). Every entry is checked now, as `phases` checks them; each is encoded only
-        when its request is sent, so encoding overlaps the switch's work."""
-        return [(name, len(entries), codec.encoding(kind, entries))
+    def encoded_phases(self, codec: PlanCodec) -> list[tuple[str, Counted]]:
+        """`phases` as wire bytes for Session.write_encoded: (phase name, its updates).
+        Every entry is checked now, as `phases` checks them; each is encoded only when its
+        request is sent, so encoding overlaps the switch's work."""
+        return [(name, Counted(codec.encoding(kind, entries)))
                 for name, kind, entries in self.steps()]
 
 
@@ -122,14 +122,12 @@ def diff(schema: Schema, planned: Sequence[PlannedEntry],
     action the plan does not set. Two planned entries with one key are a plan bug, refused.
     """
     codec = codec or PlanCodec(schema)
-    want: dict[tuple[object, ...], PlannedEntry] = {}
-    keep = want.setdefault   # one hash of the key per entry
-    for entry in planned:
-        canon = codec.canonical(entry)
-        other = keep(canon.key, canon)
-        if other is not canon and other != canon:
-            raise ValueError(f"the plan has two entries for one key: {other.describe()} "
-                             f"and {canon.describe()}")
+    return compare(codec, planned, read_back(codec, current))
+
+
+def read_back(codec: PlanCodec, current: Iterable[p4r.Entity | bytes]
+              ) -> dict[tuple[object, ...], PlannedEntry]:
+    """The switch's entries that a diff compares, canonical, by key: const entries left out."""
     have: dict[tuple[object, ...], PlannedEntry] = {}
     for entity in current:
         if isinstance(entity, bytes):   # Session.read_encoded's form
@@ -141,6 +139,38 @@ def diff(schema: Schema, planned: Sequence[PlannedEntry],
             continue
         entry = codec.from_entity(entity)
         have[entry.key] = entry
+    return have
+
+
+class _Wanted:
+    """Canonical planned entries by key; a second entry for a key must be the same entry."""
+
+    def __init__(self, codec: PlanCodec) -> None:
+        self.codec = codec
+        self.entries: dict[tuple[object, ...], PlannedEntry] = {}
+
+    def add(self, entry: PlannedEntry) -> PlannedEntry | None:
+        """`entry`'s canonical form, or None when the plan has it already."""
+        return self.keep(self.codec.canonical(entry))
+
+    def keep(self, canon: PlannedEntry) -> PlannedEntry | None:
+        """`add` of an entry in canonical form."""
+        other = self.entries.setdefault(canon.key, canon)   # one hash of the key per entry
+        if other is canon:
+            return canon
+        if other != canon:
+            raise ValueError(f"the plan has two entries for one key: {other.describe()} "
+                             f"and {canon.describe()}")
+        return None
+
+
+def compare(codec: PlanCodec, planned: Sequence[PlannedEntry],
+            have: Mapping[tuple[object, ...], PlannedEntry]) -> Diff:
+    """`diff` against a switch's entries as `read_back` gives them."""
+    wanted = _Wanted(codec)
+    for entry in planned:
+        wanted.add(entry)
+    want = wanted.entries
     result = Diff()
     if not have:   # a new or wiped switch: everything is written (defaults as MODIFY)
         for entry in want.values():
@@ -164,3 +194,44 @@ def diff(schema: Schema, planned: Sequence[PlannedEntry],
                 # A default the read did not return still exists on the switch: MODIFY it.
                 (result.modifies if entry.is_default else result.inserts).append(entry)
     return result
+
+
+class Counted:
+    """An iterator of update bytes that counts what it has given."""
+
+    def __init__(self, updates: Iterable[bytes]) -> None:
+        self._updates = updates
+        self.count = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for update in self._updates:
+            self.count += 1
+            yield update
+
+
+def fresh_phases(codec: PlanCodec, planned: Sequence[PlannedEntry]
+                 ) -> list[tuple[str, Counted]]:
+    """What `compare(codec, planned, {}).encoded_phases(codec)` writes, for a switch that
+    holds none of the plan's entries (a new or wiped one), without waiting for the whole
+    plan to be checked: the defaults are checked and modified first; each insert is then
+    canonicalised, checked against the entries before it and encoded when its request is
+    filled, so the switch applies the first requests while the client makes the next.
+
+    The cost: a plan error (two entries for one key, a name the P4Info lacks) is raised
+    when it is reached, and the entries sent before it stay written. A plan that
+    `mrc-ctl check` passes has none; the next push of a fixed plan puts the switch right."""
+    wanted = _Wanted(codec)
+    defaults = [canon for entry in planned if entry.is_default
+                if (canon := wanted.add(entry)) is not None]
+
+    def inserts() -> Iterator[bytes]:
+        encode = codec.canonical_update
+        keep = wanted.keep
+        for entry in planned:
+            if not entry.is_default:
+                canon, update = encode(INSERT, entry)
+                if keep(canon) is not None:
+                    yield update
+
+    phases = [("modified", Counted(codec.encoding(MODIFY, defaults)))] if defaults else []
+    return [*phases, ("inserted", Counted(inserts()))]
