@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.topology.errors import TopologyError
+from controller.topology.errors import TopologyError, YamlFileError
 from p4rt.client import DEFAULT_BATCH_SIZE
 
 DEFAULT_TOPOLOGY = "topology.yaml"  # what `topo generate` writes and `topo size` reads by default
@@ -579,11 +579,12 @@ def add_operator_parsers(sub: Any) -> None:
 # --- the parser ---------------------------------------------------------------------------------
 
 from controller.daemon.command import add_run_parser  # noqa: E402  (it uses the helpers above)
+from emulation.command import add_emulate_parser  # noqa: E402
 
 # Each feature's `add_*_parser(subparsers)`; append yours.
 _PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
                                           add_plan_parsers, add_operator_parsers,
-                                          add_run_parser]
+                                          add_run_parser, add_emulate_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -598,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except TopologyError as exc:
+    except YamlFileError as exc:   # a bad topology, scenario...: FILE:LINE: error: ...
         print(exc, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

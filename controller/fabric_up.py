@@ -21,6 +21,7 @@ from controller.devices.session import Program
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import HOST_PORT, plane_port
 from controller.topology.model import Endpoint, Topology
+from softswitch.clock import VirtualClock
 from softswitch.fabric import Fabric, Host, ProgramSource
 
 CPU_PORT = 255  # p4src/README.md
@@ -62,11 +63,13 @@ class RunningFabric:
 
 def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
                  priority_queues: int = PRIORITY_QUEUES, nic_program: ProgramSource | None = None,
-                 clock: Callable[[], int] | None = None) -> tuple[Fabric, Topology]:
+                 clock: VirtualClock | Callable[[], int] | None = None,
+                 link_delay_ns: int = 0) -> tuple[Fabric, Topology]:
     """The fabric (not started) and a copy of `topology` whose endpoints name the servers'
     actual addresses: with `ephemeral_ports`, or for a switch without an endpoint, a free port
     on 127.0.0.1 is taken instead of the endpoint's. `nic_program` makes every NIC a device
-    running it; `clock` (µs) is the fabric's injected clock."""
+    running it; `clock` (µs) is the fabric's injected clock, a VirtualClock for virtual time;
+    `link_delay_ns` is every cable's propagation delay (virtual time only)."""
     fabric = Fabric(clock=clock)
     switches = []
     try:
@@ -81,7 +84,7 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
         names = {switch.name for switch in topology.switches}
         for link in topology.iter_links():
             if link.a in names and link.b in names:  # NIC ends become hosts below
-                fabric.link(link.a, link.a_port, link.b, link.b_port)
+                fabric.link(link.a, link.a_port, link.b, link.b_port, link_delay_ns)
         for nic in topology.nics:
             if nic_program is not None:
                 # The NIC has one FIFO per port (p4src/README.md: --priority-queues 1).
@@ -92,7 +95,7 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
                 if nic_program is None:
                     fabric.add_host(host_name(nic.name, plane), t0, port)
                 else:
-                    fabric.link(nic.name, plane_port(plane), t0, port)
+                    fabric.link(nic.name, plane_port(plane), t0, port, link_delay_ns)
     except BaseException:
         fabric.close()
         raise

@@ -51,7 +51,7 @@ from controller.topology.model import Endpoint, Topology
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.host import Host
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
-from softswitch.fabric import Fabric
+from softswitch.fabric import Fabric, FabricSwitch
 from softswitch.fabric import Host as FabricHost
 
 
@@ -158,17 +158,7 @@ class NicFabric:
                                      self.fabric.host(nic_host_name(name)), session)
 
     def _program_nic(self, name: str, nic_plan: NicPlan) -> SwitchConnection:
-        node = self.fabric.switch(name)
-        session = SwitchConnection(node.grpc_address, node.device.device_id, election_id=(0, 1))
-        session.connect()
-        session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
-        schema = session.schema
-        for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
-            session.write(updates)
-        session.insert([CloneSessionEntry(sid).add(port)
-                        for sid, port in sorted(nic_plan.clone_sessions.items())])
-        session.insert(DigestEntry(schema, EV_EVENT_DIGEST))
-        return session
+        return program_nic(self.fabric.switch(name), nic_plan)
 
     # -- access -------------------------------------------------------------------------------
 
@@ -331,6 +321,23 @@ class NicFabric:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def program_nic(node: FabricSwitch, nic_plan: NicPlan,
+                ack_timeout_ns: int = 1_000_000_000) -> SwitchConnection:
+    """Program a NIC of an in-process fabric (it runs its program already) over a primary
+    P4Runtime session, which is returned open: its entries, clone sessions and the EV-event
+    digest (`ack_timeout_ns` 0: every event is sent, acknowledged or not)."""
+    session = SwitchConnection(node.grpc_address, node.device.device_id, election_id=(0, 1))
+    session.connect()
+    session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
+    schema = session.schema
+    for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
+        session.write(updates)
+    session.insert([CloneSessionEntry(sid).add(port)
+                    for sid, port in sorted(nic_plan.clone_sessions.items())])
+    session.insert(DigestEntry(schema, EV_EVENT_DIGEST, ack_timeout_ns=ack_timeout_ns))
+    return session
 
 
 @dataclass(frozen=True)

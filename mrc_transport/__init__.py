@@ -6,6 +6,12 @@
   reports and EV probes
 - receiver.py: Receiver: placement by RETH address, per-message tracking, completions in MSN order
 - host.py: Host: one Sender and one Receiver behind one NIC host port
+- nic_host.py: NicHost: several connections (each a Sender and a Receiver) behind one NIC host
+  port, demultiplexed by BTH dest_qp
+- fastwire.py: the per-packet frames built and read at the byte level, bit-exact with wire.py
+  (which stays the reference); bench.py: their cost against scapy's
 
-Time is injected (`now_us` arguments): nothing sleeps or starts threads.
+Time is injected (`now_us` arguments): nothing sleeps or starts threads. For a discrete-event
+loop, `next_deadline_us(now_us)` (Sender, Host, NicHost) says when `poll` next has something to
+do if no frame arrives.
 """

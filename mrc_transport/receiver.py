@@ -10,6 +10,7 @@ from typing import Final
 from scapy.packet import Packet, Padding, Raw
 
 from mrc_transport.config import ConnectionConfig
+from mrc_transport.fastwire import Parsed, WriteFrame, parse
 from mrc_transport.wire import (
     BTH,
     IMM_OPCODES,
@@ -71,10 +72,13 @@ class Receiver:
     `bad_r_key`, `foreign`, `malformed`.
     """
 
-    def __init__(self, config: ConnectionConfig, memory_size: int) -> None:
+    def __init__(self, config: ConnectionConfig, memory_size: int | bytearray) -> None:
+        """`memory_size`: the size of a fresh memory, or a bytearray to place into (one
+        memory shared by several connections' receivers, as a host's is)."""
         bind_roce_port(config.udp_port)
         self.config = config
-        self.memory = bytearray(memory_size)
+        self.memory = (memory_size if isinstance(memory_size, bytearray)
+                       else bytearray(memory_size))
         self.counters = dict.fromkeys(COUNTERS, 0)
         self._messages: dict[int, _Message] = {}   # by MSN counted without wrapping
         self._next = 0                             # the next message to complete
@@ -82,6 +86,9 @@ class Receiver:
 
     def on_frame(self, frame: bytes | Packet) -> None:
         """One decapsulated write packet from the NIC."""
+        if not isinstance(frame, Packet) and (parsed := parse(frame)) is not None:
+            self.on_parsed(parsed)
+            return
         pkt = dissect(frame)
         if pkt is None:
             self.counters["malformed"] += 1
@@ -90,23 +97,37 @@ class Receiver:
         if bth is None or meth is None or reth is None or bth.opcode not in WRITE_OPCODES:
             self.counters["malformed"] += 1
             return
-        if bth.dest_qp != self.config.local_qp:
-            self.counters["foreign"] += 1
-            return
-        if reth.r_key != self.config.r_key:
-            self.counters["bad_r_key"] += 1
-            return
         imm = pkt.getlayer(ImmDt)
-        if bth.opcode in IMM_OPCODES and imm is None:
+        self._on_write(bth.opcode, bth.dest_qp, meth.msn, int(reth.virtual_address),
+                       reth.r_key, int(reth.dma_length), None if imm is None else int(imm.data),
+                       bth.opcode in IMM_OPCODES and imm is None,
+                       _payload(imm.payload if imm is not None else reth.payload))
+
+    def on_parsed(self, parsed: Parsed) -> None:
+        """on_frame for a frame fastwire.parse() has read."""
+        if not isinstance(parsed, WriteFrame):
             self.counters["malformed"] += 1
             return
-        data = _payload(imm.payload if imm is not None else reth.payload)
-        ahead = (meth.msn - self._next) & 0xFFFF
+        self._on_write(parsed.opcode, parsed.dest_qp, parsed.msn, parsed.virtual_address,
+                       parsed.r_key, parsed.dma_length, parsed.immediate, False, parsed.payload)
+
+    def _on_write(self, opcode: int, dest_qp: int, msn: int, va: int, r_key: int,
+                  dma_length: int, immediate: int | None, imm_missing: bool,
+                  data: bytes) -> None:
+        if dest_qp != self.config.local_qp:
+            self.counters["foreign"] += 1
+            return
+        if r_key != self.config.r_key:
+            self.counters["bad_r_key"] += 1
+            return
+        if imm_missing:
+            self.counters["malformed"] += 1
+            return
+        ahead = (msn - self._next) & 0xFFFF
         if ahead >= 0x8000:
             self.counters["duplicates"] += 1   # a message that completed already
             return
-        self._place(self._next + ahead, bth.opcode, reth, data,
-                    None if imm is None else int(imm.data))
+        self._place(self._next + ahead, opcode, va, dma_length, data, immediate)
 
     def completions(self) -> list[Completion]:
         """(msn, va, length, immediate or None) of the messages completed since the last call,
@@ -114,12 +135,11 @@ class Receiver:
         ready, self._ready = self._ready, []
         return ready
 
-    def _place(self, index: int, opcode: int, reth: Packet, data: bytes,
+    def _place(self, index: int, opcode: int, va: int, dma_length: int, data: bytes,
                immediate: int | None) -> None:
-        va = int(reth.virtual_address)
         end = va + len(data)
         message = self._messages.get(index, _Message())
-        start, length = ((va, int(reth.dma_length)) if opcode in _OPENING
+        start, length = ((va, dma_length) if opcode in _OPENING
                          else (message.start, message.length))
         if start is None:   # a later packet overtook the first: the memory bounds it
             fits = end <= len(self.memory)

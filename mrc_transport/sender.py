@@ -10,29 +10,33 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, NamedTuple, cast
 
-from scapy.layers.inet import UDP
-from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
 from mrc_transport.config import ConnectionConfig
+from mrc_transport.fastwire import (
+    PETH_BYTES,
+    FrameBuilder,
+    NackFrame,
+    OtherFrame,
+    Parsed,
+    SackFrame,
+    parse,
+    set_retransmit,
+)
 from mrc_transport.wire import (
     BTH,
-    HOST_MAC,
-    NIC_MAC,
     PETH,
+    PSN_MOD,
     NackReason,
     Opcode,
     SackM,
     bind_roce_port,
-    data_packet,
     dissect,
     nack_fields,
     psn_add,
     psn_diff,
-    psns_acked,
     sack_fields,
     split_ev,
 )
@@ -66,27 +70,46 @@ class RetryLimitExceeded(TransportError):
         self.retries = retries
 
 
-@dataclass
+class MessageTiming(NamedTuple):
+    """One write, once every PSN of it is acknowledged (times in µs of the injected clock):
+    posted (`write`), first packet handed to the NIC, completed (the SACK that acknowledged
+    its last unacknowledged PSN arrived)."""
+
+    msn: int
+    size: int             # bytes
+    packets: int
+    posted_us: int
+    first_sent_us: int
+    completed_us: int
+
+
+@dataclass(slots=True)
 class _Message:
     msn: int
-    remaining: int   # packets not acknowledged yet
+    remaining: int               # packets not acknowledged yet
+    data: bytes
+    va: int
+    rq_msn: int
+    immediate: int | None
+    count: int                   # packets
+    posted_us: int
+    first_sent_us: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Packet:
-    """One PSN: what it carries and its latest transmission."""
+    """One PSN: what it carries and its latest transmission (the frame is built when it first
+    goes, and dropped with the packet once acknowledged)."""
 
     seq: int
+    psn: int
     message: _Message
-    packet: Packet
+    index: int                   # in its message
+    frame: bytes | None = None
     sent_at: int = 0
     order: int = 0               # transmissions before the latest one of this PSN
     hole_at: int | None = None   # the latest retransmission (a hole goes again once per RTO)
     retries: int = 0
-
-    @property
-    def psn(self) -> int:
-        return int(self.packet[BTH].psn)
 
 
 @dataclass
@@ -108,19 +131,32 @@ def _write_opcode(index: int, count: int, immediate: bool) -> Opcode:
     return Opcode.WRITE_LAST_IMM if immediate else Opcode.WRITE_LAST
 
 
+_HALF: Final = PSN_MOD // 2
+_STALE: Final = object()   # the cached deadline must be computed again
+_NOW: Final = object()     # the cached deadline: something to send at once
+
+
 class Sender:
     """Writes to the peer over one connection; `poll` says what to hand the NIC, `on_frame`
-    takes the SACKs, NACKs and report echoes the NIC hands back.
+    takes the SACKs, NACKs and report echoes the NIC hands back; `next_deadline_us` says when
+    `poll` has something to do next without a frame arriving (for a discrete-event loop).
 
     Counters: `sent` first transmissions, `retransmitted` the others, by cause (`nack_trimmed`,
     `nack_lasthop`, `nack_oor`, `sack_hole`, `timeout`); `reports` loss reports, `probes`,
     `probe_answers`, `probe_timeouts`, `echoes` (reports the NIC sent back), `ignored` frames.
+    `timings`: a MessageTiming per completed write, in MSN order.
     """
 
     def __init__(self, config: ConnectionConfig) -> None:
         bind_roce_port(config.udp_port)
         self.config = config
         self.counters = dict.fromkeys(COUNTERS, 0)
+        self.timings: list[MessageTiming] = []
+        self._frames = FrameBuilder(src=config.local_addr, dst=config.peer_addr,
+                                    dest_qp=config.peer_qp, r_key=config.r_key,
+                                    udp_dport=config.udp_port)
+        self._now = 0                              # the latest time poll or on_frame was given
+        self._due: int | object | None = _STALE   # next_deadline_us before max(now): cached
         self._next_seq = 0
         self._next_msn = 0
         self._imm_count = 0
@@ -136,12 +172,17 @@ class Sender:
 
     # -- the application side ---------------------------------------------------------------
 
-    def write(self, data: bytes, va: int, immediate: int | None = None) -> int:
+    def write(self, data: bytes, va: int, immediate: int | None = None,
+              now_us: int | None = None) -> int:
         """Queue an RDMA write of `data` to the peer's address `va`; returns its message id
-        (the MSN). With `immediate`, a write-with-immediate."""
+        (the MSN). With `immediate`, a write-with-immediate. `now_us` is when it is posted (for
+        `timings`; default: the latest time `poll` or `on_frame` was given). Its packets go at
+        the next `poll`."""
         cfg = self.config
         if va < 0 or va + len(data) > 1 << 64:
             raise ValueError(f"write of {len(data)} bytes at {va:#x} leaves the 64-bit space")
+        if len(data) >= 1 << 32:
+            raise ValueError(f"write of {len(data)} bytes: RETH's DMA length has 32 bits")
         if immediate is not None and not 0 <= immediate < 1 << 32:
             raise ValueError(f"immediate does not fit in 32 bits: {immediate:#x}")
         msn = self._next_msn
@@ -150,19 +191,14 @@ class Sender:
         rq_msn = self._imm_count & 0xFFFF
         self._imm_count += immediate is not None
         count = max(1, -(-len(data) // cfg.mtu))   # a zero-length write is one packet
-        message = _Message(msn, count)
+        message = _Message(msn, count, bytes(data), va, rq_msn, immediate, count,
+                           self._now if now_us is None else now_us)
         self._messages.append(message)
+        seq = self._next_seq
         for index in range(count):
-            last = index == count - 1
-            packet = data_packet(
-                src=cfg.local_addr, dst=cfg.peer_addr, dest_qp=cfg.peer_qp,
-                psn=self._psn(self._next_seq),
-                opcode=_write_opcode(index, count, immediate is not None),
-                msn=msn, rq_msn=rq_msn, va=va + index * cfg.mtu, r_key=cfg.r_key,
-                dma_length=len(data), payload=data[index * cfg.mtu:(index + 1) * cfg.mtu],
-                immediate=immediate if last else None, udp_dport=cfg.udp_port)
-            self._unsent.append(_Packet(self._next_seq, message, packet))
-            self._next_seq += 1
+            self._unsent.append(_Packet(seq + index, self._psn(seq + index), message, index))
+        self._next_seq = seq + count
+        self._due = _STALE
         return msn
 
     def completed(self) -> list[int]:
@@ -185,34 +221,126 @@ class Sender:
     def poll(self, now_us: int) -> list[bytes]:
         """The frames to hand the NIC now: probe timeouts and requests, loss reports and
         retransmissions, then new packets within the window."""
+        self._now = now_us
+        self._due = _STALE
         frames: list[bytes] = []
-        self._poll_probes(now_us, frames)
+        if self._probes:
+            self._poll_probes(now_us, frames)
         base = self._base()
-        for pkt in list(self._in_flight.values()):
-            cause = self._resend_cause(pkt, now_us, base)
-            if cause == "timeout":
-                # Before the retransmission: the NIC pins the loss on the EV its PSN last left
-                # on, and the retransmission overwrites that.
-                frames.append(self._to_nic(OP_EV_REPORT, pkt.psn, 0))
-                self.counters["reports"] += 1
-            if cause is not None:
+        if self._in_flight:
+            for pkt in list(self._in_flight.values()):
+                cause = self._resend_cause(pkt, now_us, base)
+                if cause is None:
+                    continue
+                if cause == "timeout":
+                    # Before the retransmission: the NIC pins the loss on the EV its PSN last
+                    # left on, and the retransmission overwrites that.
+                    frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
+                    self.counters["reports"] += 1
                 self._transmit(pkt, now_us, frames, cause)
-        while self._unsent and self._unsent[0].seq - base < self.config.window:
-            self._transmit(self._unsent.popleft(), now_us, frames, None)
+        unsent = self._unsent
+        window = self.config.window
+        while unsent and unsent[0].seq - base < window:
+            self._transmit(unsent.popleft(), now_us, frames, None)
         return frames
+
+    def next_deadline_us(self, now_us: int | None = None) -> int | None:
+        """When `poll` next has something to do if no frame arrives meanwhile: `now_us` when
+        `poll(now_us)` would hand out frames now (new packets within the window, a NACKed
+        packet, a timer already expired), else the earliest timer (a retransmission timeout, a
+        SACK hole older than the reordering allowance, a probe due or timing out); None when
+        only an arriving frame (or a write) can give `poll` something to do. Without `now_us`,
+        the time is not clamped: an expired timer gives its own time, work due at once the
+        latest time `poll` or `on_frame` was given (either way: poll now).
+
+        Exact: `poll` at any time before it returns nothing and changes nothing; at it, it
+        hands out frames (or raises RetryLimitExceeded). What an arriving frame changes (a
+        window opening, a NACK, an echo) shows in the next call. Cheap when nothing changed
+        since the last call (cached until the next write, poll or frame)."""
+        due = self._due
+        if due is _STALE:
+            due = self._due = self._next_due()
+        if due is None:
+            return None
+        if due is _NOW:
+            return self._now if now_us is None else now_us
+        if now_us is None:
+            return cast(int, due)
+        return max(cast(int, due), now_us)
+
+    def poll_if_due(self, now_us: int) -> list[bytes]:
+        """poll(now_us) when next_deadline_us(now_us) is now, else [] at the cost of a cached
+        look-up (poll would return nothing and change nothing)."""
+        if self.next_deadline_us(now_us) == now_us:
+            return self.poll(now_us)
+        self._now = now_us
+        return []
+
+    def _next_due(self) -> int | object | None:
+        """The earliest timer (_NOW: something goes at once; None: nothing but a frame or a
+        write can make poll act)."""
+        base = self._base()
+        if self._unsent and self._unsent[0].seq - base < self.config.window:
+            return _NOW
+        rto = self.config.rto_us
+        due: int | None = None
+        for probe in self._probes.values():
+            t = probe.due if probe.sent_at is None else probe.sent_at + rto
+            if due is None or t < due:
+                due = t
+        if self._in_flight:
+            reorder = self.config.reorder_us
+            resend, sacked, acked_order = self._resend, self._highest_sacked, self._acked_order
+            for pkt in self._in_flight.values():
+                cause = resend.get(pkt.seq)
+                if cause is not None:
+                    if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
+                        continue   # held: only a SACK moving the base lets it go
+                    return _NOW
+                t = pkt.sent_at + rto
+                if pkt.seq < sacked and pkt.order < acked_order:
+                    hole = pkt.sent_at + reorder
+                    if pkt.hole_at is not None and pkt.hole_at + rto > hole:
+                        hole = pkt.hole_at + rto
+                    if hole < t:
+                        t = hole
+                if due is None or t < due:
+                    due = t
+        return due
 
     def on_frame(self, frame: bytes | Packet, now_us: int) -> None:
         """A SACK, NACK or report echo from the NIC (decapsulated); anything else is ignored."""
+        if not isinstance(frame, Packet) and (parsed := parse(frame)) is not None:
+            self.on_parsed(parsed, now_us)
+            return
+        self._now = now_us
+        self._due = _STALE
         pkt = dissect(frame)
         bth = None if pkt is None else pkt.getlayer(BTH)
         if pkt is None or bth is None:
             self.counters["ignored"] += 1
         elif (sack := sack_fields(pkt)) is not None:
-            self._on_sack(sack, now_us)
+            self._on_sack(sack["cack_psn"], sack["sack_offset"], sack["sack_bitmap"],
+                          sack["m"], sack["probe_response"], sack["entropy"], now_us)
         elif (nack := nack_fields(pkt)) is not None:
-            self._on_nack(nack)
+            self._on_nack(nack["nack_reason"], nack["nack_psn"])
         elif bth.opcode == OP_EV_REPORT and len(echo := bytes(bth.payload)) >= len(PETH()):
             self._on_echo(PETH(echo).probe_id, now_us)
+        else:
+            self.counters["ignored"] += 1
+
+    def on_parsed(self, parsed: Parsed, now_us: int) -> None:
+        """on_frame for a frame fastwire.parse() has read."""
+        self._now = now_us
+        self._due = _STALE
+        if isinstance(parsed, SackFrame):
+            self._on_sack(parsed.cack_psn, parsed.sack_offset, parsed.sack_bitmap, parsed.m,
+                          parsed.probe_response, parsed.entropy, now_us)
+        elif isinstance(parsed, NackFrame):
+            self._on_nack(parsed.nack_reason, parsed.nack_psn)
+        elif (isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
+              and len(parsed.tail) >= PETH_BYTES):
+            self._on_echo(int.from_bytes(parsed.tail[:2]), now_us)
         else:
             self.counters["ignored"] += 1
 
@@ -233,20 +361,23 @@ class Sender:
         return base + psn_diff(psn, self._psn(base))
 
     def _resend_cause(self, pkt: _Packet, now: int, base: int) -> str | None:
+        # The times compared as next_deadline_us computes them (sent_at + rto_us, ...), so
+        # that the two agree exactly.
         cause = self._resend.get(pkt.seq)
         if cause is not None:
             if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
                 return None   # held until the receiver's window reaches it
             return cause
-        if now - pkt.sent_at >= self.config.rto_us:
+        cfg = self.config
+        if now >= pkt.sent_at + cfg.rto_us:
             return "timeout"
         # A hole: SACKed PSNs beyond it, one of them sent after it (so not merely overtaken by
         # a later SACK of an older transmission), the packet older than the reordering
         # allowance (spraying reorders: a packet queued on one plane is overtaken by the ones
         # sent after it on another), at most once per RTO.
         if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
-                and now - pkt.sent_at >= self.config.reorder_us
-                and (pkt.hole_at is None or now - pkt.hole_at >= self.config.rto_us)):
+                and now >= pkt.sent_at + cfg.reorder_us
+                and (pkt.hole_at is None or now >= pkt.hole_at + cfg.rto_us)):
             return "sack_hole"
         return None
 
@@ -254,50 +385,92 @@ class Sender:
         if cause is None:
             self.counters["sent"] += 1
             self._in_flight[pkt.seq] = pkt
+            if pkt.frame is None:
+                pkt.frame = self._build(pkt)
+            if pkt.message.first_sent_us is None:
+                pkt.message.first_sent_us = now
         else:
             pkt.retries += 1
             if pkt.retries > self.config.max_retries:
                 raise RetryLimitExceeded(pkt.psn, pkt.retries - 1)
             self._resend.pop(pkt.seq, None)
-            pkt.packet[BTH].retransmit = 1
+            pkt.frame = set_retransmit(pkt.frame)
             pkt.hole_at = now
             self.counters["retransmitted"] += 1
             self.counters[cause] += 1
         pkt.sent_at = now
         pkt.order = self._order
         self._order += 1
-        frames.append(bytes(pkt.packet))
+        frames.append(pkt.frame)
 
-    def _on_sack(self, sack: dict[str, Any], now: int) -> None:
-        cack = self._seq(sack["cack_psn"])
-        sacked = {self._seq(psn) for psn in
-                  psns_acked(sack["cack_psn"], sack["sack_offset"], sack["sack_bitmap"])}
-        for seq in [s for s in self._in_flight if s <= cack or s in sacked]:
-            pkt = self._in_flight.pop(seq)
-            self._resend.pop(seq, None)
-            self._acked_order = max(self._acked_order, pkt.order)
+    def _build(self, pkt: _Packet) -> bytes:
+        message, index, mtu = pkt.message, pkt.index, self.config.mtu
+        last = index == message.count - 1
+        return self._frames.data(
+            psn=pkt.psn, opcode=_write_opcode(index, message.count, message.immediate is not None),
+            msn=message.msn, rq_msn=message.rq_msn, va=message.va + index * mtu,
+            dma_length=len(message.data), payload=message.data[index * mtu:(index + 1) * mtu],
+            immediate=message.immediate if last else None)
+
+    def _on_sack(self, cack_psn: int, sack_offset: int, bitmap: int, m: int,
+                 probe_response: int, entropy: int, now: int) -> None:
+        # The PSNs acknowledged: cack_psn and base + i for each set bit i of the bitmap, where
+        # base = cack_psn + sack_offset (wire.psns_acked), each mapped to its seq relative to
+        # the oldest unacknowledged one (_seq), all before anything is taken off.
+        base = self._base()
+        base_psn = self._psn(base) - _HALF
+        cack = base + (cack_psn - base_psn) % PSN_MOD - _HALF
+        if sack_offset >= 1 << 15:   # the raw two's-complement form
+            sack_offset -= 1 << 16
+        first = cack_psn + sack_offset - base_psn
+        highest = cack
+        sacked: list[int] = []
+        while bitmap:
+            low = bitmap & -bitmap
+            bitmap ^= low
+            seq = base + (first + low.bit_length() - 1) % PSN_MOD - _HALF
+            sacked.append(seq)
+            if seq > highest:
+                highest = seq
+        in_flight = self._in_flight
+        acked = []
+        for seq in in_flight:   # in seq order: everything up to the cumulative point
+            if seq > cack:
+                break
+            acked.append(seq)
+        acked += [seq for seq in sacked if seq > cack and seq in in_flight]
+        resend = self._resend
+        for seq in acked:
+            pkt = in_flight.pop(seq)
+            resend.pop(seq, None)
+            if pkt.order > self._acked_order:
+                self._acked_order = pkt.order
             pkt.message.remaining -= 1
-        self._highest_sacked = max(self._highest_sacked,
-                                   min(max(sacked), self._first_unsent() - 1))
-        while self._messages and self._messages[0].remaining == 0:
-            self._completed.append(self._messages.popleft().msn)
-        if not sack["probe_response"] and sack["m"] != SackM.ALWAYS_SKIP:
+        self._highest_sacked = max(self._highest_sacked, min(highest, self._first_unsent() - 1))
+        messages = self._messages
+        while messages and messages[0].remaining == 0:
+            message = messages.popleft()
+            self._completed.append(message.msn)
+            self.timings.append(MessageTiming(
+                message.msn, len(message.data), message.count, message.posted_us,
+                now if message.first_sent_us is None else message.first_sent_us, now))
+        if not probe_response and m != SackM.ALWAYS_SKIP:
             return
         try:
-            _, ev = split_ev(sack["entropy"])
+            _, ev = split_ev(entropy)
         except ValueError:
             self.counters["ignored"] += 1
         else:
-            if sack["probe_response"]:   # first, as in the NIC
+            if probe_response:   # first, as in the NIC
                 self._on_probe_answer(ev)
             else:
                 # The NIC took the EV out of service on this SACK and echoes nothing: only
                 # probes bring it back.
                 self._start_probing(ev, now)
 
-    def _on_nack(self, nack: dict[str, Any]) -> None:
-        cause = _NACK_CAUSE.get(nack["nack_reason"])
-        seq = self._seq(nack["nack_psn"])
+    def _on_nack(self, reason: int, nack_psn: int) -> None:
+        cause = _NACK_CAUSE.get(reason)
+        seq = self._seq(nack_psn)
         if cause is None or seq not in self._in_flight:
             self.counters["ignored"] += 1   # an unknown reason, or acknowledged meanwhile
         else:
@@ -323,24 +496,20 @@ class Sender:
             del self._probes[ev]   # the NIC has it GOOD again
 
     def _poll_probes(self, now: int, frames: list[bytes]) -> None:
+        rto = self.config.rto_us
         for ev, probe in self._probes.items():
-            if probe.sent_at is not None and now - probe.sent_at >= self.config.rto_us:
+            if probe.sent_at is not None and now >= probe.sent_at + rto:
                 # Unanswered: the NIC's count of answers in a row starts over, and so does ours.
-                frames.append(self._to_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | ev))
+                frames.append(self._frames.control(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | ev))
                 self.counters["probe_timeouts"] += 1
                 probe.sent_at = None
                 probe.answers = 0
             if probe.sent_at is None and now >= probe.due:
-                frames.append(self._to_nic(Opcode.PROBE, 0, ev))
+                frames.append(self._frames.control(Opcode.PROBE, 0, ev))
                 self.counters["probes"] += 1
                 probe.sent_at = now
                 probe.due = now + self.config.probe_interval_us
 
     def _to_nic(self, opcode: int, psn: int, probe_id: int) -> bytes:
         """A loss report or probe request: BTH + PETH to the peer's QP, for this NIC only."""
-        cfg = self.config
-        return bytes(Ether(src=HOST_MAC, dst=NIC_MAC)
-                     / IPv6(src=cfg.local_addr, dst=cfg.peer_addr, nh=17)
-                     / UDP(sport=0, dport=cfg.udp_port)
-                     / BTH(opcode=opcode, dest_qp=cfg.peer_qp, psn=psn)
-                     / PETH(probe_id=probe_id))
+        return self._frames.control(opcode, psn, probe_id)

@@ -245,6 +245,10 @@ class SwitchConnection:
         self._stub: p4r_grpc.P4RuntimeStub | None = None
         self._stream: Any = None
         self._reader: threading.Thread | None = None
+        # Stream messages received so far (digest data entries, packet-ins), over every stream:
+        # a caller in virtual time waits on them to know everything sent has arrived.
+        self.digests_received = 0
+        self.packet_ins_received = 0
         self._new_queues()
 
     def _new_queues(self) -> None:
@@ -368,8 +372,10 @@ class SwitchConnection:
             self.last_arbitration = response.arbitration
             self._arbitration.put(response.arbitration)
         elif kind == "packet":
+            self.packet_ins_received += 1
             self._packets.put(response.packet)
         elif kind == "digest":
+            self.digests_received += len(response.digest.data)
             self._digests.put(response.digest)
         elif kind == "idle_timeout_notification":
             self._idle.put(response.idle_timeout_notification)

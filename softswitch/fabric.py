@@ -10,27 +10,51 @@
 Two ways to run it: synchronously (`run_until_idle` steps every device until no packet can
 move: deterministic, for tests) or threaded (`start`/`stop` or ``with fabric:``: one dataplane
 thread per device, what a controller talking gRPC to the switches needs).
-A link delivers a transmitted packet straight into the peer's input queue, so a fabric has no
-link delay; give ports a drain rate (`set_queue_rate`) to model link bandwidth.
+A link delivers a transmitted packet straight into the peer's input queue, so by default a
+fabric has no link delay; give ports a drain rate (`set_queue_rate`, packets/s) or a line rate
+(`set_line_rate`, bits/s) to model link bandwidth.
+
+Virtual time (stepped mode only): built with a `softswitch.clock.VirtualClock`, a fabric moves
+packets on wires in ns. A link may then have a propagation delay (`link(..., delay_ns=...)`),
+and a port with a line rate is store-and-forward: a packet departs when its port is free and
+arrives at departure + bytes * 8 / rate + delay (its last bit), times rounded to the nearest
+ns. Packets on the wire wait in a heap ordered by (arrival, transmit order), and
+`run_until_idle` delivers those due by the clock's now; `next_event_ns` says when the next
+thing can move, so a loop steps the whole fabric exactly:
+
+    clock = VirtualClock(); fabric = Fabric(clock=clock)
+    ...
+    while (t := fabric.next_event_ns()) is not None:
+        clock.advance_to(t)
+        fabric.run_until_idle()
+
 Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
-host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once.
+host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once — when it is
+put on the wire (with its transmit time, `Delivery.time_ns`).
 `set_link_up(switch, port, False)` cuts a cable (both directions drop, counted in
-`link_down_drops`) until it is set up again.
+`link_down_drops`, and so are the packets in flight on it, as on a cut fibre) until it is set
+up again.
 """
 
 from __future__ import annotations
 
+import math
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
+from operator import index
 from pathlib import Path
 from typing import Any
 
+from softswitch.clock import VirtualClock
 from softswitch.engine.switch import Switch
 from softswitch.ir.checked import CheckedProgram
 from softswitch.runtime.device import Device, ForwardingPipeline
+from softswitch.runtime.queues import EPSILON_US
 
 ProgramSource = str | Path | CheckedProgram
 
@@ -38,13 +62,34 @@ ProgramSource = str | Path | CheckedProgram
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """One packet on a wire: sent by `sender` (a switch, out of `sender_port`; or a host, port
-    None) to `receiver` on `receiver_port` (a host: its switch-side port; None: nothing there)."""
+    None) to `receiver` on `receiver_port` (a host: its switch-side port; None: nothing there).
+    `time_ns`: when it was put on the wire, in ns — a switch's packet at its departure from the
+    egress queue (sending device's clock), a host's at the fabric clock's now (0 with no clock
+    given to the fabric)."""
 
     sender: str
     sender_port: int | None
     receiver: str | None
     receiver_port: int | None
     data: bytes
+    time_ns: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class _Wire:
+    """One direction of a cable or host attachment: where packets out of a port go."""
+
+    receiver: str
+    receiver_port: int
+    target: Callable[[bytes], None]
+    delay_ns: int = 0
+    up: bool = True
+    loss: float = 0.0                   # the chance each packet is lost on the way
+    rng: random.Random | None = None    # what draws it (seeded by the caller)
+
+
+# a packet on a wire: (arrival ns, transmit sequence number, wire, data)
+_InFlight = tuple[int, int, _Wire, bytes]
 
 
 class Capture:
@@ -176,11 +221,17 @@ class FabricSwitch:
 class Fabric:
     """Switches, links and hosts in one process."""
 
-    def __init__(self, *, clock: Callable[[], int] | None = None,
+    def __init__(self, *, clock: VirtualClock | Callable[[], int] | None = None,
                  trace: Callable[[str, str], None] | None = None) -> None:
-        """`clock` (µs) is shared by every device (tests step it by hand); `trace`, when
+        """`clock` (µs) is shared by every device (tests step it by hand); a `VirtualClock`
+        also gives the fabric virtual time in ns (see the module docstring). `trace`, when
         given, receives ``(switch name, line)`` for each device's BMv2-style log line."""
         self.clock = clock
+        self._vclock = clock if isinstance(clock, VirtualClock) else None
+        self._wires: dict[str, dict[int, _Wire]] = {}  # switch → its port → where packets go
+        self._heap: list[_InFlight] = []  # packets on wires (virtual time), by arrival
+        self._wire_seq = 0
+        self._timed = self._vclock is not None  # stepped virtual time: wires take time
         self.trace = trace
         self._switches: dict[str, FabricSwitch] = {}
         self._hosts: dict[str, Host] = {}
@@ -193,6 +244,7 @@ class Fabric:
         self._moves = 0  # deliveries so far; tells a quiet fabric from one between two steps
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
         self.link_down_drops = 0  # packets sent onto a cut cable
+        self.loss_drops = 0  # packets lost on lossy cables (set_link_loss)
         self._down: set[tuple[str, int]] = set()  # both ends of every cut cable
 
     # -- building -------------------------------------------------------------------------------
@@ -210,11 +262,15 @@ class Fabric:
         if device_id is None:
             device_id = len(self._switches) + 1
         trace = self._named_trace(name)
+        fine_clock = None if self._vclock is None else self._vclock.us
+        self._wires.setdefault(name, {})
+
         def make_device() -> Device:
             device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
                             priority_queues=priority_queues, trace=trace,
-                            dump_packet_data=dump_packet_data, clock=self.clock)
-            device.set_output(self._output_fn(name))
+                            dump_packet_data=dump_packet_data, clock=self.clock,
+                            fine_clock=fine_clock)
+            device.set_output(self._output_fn(name, device))
             return device
 
         device = make_device()
@@ -265,14 +321,26 @@ class Fabric:
             self._by_path[path] = compiled
         return compiled
 
-    def link(self, a: str, a_port: int, b: str, b_port: int) -> None:
-        """A bidirectional link between port `a_port` of switch `a` and `b_port` of `b`."""
+    def link(self, a: str, a_port: int, b: str, b_port: int, delay_ns: int = 0) -> None:
+        """A bidirectional link between port `a_port` of switch `a` and `b_port` of `b`, with a
+        propagation delay of `delay_ns` each way. A delay needs virtual time (the fabric built
+        with a `VirtualClock`) and stepped mode; with 0 a packet reaches the peer at once (or,
+        on a line-rate port in virtual time, when its last bit is sent)."""
+        delay_ns = index(delay_ns)
+        if delay_ns < 0:
+            raise ValueError(f"a link delay cannot be negative ({delay_ns} ns)")
+        if delay_ns and self._vclock is None:
+            raise ValueError("a link with a delay needs virtual time: Fabric(clock=VirtualClock())")
+        if delay_ns and self._running:
+            raise NotImplementedError("links with a delay run only in stepped mode")
         sa, sb = self.switch(a), self.switch(b)
         for sw, port in ((sa, a_port), (sb, b_port)):
             if (sw.name, port) in self._endpoints:
                 raise ValueError(f"port {port} of {sw.name!r} is already connected")
         self._endpoints[(a, a_port)] = self._receiver(sb, b_port)
         self._endpoints[(b, b_port)] = self._receiver(sa, a_port)
+        self._wires[a][a_port] = _Wire(b, b_port, self._endpoints[(a, a_port)], delay_ns)
+        self._wires[b][b_port] = _Wire(a, a_port, self._endpoints[(b, b_port)], delay_ns)
         sa.links[a_port] = (b, b_port)
         sb.links[b_port] = (a, a_port)
         self._peers[(a, a_port)] = (b, b_port)
@@ -280,15 +348,41 @@ class Fabric:
 
     def set_link_up(self, switch: str, port: int, up: bool) -> None:
         """Cut (`up=False`) or mend the cable on `port` of `switch`: while cut, what either end
-        sends on it is lost, as on a pulled fibre. Packets already delivered are not recalled."""
+        sends on it is lost, as on a pulled fibre. Packets already delivered are not recalled;
+        packets in flight on it (virtual time: arriving after now) are lost at the cut, counted
+        in `link_down_drops`."""
         peer = self._peers.get((switch, port))
         if peer is None or peer[0] not in self._switches:
             raise ValueError(f"port {port} of {switch!r} has no link to a switch")
         ends = {(switch, port), peer}
+        wires = (self._wires[switch][port], self._wires[peer[0]][peer[1]])
+        for wire in wires:
+            wire.up = up
         if up:
             self._down.difference_update(ends)
-        else:
-            self._down.update(ends)
+            return
+        self._down.update(ends)
+        heap = self._heap
+        if heap and self._vclock is not None:
+            now = self._vclock.now_ns
+            kept = [e for e in heap if e[0] <= now or not (e[2] is wires[0] or e[2] is wires[1])]
+            if len(kept) != len(heap):
+                self.link_down_drops += len(heap) - len(kept)
+                heap[:] = kept
+                heapify(heap)
+
+    def set_link_loss(self, switch: str, port: int, probability: float,
+                      rng: random.Random) -> None:
+        """Lose each packet sent on the cable at `port` of `switch`, either way, with
+        `probability` (0 ends it), drawn from `rng` in transmit order (seed it for a run that
+        repeats); counted in `loss_drops`."""
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"a loss probability is in [0, 1], not {probability}")
+        peer = self._peers.get((switch, port))
+        if peer is None or peer[0] not in self._switches:
+            raise ValueError(f"port {port} of {switch!r} has no link to a switch")
+        for wire in (self._wires[switch][port], self._wires[peer[0]][peer[1]]):
+            wire.loss, wire.rng = probability, rng
 
     def link_is_up(self, switch: str, port: int) -> bool:
         return (switch, port) not in self._down
@@ -335,6 +429,7 @@ class Fabric:
         self._hosts[name] = host
         self._endpoints[(switch, port)] = host._deliver
         self._peers[(switch, port)] = (name, port)
+        self._wires[switch][port] = _Wire(name, port, host._deliver)
         return host
 
     def _receiver(self, node: FabricSwitch, port: int) -> Callable[[bytes], None]:
@@ -342,33 +437,67 @@ class Fabric:
             node.device.receive(port, data)   # looked up per packet: power_on swaps the device
         return deliver
 
-    def _output_fn(self, name: str) -> Callable[[int, bytes], None]:
-        endpoints = self._endpoints
-
-        down = self._down
+    def _output_fn(self, name: str, device: Device) -> Callable[[int, bytes], None]:
+        """What `device` (switch `name`) calls for each packet it transmits."""
+        wires = self._wires[name]
+        heap = self._heap
+        vclock = self._vclock
 
         def output(port: int, data: bytes) -> None:
             self._moves += 1
-            if down and (name, port) in down:
+            wire = wires.get(port)
+            if wire is None:
+                if self._observers:
+                    self._observe(Delivery(name, port, None, None, data,
+                                           round(device.tx_start_us * 1000)))
+                self.unlinked_drops += 1
+                return
+            if not wire.up:
                 self.link_down_drops += 1
                 return
             if self._observers:
-                peer = self._peers.get((name, port))
-                self._observe(Delivery(name, port, None if peer is None else peer[0],
-                                       None if peer is None else peer[1], data))
-            target = endpoints.get((name, port))
-            if target is None:
-                self.unlinked_drops += 1
-            else:
-                target(data)
+                self._observe(Delivery(name, port, wire.receiver, wire.receiver_port, data,
+                                       round(device.tx_start_us * 1000)))
+            if wire.loss and wire.rng is not None and wire.rng.random() < wire.loss:
+                self.loss_drops += 1
+                return
+            if self._timed and vclock is not None:
+                arrival = round(device.tx_end_us * 1000) + wire.delay_ns
+                if arrival > vclock.now_ns:
+                    self._wire_seq += 1
+                    heappush(heap, (arrival, self._wire_seq, wire, data))
+                    return
+            wire.target(data)
         return output
 
     def _inject(self, switch: str, port: int, data: bytes) -> None:
         self._moves += 1
         if self._observers:
             peer = self._peers.get((switch, port))
-            self._observe(Delivery(peer[0] if peer else "?", None, switch, port, data))
+            self._observe(Delivery(peer[0] if peer else "?", None, switch, port, data,
+                                   self._now_ns()))
         self.switch(switch).device.receive(port, data)
+
+    def _now_ns(self) -> int:
+        if self._vclock is not None:
+            return self._vclock.now_ns
+        return 0 if self.clock is None else self.clock() * 1000
+
+    def _deliver_due(self, now_ns: int) -> bool:
+        """Hand the packets on wires that arrived by `now_ns` to their receivers, in order."""
+        heap = self._heap
+        if not heap or heap[0][0] > now_ns:
+            return False
+        while heap and heap[0][0] <= now_ns:
+            entry = heappop(heap)
+            self._moves += 1
+            entry[2].target(entry[3])
+        return True
+
+    @property
+    def in_flight(self) -> int:
+        """Packets on wires that have not arrived yet (virtual time)."""
+        return len(self._heap)
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -418,16 +547,18 @@ class Fabric:
     def run_until_idle(self, timeout: float = 5.0) -> None:
         """Move packets until none can move (threaded: wait until the devices are quiet).
         Rate-limited queues are waited for with the real clock; with an injected clock this
-        returns when nothing may leave at the current time. TimeoutError after `timeout` s."""
+        returns when nothing may leave at the current time (in virtual time: no device can
+        move and no packet on a wire has arrived by now). TimeoutError after `timeout` s."""
         deadline = time.monotonic() + timeout
         devices = [s.device for s in self._switches.values()]
         if self._running:
             self._wait_quiet(devices, deadline)
             return
+        vclock = self._vclock
         while True:
             moved = True
             while moved:
-                moved = False
+                moved = vclock is not None and self._deliver_due(vclock.now_ns)
                 for dev in devices:
                     for _ in range(64):  # interleave the devices, a burst at a time
                         if not dev.step():
@@ -435,13 +566,41 @@ class Fabric:
                         moved = True
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"fabric still busy after {timeout} s")
+            if self.clock is not None:  # the caller moves the clock
+                return
             when = [t for t in (d.next_departure() for d in devices) if t is not None]
-            if not when or self.clock is not None:
+            if not when:
                 return
             wait = (min(when) - devices[0].now_us()) / 1e6
             if time.monotonic() + wait > deadline:
                 raise TimeoutError(f"fabric queues still draining after {timeout} s")
             time.sleep(max(wait, 0.0))
+
+    def next_event_ns(self) -> int | None:
+        """Virtual time (ns, rounded up) at which something can move next: a packet leaving a
+        device's egress queue or arriving off a wire; the clock's now when a device has input
+        to process or something is due; None when the fabric holds no packet at all."""
+        vclock = self._vclock
+        if vclock is None:
+            raise RuntimeError("next_event_ns needs virtual time: Fabric(clock=VirtualClock())")
+        now_ns = vclock.now_ns
+        best = self._heap[0][0] if self._heap else None
+        if best is not None and best <= now_ns:
+            return now_ns
+        now_us = vclock.us()
+        for node in self._switches.values():
+            dev = node.device
+            if dev.has_input():
+                return now_ns
+            when = dev.next_departure()
+            if when is None:
+                continue
+            if when <= now_us + EPSILON_US:  # the queues' own test: it may leave now
+                return now_ns
+            t = max(math.ceil((when - EPSILON_US / 2) * 1000), now_ns + 1)
+            if best is None or t < best:
+                best = t
+        return best
 
     def _wait_quiet(self, devices: list[Device], deadline: float) -> None:
         """Return once no device has work and no packet moved for one polling interval."""
@@ -456,8 +615,14 @@ class Fabric:
             time.sleep(0.001)
 
     def start(self) -> None:
-        """One dataplane thread per device."""
+        """One dataplane thread per device. Wires then deliver at once: links with a delay
+        raise NotImplementedError (they need stepped virtual time), and packets already in
+        flight stay there until the fabric is stepped again."""
+        if any(w.delay_ns for ws in self._wires.values() for w in ws.values()):
+            raise NotImplementedError("links with a delay run only in stepped virtual time "
+                                      "(run_until_idle), not threaded")
         self._running = True
+        self._timed = False
         for s in self._switches.values():
             s.device.start()
 
@@ -466,6 +631,7 @@ class Fabric:
         for s in self._switches.values():
             s.device.stop()
         self._running = False
+        self._timed = self._vclock is not None
 
     def close(self) -> None:
         """Stop threads and P4Runtime servers."""

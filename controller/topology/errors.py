@@ -1,10 +1,11 @@
-"""The one error a bad topology raises, located like a compiler error."""
+"""Errors of the YAML files we read, located like a compiler error."""
 
 from __future__ import annotations
 
 
-class TopologyError(Exception):
-    """A topology problem: ``file:line:col: error: field: message`` (location parts optional)."""
+class YamlFileError(Exception):
+    """A problem in a file: ``file:line:col: error: field: message`` (location parts
+    optional)."""
 
     def __init__(self, message: str, file: str | None = None, line: int = 0, column: int = 0,
                  field: str | None = None) -> None:
@@ -26,3 +27,7 @@ class TopologyError(Exception):
             where += ": "
         what = f"{self.field}: " if self.field else ""
         return f"{where}error: {what}{self.message}"
+
+
+class TopologyError(YamlFileError):
+    """The one error a bad topology raises."""

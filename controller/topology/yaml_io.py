@@ -14,9 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from controller.topology.errors import TopologyError
 from controller.topology.generate import (
@@ -38,12 +36,15 @@ from controller.topology.model import (
     Tier,
     Topology,
 )
+from controller.topology.yaml_nodes import (
+    BOOL,
+    INT,
+    NodeReader,
+    compose,
+    kind,
+    read_text,
+)
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_INT = "tag:yaml.org,2002:int"
-_BOOL = "tag:yaml.org,2002:bool"
-_STR = "tag:yaml.org,2002:str"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _QOS_LIMITS = {"trim_threshold": (0, (1 << 19) - 1), "ecn_threshold": (0, (1 << 19) - 1),
                "trim_bytes": (0, 0xFFFF)}
 
@@ -57,27 +58,11 @@ TOP_KEYS = ("name", "description", "planes", "radix", "sid_block", "wiring", "qo
 
 def load(path: str | Path) -> Topology:
     """Read and validate a topology file; raises TopologyError naming FILE:LINE and the field."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TopologyError(f"cannot read the topology: {exc.strerror}", source) from None
-    except UnicodeDecodeError as exc:
-        raise TopologyError(f"not UTF-8 text ({exc.reason})", source) from None
-    return loads(text, source)
+    return loads(read_text(path, TopologyError, "topology"), str(path))
 
 
 def loads(text: str, source: str = "<string>") -> Topology:
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        raise TopologyError(f"bad YAML: {problem}", source, line, col) from None
-    if root is None:
-        raise TopologyError("the file is empty; expected a topology mapping", source, 1, 1)
-    return _Reader(source).topology(root)
+    return _Reader(source).topology(compose(text, source, TopologyError, "topology"))
 
 
 def save(topology: Topology, path: str | Path) -> None:
@@ -105,74 +90,10 @@ class _Rule:
                         self.election_id, self.role, *self.tls, role_config=self.role_config)
 
 
-class _Reader:
+class _Reader(NodeReader):
     """Turns a composed YAML node tree into a Topology, failing at the first bad value."""
 
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.constructor = SafeConstructor()
-
-    def fail(self, node: Node, field: str, message: str) -> TopologyError:
-        mark = node.start_mark
-        return TopologyError(message, self.source, mark.line + 1, mark.column + 1, field)
-
-    # -- primitives --------------------------------------------------------------------------
-
-    def mapping(self, node: Node, field: str, allowed: tuple[str, ...],
-                required: tuple[str, ...] = ()) -> dict[str, tuple[Node, Node]]:
-        if not isinstance(node, MappingNode):
-            raise self.fail(node, field, f"expected a mapping, found {_kind(node)}")
-        out: dict[str, tuple[Node, Node]] = {}
-        for key, value in node.value:
-            if not isinstance(key, ScalarNode) or key.tag != _STR:
-                raise self.fail(key, field, "keys must be plain names")
-            name = key.value
-            where = f"{field}.{name}" if field else name
-            if name not in allowed:
-                raise self.fail(key, where,
-                                f"unknown key '{name}' (expected one of: {', '.join(allowed)})")
-            if name in out:
-                first = out[name][0].start_mark.line + 1
-                raise self.fail(key, where, f"duplicate key '{name}' (first given on line {first})")
-            out[name] = (key, value)
-        for name in required:
-            if name not in out:
-                raise self.fail(node, field or "<top>", f"missing required key '{name}'")
-        return out
-
-    def seq(self, node: Node, field: str) -> list[Node]:
-        if not isinstance(node, SequenceNode):
-            raise self.fail(node, field, f"expected a list, found {_kind(node)}")
-        return list(node.value)
-
-    def int_(self, node: Node, field: str, lo: int = 0, hi: int | None = None) -> int:
-        if not isinstance(node, ScalarNode) or node.tag != _INT:
-            raise self.fail(node, field, f"expected an integer, found {_kind(node)}")
-        value = int(self.constructor.construct_yaml_int(node))
-        if value < lo or (hi is not None and value > hi):
-            span = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
-            raise self.fail(node, field, f"{value} is out of range ({span})")
-        return value
-
-    def str_(self, node: Node, field: str) -> str:
-        if not isinstance(node, ScalarNode) or node.tag != _STR:
-            raise self.fail(node, field, f"expected a string, found {_kind(node)}")
-        return str(node.value)
-
-    def name(self, node: Node, field: str) -> str:
-        text = self.str_(node, field)
-        if not _NAME.match(text):
-            raise self.fail(node, field, f"'{text}' is not a valid name (letters, digits, "
-                                         "'_', '.', '-'; starting with a letter or '_')")
-        return text
-
-    def port_ref(self, node: Node, field: str) -> tuple[str, int]:
-        """`switch:port`."""
-        text = self.str_(node, field)
-        name, sep, port = text.rpartition(":")
-        if not sep or not _NAME.match(name) or not port.isdigit():
-            raise self.fail(node, field, f"'{text}' is not SWITCH:PORT")
-        return name, int(port)
+    error = TopologyError
 
     # -- sections ----------------------------------------------------------------------------
 
@@ -258,9 +179,9 @@ class _Reader:
             if key not in got:
                 return False
             value = got[key][1]
-            if not isinstance(value, ScalarNode) or value.tag != _BOOL:
+            if not isinstance(value, ScalarNode) or value.tag != BOOL:
                 raise self.fail(value, f"{field}.{key}", f"expected true or false, found "
-                                f"{_kind(value)}")
+                                f"{kind(value)}")
             return bool(self.constructor.construct_yaml_bool(value))
 
         return RoleConfig(names("exclusive"), names("shared"), flag("packet_ins"),
@@ -402,7 +323,7 @@ class _Reader:
             topo.nics.append(Nic(name, index, tuple(atts), mac))
 
     def mac(self, node: Node, field: str) -> int:
-        if isinstance(node, ScalarNode) and node.tag == _INT:
+        if isinstance(node, ScalarNode) and node.tag == INT:
             return self.int_(node, field, 0, (1 << 48) - 1)
         text = self.str_(node, field)
         if not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", text):
@@ -497,16 +418,6 @@ class _Reader:
                 raise self.fail(got["port"][1], f"{field}.port",
                                 f"{name}:{port} already has a role")
             topo.port_roles[(name, port)] = role
-
-
-def _kind(node: Node) -> str:
-    if isinstance(node, MappingNode):
-        return "a mapping"
-    if isinstance(node, SequenceNode):
-        return "a list"
-    tag = node.tag.rsplit(":", 1)[-1]
-    return {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
-            "null": "nothing"}.get(tag, f"a {tag}") + f" ('{node.value}')"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -56,6 +56,12 @@ class ForwardingPipeline:
     program: CheckedProgram
 
 
+def _whole_us(fine_clock: Callable[[], float]) -> Callable[[], int]:
+    def now_us() -> int:
+        return int(fine_clock())
+    return now_us
+
+
 def _hex(data: bytes, n: int) -> str:
     return data[:n].hex()
 
@@ -66,10 +72,14 @@ class Device:
     def __init__(self, device_id: int = 0, *, cpu_port: int | None = None, drop_port: int = 511,
                  priority_queues: int = 1, trace: Callable[[str], None] | None = None,
                  dump_packet_data: int = 0, clock: Callable[[], int] | None = None,
-                 input_capacity: int = INPUT_CAPACITY) -> None:
+                 input_capacity: int = INPUT_CAPACITY,
+                 fine_clock: Callable[[], float] | None = None) -> None:
         """`clock`, when given, returns µs since the device started (tests step it by hand);
-        the default is the monotonic clock. `input_capacity` bounds the input buffer and the
-        resubmit/recirculate buffer (packets each)."""
+        the default is the monotonic clock. `fine_clock`, when given, is the same time as a
+        float (e.g. ``VirtualClock.us``): the egress queues use it for enqueue and departure
+        times (sub-µs line-rate arithmetic), while P4 metadata stays in whole µs from `clock`
+        (derived from `fine_clock` when not given). `input_capacity` bounds the input buffer
+        and the resubmit/recirculate buffer (packets each)."""
         if cpu_port is not None and not 0 < cpu_port < 512:
             raise ValueError(f"cpu port {cpu_port} must be in 1..511 (a 9-bit v1model port)")
         if input_capacity < 1:
@@ -82,9 +92,17 @@ class Device:
         self.lock = threading.RLock()
         self.pipeline: ForwardingPipeline | None = None
         self._t0 = time.monotonic()
+        if clock is None and fine_clock is not None:
+            clock = _whole_us(fine_clock)
         self._fake_clock = clock is not None
         self.now_us: Callable[[], int] = clock if clock is not None else self._monotonic_us
-        self.queues = EgressQueues(priority_queues, self.now_us)
+        self.queues = EgressQueues(priority_queues,
+                                   fine_clock if fine_clock is not None else self.now_us)
+        # While the output function runs: when the packet being sent left its egress queue
+        # and when its last bit is on the wire (µs, the queues' clock; equal unless the port
+        # has a line rate).
+        self.tx_start_us: float = 0.0
+        self.tx_end_us: float = 0.0
         self.input_capacity = input_capacity
         self._jobs: deque[PacketJob] = deque()  # resubmitted / recirculated ingress jobs
         self._inbox: deque[tuple[int, bytes]] = deque()
@@ -207,6 +225,13 @@ class Device:
             self.queues.set_rate(port, packets_per_second)
         self._kick()
 
+    def set_line_rate(self, port: int | None, bits_per_second: float | None) -> None:
+        """Line rate of an egress port in bits/s (None: all ports); None = none. The port is
+        charged for the bytes each egress pass puts on it (see runtime/queues.py)."""
+        with self.lock:
+            self.queues.set_line_rate(port, bits_per_second)
+        self._kick()
+
     def set_queue_depth(self, port: int | None, packets: int) -> None:
         """Tail-drop limit of each priority queue of a port (None: all ports)."""
         with self.lock:
@@ -230,11 +255,14 @@ class Device:
         """Do what can be done now for one input: egress passes of the packets their queues
         let go, one ingress pass (a resubmitted/recirculated packet first, else the next
         received one), then the egress passes that made ready. False when nothing was done."""
+        if not (self._inbox or self._jobs or len(self.queues)):
+            return False  # idle: nothing to take the lock for (stepped fabrics call this a lot)
         outputs: list[OutputPacket] = []
+        times: list[float] = []  # per output: departure, end of transmission (µs)
         digests: list[Digest] = []
         with self.lock:
             p = self.pipeline
-            did = self._drain(p, outputs) if len(self.queues) else False
+            did = self._drain(p, outputs, times) if len(self.queues) else False
             job: PacketJob | None = None
             if self._jobs:
                 job = self._jobs.popleft()
@@ -263,31 +291,55 @@ class Device:
                 did = True
                 _out, more = p.switch.run(job)
                 self._dispatch(more)
-                self._drain(p, outputs)
+                self._drain(p, outputs, times)
             if p is not None and p.switch.digests:
                 digests = list(p.switch.digests)
                 p.switch.digests.clear()
             if did:
                 self._steps += 1
         if outputs or digests:
-            self._deliver(outputs, digests)
+            self._deliver(outputs, times, digests)
         return did
 
-    def _drain(self, p: ForwardingPipeline | None, outputs: list[OutputPacket]) -> bool:
+    def _drain(self, p: ForwardingPipeline | None, outputs: list[OutputPacket],
+               times: list[float]) -> bool:
         """Egress passes for the packets that may leave now (a bounded number: an egress clone
-        loop must not hold the lock for ever)."""
-        pop = self.queues.pop
+        loop must not hold the lock for ever). A line-rate port is charged for what its pass
+        put on it."""
+        queues = self.queues
+        pop = queues.pop
         did = False
         for _ in range(256):
             item = pop()
             if item is None:
                 break
             did = True
+            job = item[0]
+            start = queues.departure
+            out: list[OutputPacket] = []
+            more: list[PacketJob] = []
             if p is not None:
-                out, more = p.switch.run(item[0], item[1])
-                outputs.extend(out)
-                if more:
-                    self._dispatch(more)
+                try:
+                    out, more = p.switch.run(job, item[1])
+                except BaseException:  # (run catches everything) never leave a port held
+                    if queues.awaiting is not None:
+                        queues.transmitted(job.port, 0)
+                    raise
+            if queues.awaiting is not None:
+                port = job.port
+                sent = 0
+                for o in out:
+                    if o[0] == port:
+                        sent += len(o[1])
+                end = queues.transmitted(port, sent)
+            else:
+                end = start
+            for o in out:
+                outputs.append(o)
+                times.append(start)
+                times.append(end)
+            if more:
+                self._dispatch(more)
         return did
 
     def _dispatch(self, jobs: list[PacketJob]) -> None:
@@ -303,9 +355,14 @@ class Device:
                 self.trace(f"Egress queue of port {j.port} (priority {j.priority}) full or "
                            "priority out of range: dropping packet")
 
-    def _deliver(self, outputs: list[OutputPacket], digests: list[Digest]) -> None:
+    def _deliver(self, outputs: list[OutputPacket], times: list[float],
+                 digests: list[Digest]) -> None:
+        i = 0
         for port, data in outputs:
             self.tx_packets += 1
+            self.tx_start_us = times[i]
+            self.tx_end_us = times[i + 1]
+            i += 2
             try:
                 if port == self.cpu_port:
                     for fn in list(self._packet_in):
@@ -341,9 +398,16 @@ class Device:
             time.sleep(0)  # hands the GIL over; the dataplane thread takes the lock
 
     def next_departure(self) -> float | None:
-        """The earliest time (µs, device clock) a queued packet may leave; None if none is."""
+        """The earliest time (µs, the queues' clock: `fine_clock` when given) a queued packet
+        may leave; None if none is."""
+        if not len(self.queues):
+            return None
         with self.lock:
             return self.queues.next_departure()
+
+    def has_input(self) -> bool:
+        """Received or resubmitted/recirculated packets wait for an ingress pass."""
+        return bool(self._inbox or self._jobs)
 
     def pending(self) -> bool:
         """Anything received, queued or in flight."""

@@ -9,10 +9,20 @@ holds at most `depth` packets (BMv2's default: 64); a full queue drops new arriv
 Departure from BMv2, on purpose: a drain rate belongs to the port (the queues of one port
 share it), like a link, where BMv2 paces each priority queue on its own.
 
-Time is the caller's clock in µs since the device started, so tests can step time by hand.
-A packet's departure time is the later of its arrival and the moment its port is free again;
-``deq_timedelta`` is measured to that departure time, so a slow device loop does not inflate
-it, and a port that fell behind catches up to its rate.
+Two ways to pace a port, independent of each other (a port with both obeys the slower):
+- a packet rate (`set_rate`, packets/s, BMv2's ``set_queue_rate``): the port is free again one
+  interval after each departure;
+- a line rate (`set_line_rate`, bits/s): the port is charged for the bytes its egress pass put
+  on the wire. After `pop` the port sends nothing until the caller reports, with
+  `transmitted`, how many bytes that pass sent on it (0 when the packet was dropped,
+  recirculated, or only cloned elsewhere); it is free again at departure + bytes * 8 / rate.
+
+Time is the caller's clock in µs since the device started, so tests can step time by hand; it
+may be a float clock (sub-µs line rates), while the queueing metadata handed to P4 stays in
+whole µs. A packet's departure time is the later of its arrival and the moment its port is free
+again; ``deq_timedelta`` is measured to that departure time, so a slow device loop does not
+inflate it, and a port that fell behind catches up to its rate. Times within `EPSILON_US` of
+each other count as equal (float noise of sub-µs arithmetic never delays a packet).
 """
 
 from __future__ import annotations
@@ -24,18 +34,22 @@ from dataclasses import dataclass
 from softswitch.engine.pipeline import PacketJob, QueueInfo
 
 DEFAULT_DEPTH = 64  # simple_switch: egress_buffers(nb_egress_threads, 64, ...)
+EPSILON_US = 1e-6  # 1 ps: departure times closer than this to "now" are due
+_BUSY = float("inf")  # free_at of a line-rate port whose egress pass is not reported yet
 
 
 # a queued packet: (job, enqueue time µs, enq_qdepth, arrival sequence number)
-_Queued = tuple[PacketJob, int, int, int]
+_Queued = tuple[PacketJob, float, int, int]
 
 
 @dataclass(slots=True)
 class _Port:
     queues: list[deque[_Queued]]
     depth: int
-    interval_us: float | None  # None: unlimited rate
-    free_at: float = 0.0  # when the port may send its next packet (rate-limited ports)
+    interval_us: float | None  # None: no packet rate
+    bps: float | None = None  # line rate (bits/s); None: none
+    free_at: float = 0.0  # when the port may send its next packet (0 on an unpaced port)
+    sent_at: float = 0.0  # departure of the packet in its egress pass (line-rate ports)
     count: int = 0
     dropped: int = 0
 
@@ -43,19 +57,25 @@ class _Port:
 class EgressQueues:
     """The egress buffers of one device; not thread-safe (the Device holds its lock)."""
 
-    def __init__(self, priority_queues: int = 1, clock: Callable[[], int] | None = None,
+    def __init__(self, priority_queues: int = 1,
+                 clock: Callable[[], int] | Callable[[], float] | None = None,
                  depth: int = DEFAULT_DEPTH) -> None:
+        """`clock`: µs (int, or float for sub-µs line-rate arithmetic); default: always 0."""
         if priority_queues < 1:
             raise ValueError("priority_queues must be at least 1")
         self.priority_queues = priority_queues
-        self.clock = clock if clock is not None else (lambda: 0)
+        self._order = range(priority_queues - 1, -1, -1)  # strict priority: highest first
+        self.clock: Callable[[], float] = clock if clock is not None else (lambda: 0)
         self._default_depth = depth
         self._default_interval: float | None = None
+        self._default_bps: float | None = None
         self._ports: dict[int, _Port] = {}
         self._active: dict[int, _Port] = {}  # ports with packets waiting
         self._seq = 0
         self._count = 0
         self.dropped = 0  # tail drops and out-of-range priorities, all ports
+        self.departure: float = 0.0  # departure (µs) of the packet `pop` returned last
+        self.awaiting: int | None = None  # line-rate port whose pass `transmitted` must report
 
     def __len__(self) -> int:
         return self._count
@@ -66,7 +86,7 @@ class EgressQueues:
         p = self._ports.get(port)
         if p is None:
             p = _Port([deque() for _ in range(self.priority_queues)], self._default_depth,
-                      self._default_interval)
+                      self._default_interval, self._default_bps)
             self._ports[port] = p
         return p
 
@@ -80,6 +100,22 @@ class EgressQueues:
             self._default_interval = interval
         for p in targets:
             p.interval_us = interval
+            if interval is None and p.bps is None:
+                p.free_at = 0.0  # unlimited: nothing to wait for
+
+    def set_line_rate(self, port: int | None, bits_per_second: float | None) -> None:
+        """Line rate of `port` in bits/s (None: every port, and ports seen later); None = no
+        line rate. Independent of `set_rate`: a port with both obeys both."""
+        if bits_per_second is not None and not bits_per_second > 0:
+            raise ValueError("a line rate must be positive (None for none)")
+        bps = None if bits_per_second is None else float(bits_per_second)
+        targets = list(self._ports.values()) if port is None else [self._port(port)]
+        if port is None:
+            self._default_bps = bps
+        for p in targets:
+            p.bps = bps
+            if bps is None and p.interval_us is None:
+                p.free_at = 0.0
 
     def set_depth(self, port: int | None, packets: int) -> None:
         """Tail-drop limit of each priority queue of `port` (None: every port)."""
@@ -95,6 +131,11 @@ class EgressQueues:
         """Packets waiting in one priority queue of `port`."""
         p = self._ports.get(port)
         return len(p.queues[priority]) if p is not None else 0
+
+    def line_rate(self, port: int) -> float | None:
+        """The line rate of `port` in bits/s (None: none)."""
+        p = self._ports.get(port)
+        return self._default_bps if p is None else p.bps
 
     # -- data path ------------------------------------------------------------------------------
 
@@ -118,56 +159,79 @@ class EgressQueues:
         self._count += 1
         return True
 
-    def _head(self, p: _Port, now: float) -> tuple[float, int, int] | None:
-        """(departure time, seq, queue index) of the packet `p` sends next, if it may by `now`."""
-        for qi in range(self.priority_queues - 1, -1, -1):
-            q = p.queues[qi]
-            if q:
-                _job, enq_us, _depth, seq = q[0]
-                depart = float(enq_us) if p.interval_us is None else max(p.free_at, enq_us)
-                if depart <= now:
-                    return depart, seq, qi
-        return None
-
     def pop(self) -> tuple[PacketJob, QueueInfo] | None:
         """The next packet that may leave by now (earliest departure across ports, then
-        arrival order), with its queueing metadata; None if none may yet."""
+        arrival order), with its queueing metadata; None if none may yet. Its departure time
+        is in `departure`; on a line-rate port (`awaiting` is its number), report its egress
+        pass with `transmitted` before the port can send again."""
         if not self._count:
             return None
         now = self.clock()
-        best: tuple[float, int, int] | None = None
+        limit = now + EPSILON_US
+        order = self._order
         best_port: _Port | None = None
+        depart = best_seq = qi = 0
         for p in self._active.values():
-            head = self._head(p, now)
-            if head is not None and (best is None or head[:2] < best[:2]):
-                best, best_port = head, p
-        if best is None or best_port is None:
+            free_at = p.free_at  # 0 on an unpaced port
+            queues = p.queues
+            for i in order:  # the first queue, highest priority first, whose head may leave
+                q = queues[i]
+                if q:
+                    head = q[0]
+                    enq = head[1]
+                    t = enq if enq >= free_at else free_at
+                    if t <= limit:
+                        if best_port is None or t < depart or (t == depart
+                                                               and head[3] < best_seq):
+                            best_port, depart, best_seq, qi = p, t, head[3], i
+                        break
+        if best_port is None:
             return None
-        depart, _seq, qi = best
         q = best_port.queues[qi]
-        job, enq_us, enq_qdepth, _seq = q.popleft()
+        job, enq, enq_qdepth, _seq = q.popleft()
         best_port.count -= 1
         if not best_port.count:
             del self._active[job.port]
         self._count -= 1
-        if best_port.interval_us is None:
-            depart_us = now  # unlimited: leaves when the device gets to it, as in BMv2
-        else:
+        enq_us = int(enq)
+        if best_port.bps is not None:
+            best_port.free_at = _BUSY  # until `transmitted`
+            best_port.sent_at = depart
+            self.awaiting = job.port
+        elif best_port.interval_us is not None:
             best_port.free_at = depart + best_port.interval_us
-            depart_us = int(depart)
-        return job, QueueInfo(enq_us, enq_qdepth, max(0, depart_us - enq_us), len(q))
+        else:
+            depart = now  # unlimited: leaves when the device gets to it, as in BMv2
+        self.departure = depart
+        return job, QueueInfo(enq_us, enq_qdepth, max(0, int(depart) - enq_us), len(q))
+
+    def transmitted(self, port: int, nbytes: int) -> float:
+        """Report the egress pass of the packet just popped from line-rate `port`: it put
+        `nbytes` on the wire there. Returns when its last bit is sent (µs): departure +
+        nbytes * 8 / rate, the moment the port is free again (later if its packet rate says
+        so)."""
+        p = self._ports.get(port)
+        if p is None or self.awaiting != port or p.bps is None:
+            raise ValueError(f"port {port} has no egress pass waiting to be reported")
+        self.awaiting = None
+        depart = p.sent_at
+        end = depart + nbytes * 8e6 / p.bps
+        interval = p.interval_us
+        p.free_at = end if interval is None or depart + interval < end else depart + interval
+        return end
 
     def next_departure(self) -> float | None:
-        """The earliest time (µs) a queued packet may leave; None when all queues are empty."""
+        """The earliest time (µs) a queued packet may leave; None when all queues are empty
+        (or the only port with packets waits for `transmitted`)."""
         if not self._count:
             return None
         best: float | None = None
         for p in self._active.values():
             for q in p.queues:
                 if q:
-                    enq_us = q[0][1]
-                    t = float(enq_us) if p.interval_us is None else max(p.free_at, enq_us)
-                    if best is None or t < best:
+                    enq = q[0][1]
+                    t = float(enq) if enq >= p.free_at else p.free_at
+                    if t != _BUSY and (best is None or t < best):
                         best = t
         return best
 
@@ -177,5 +241,8 @@ class EgressQueues:
             for q in p.queues:
                 q.clear()
             p.count = 0
+            if p.free_at == _BUSY:
+                p.free_at = p.sent_at
         self._active.clear()
         self._count = 0
+        self.awaiting = None

@@ -144,3 +144,64 @@ def test_clear_empties_every_queue() -> None:
     q.enqueue(job(2))
     q.clear()
     assert len(q) == 0 and q.pop() is None and q.depth(1, 1) == 0
+
+
+class FineClock:
+    """µs as a float, stepped by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_line_rate_charges_the_bytes_each_pass_transmitted() -> None:
+    clock = FineClock()
+    q = EgressQueues(clock=clock)
+    q.set_line_rate(1, 10e9)  # 1000 B: 0.8 µs
+    for tag in range(4):
+        q.enqueue(job(1, tag))
+    got = q.pop()
+    assert got is not None and got[0].sm.tag == 0 and q.departure == 0.0 and q.awaiting == 1
+    clock.now = 100.0
+    assert q.pop() is None  # not reported yet: the port sends nothing else
+    assert q.transmitted(1, 1000) == pytest.approx(0.8)
+    assert q.awaiting is None
+    clock.now = 0.5
+    assert q.pop() is None and q.next_departure() == pytest.approx(0.8)
+    clock.now = 0.8
+    got = q.pop()
+    assert got is not None and q.departure == pytest.approx(0.8)
+    assert got[1] == QueueInfo(0, 1, 0, 2)  # whole µs for P4
+    assert q.transmitted(1, 0) == pytest.approx(0.8)  # dropped or recirculated: no line time
+    got = q.pop()
+    assert got is not None and got[0].sm.tag == 2
+    with pytest.raises(ValueError):
+        q.transmitted(2, 100)  # not the port waiting for its report
+    q.transmitted(1, 125)  # 0.1 µs
+    assert q.next_departure() == pytest.approx(0.9)
+    with pytest.raises(ValueError):
+        q.transmitted(1, 125)  # reported already
+
+
+def test_line_rate_and_packet_rate_together_the_slower_wins() -> None:
+    clock = FineClock()
+    q = EgressQueues(clock=clock)
+    q.set_rate(None, 1e6)  # one packet per µs on every port
+    q.set_line_rate(None, 8e9)  # a byte per ns on every port
+    for tag in range(3):
+        q.enqueue(job(7, tag))
+    assert q.pop() is not None
+    q.transmitted(7, 100)  # 0.1 µs of line time: the packet rate holds it to 1 µs
+    assert q.next_departure() == 1.0
+    clock.now = 1.0
+    assert q.pop() is not None
+    q.transmitted(7, 3000)  # 3 µs of line time: longer than the packet interval
+    assert q.next_departure() == 4.0
+    assert q.line_rate(7) == 8e9 and q.line_rate(99) == 8e9
+    q.set_line_rate(7, None)
+    q.set_rate(7, None)  # unlimited: what waits leaves at once
+    assert q.next_departure() == 0.0 and q.line_rate(7) is None
+    with pytest.raises(ValueError):
+        q.set_line_rate(7, -1)
