@@ -107,7 +107,7 @@ class RunResult:
             "peak_retx_per_s": round(max(retx, default=0) * 1e6 / self.series.bin_us),
             "time_to_steady_us": [
                 {"failure": what, "at_us": at, "us": _round(time_to_steady(self, at))}
-                for at, what in self.failures],
+                for at, what in _by_time(self.failures)],
             **self.totals,
         }
 
@@ -119,6 +119,14 @@ class RunResult:
                              for m in self.messages],
                 "failures": [{"at_us": at, "what": what} for at, what in self.failures],
                 "events": self.events}
+
+
+def _by_time(failures: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
+    """Failures at one instant as one (their descriptions joined), in time order."""
+    grouped: dict[float, list[str]] = {}
+    for at, what in failures:
+        grouped.setdefault(at, []).append(what)
+    return [(at, "; ".join(whats)) for at, whats in sorted(grouped.items())]
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:

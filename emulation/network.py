@@ -72,7 +72,7 @@ class Network:
 
     def __init__(self, topology: Topology, switch_program: Program, nic_program: str,
                  mode: Mode, pairs: Sequence[tuple[str, str]], *, rate_bps: float,
-                 delay_ns: int, seed: int) -> None:
+                 delay_ns: int, queue_packets: int, seed: int) -> None:
         self.topology = topology
         self.mode = mode
         self.plan = FabricPlan(topology)
@@ -85,6 +85,7 @@ class Network:
                                                  nic_program=nic_program, clock=self.clock,
                                                  link_delay_ns=delay_ns)
         self.rate_bps = rate_bps
+        self.queue_packets = queue_packets
         self.nics: dict[str, NicDevice] = {}
         try:
             for node in self.fabric.switches:
@@ -98,8 +99,10 @@ class Network:
     # -- building -------------------------------------------------------------------------
 
     def set_rates(self, name: str) -> None:
+        """A device's ports as the scenario's cables and buffers (again after a reboot)."""
         device = self.fabric.switch(name).device
         device.set_line_rate(None, self.rate_bps)
+        device.set_queue_depth(None, self.queue_packets)
         if name in {n.name for n in self.topology.nics}:
             # The host port is the NIC's PCIe side, faster than all its planes together.
             device.set_line_rate(HOST_PORT, None)

@@ -93,7 +93,7 @@ class RunState:
         self.log: list[dict[str, object]] = []
         self.hops = 0
         self.trimmed = 0
-        self.dropped_loss = 0
+        self.dropped_power = 0   # what a switch held when it lost power
         self.rewrites = 0
         self._last = {"retx": 0, "drops": 0}
         self.down_links: set[FabricLink] = set()
@@ -183,8 +183,9 @@ class RunState:
         elif f.kind == "flap":
             assert f.link is not None
             t = f.at_us
-            for _ in range(f.count):
-                self.at(t, lambda: self._set_link(f.link, False), f"flap: {_end(f.link)} down")  # type: ignore[arg-type]
+            for k in range(f.count):
+                self.at(t, lambda: self._set_link(f.link, False),  # type: ignore[arg-type]
+                        f"flap {_end(f.link)} down ({k + 1} of {f.count})")  # type: ignore[arg-type]
                 self.at(t + f.down_us, lambda: self._set_link(f.link, True))  # type: ignore[arg-type]
                 t += f.down_us + f.up_us
         elif f.kind == "switch_reboot":
@@ -223,6 +224,8 @@ class RunState:
             self.net.push_switches([switch])
             self.down_switches.discard(switch)
         else:
+            device = fabric.switch(switch).device
+            self.dropped_power += len(device.queues)   # stepped: nothing waits at its input
             fabric.power_off(switch)
             self.down_switches.add(switch)
 
@@ -305,8 +308,9 @@ class RunState:
 
     def _drops(self) -> int:
         fabric = self.net.fabric
-        return (fabric.link_down_drops + fabric.loss_drops
-                + sum(n.device.queues.dropped for n in fabric.switches))
+        return (fabric.link_down_drops + fabric.loss_drops + self.dropped_power
+                + sum(n.device.queues.dropped + n.device.dropped_no_pipeline
+                      for n in fabric.switches))
 
     # -- the workload ----------------------------------------------------------------------
 
@@ -474,7 +478,7 @@ def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_pr
     schedule = messages(scenario.workload, scenario.seed)
     with Network(scenario.topology, switch_program, nic_program, chosen, connections(schedule),
                  rate_bps=scenario.links.rate_gbps * 1e9, delay_ns=scenario.links.delay_ns,
-                 seed=scenario.seed) as network:
+                 queue_packets=scenario.links.queue_packets, seed=scenario.seed) as network:
         return RunState(scenario, chosen, network, schedule, progress).run()
 
 

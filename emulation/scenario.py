@@ -35,10 +35,13 @@ class ScenarioError(YamlFileError):
 
 @dataclass(frozen=True)
 class Links:
-    """Every cable's line rate and one-way propagation delay (NIC-T0 and T0-T1 alike)."""
+    """Every cable's line rate and one-way propagation delay (NIC-T0 and T0-T1 alike), and
+    how many packets each egress queue of a port holds before it drops (a switch's buffer:
+    trimming starts far below it, at the topology's `qos.trim_threshold`)."""
 
     rate_gbps: float = 10.0
     delay_ns: int = 500
+    queue_packets: int = 512
 
 
 @dataclass(frozen=True)
@@ -216,12 +219,14 @@ class _Reader(NodeReader):
     def links(self, item: tuple[Node, Node] | None) -> Links:
         if item is None:
             return Links()
-        got = self.mapping(item[1], "links", ("rate_gbps", "delay_ns"))
+        got = self.mapping(item[1], "links", ("rate_gbps", "delay_ns", "queue_packets"))
         rate = (self.number(got["rate_gbps"][1], "links.rate_gbps", 0.0, 1000.0, above=True)
                 if "rate_gbps" in got else Links.rate_gbps)
         delay = (self.int_(got["delay_ns"][1], "links.delay_ns", 0, 10**9)
                  if "delay_ns" in got else Links.delay_ns)
-        return Links(rate, delay)
+        depth = (self.int_(got["queue_packets"][1], "links.queue_packets", 1, 1 << 20)
+                 if "queue_packets" in got else Links.queue_packets)
+        return Links(rate, delay, depth)
 
     def nic(self, node: Node, field: str, topology: Topology) -> str:
         name = self.name(node, field)
