@@ -12,7 +12,7 @@ controller reading them at a virtual instant sees exactly what was raised before
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from controller.devices.push import push
@@ -30,14 +30,14 @@ from controller.plan.nic_plan import (
 )
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Verdict
-from controller.topology.model import Topology
+from controller.topology.model import Tier, Topology
 from emulation.modes import EcmpPaths, Mode, PinnedPath, nic_plan
-from p4rt import SwitchConnection
+from p4rt import PacketIn, SwitchConnection
 from softswitch.clock import VirtualClock
 from softswitch.fabric import Fabric
 from softswitch.fabric import Host as FabricHost
 
-DIGEST_WAIT_S = 5.0   # wall seconds a digest may take to arrive before something is wrong
+STREAM_WAIT_S = 5.0   # wall seconds a stream message may take before something is wrong
 
 
 @dataclass
@@ -87,6 +87,7 @@ class Network:
         self.rate_bps = rate_bps
         self.queue_packets = queue_packets
         self.nics: dict[str, NicDevice] = {}
+        self.t0s: dict[str, tuple[SwitchConnection, list[int]]] = {}   # session, packet-ins sent
         try:
             for node in self.fabric.switches:
                 self.set_rates(node.name)
@@ -145,13 +146,60 @@ class Network:
 
     def settle_digests(self) -> None:
         """Wait until every EV-event digest raised so far has reached its session."""
-        deadline = time.monotonic() + DIGEST_WAIT_S
         for nic in self.nics.values():
-            while nic.session.digests_received < nic.raised:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{nic.name}: {nic.raised - nic.session.digests_received}"
-                                       " EV event(s) raised but not received")
-                time.sleep(0.0002)
+            _wait(lambda nic=nic: nic.session.digests_received >= nic.raised,  # type: ignore[misc]
+                  f"{nic.name}: EV events raised but not received")
+
+    # -- the T0s' sessions: link probes ----------------------------------------------------
+
+    def open_t0_sessions(self) -> None:
+        """A primary session to every T0, kept open: probes go out as packet-outs and come
+        back as packet-ins on it (controller/daemon/probes.py)."""
+        for switch in self.running.switches:
+            if switch.tier == Tier.T0:
+                self._open_t0(switch.name)
+
+    def _open_t0(self, name: str) -> None:
+        endpoint = self.running.switch(name).endpoint
+        assert endpoint is not None
+        session = SwitchConnection(endpoint.grpc_address, endpoint.device_id,
+                                   election_id=endpoint.election_id)
+        session.connect()
+        session.get_pipeline()
+        old = self.t0s.get(name)
+        if old is not None:
+            old[0].close()
+        counter = [0]
+        self.fabric.switch(name).device.add_packet_in_listener(
+            lambda _data, counter=counter: counter.__setitem__(0, counter[0] + 1))
+        self.t0s[name] = (session, counter)
+
+    def rebooted(self, name: str) -> None:
+        """`name` is up and programmed again: a T0's session is opened anew."""
+        if name in self.t0s:
+            self._open_t0(name)
+
+    def packet_out(self, t0: str, port: int, frames: Sequence[bytes]) -> None:
+        """Send `frames` out of `port` of T0 `t0` (PacketOut), and wait until the switch has
+        them (the stream is asynchronous; virtual time must not move before they are in)."""
+        session, _ = self.t0s[t0]
+        device = self.fabric.switch(t0).device
+        waiting = device.received_waiting()
+        for frame in frames:
+            session.packet_out(frame, egress_port=port, pad=0)
+        _wait(lambda: device.received_waiting() >= waiting + len(frames),
+              f"{t0}: packet-outs sent but not received")
+
+    def packet_ins(self) -> list[PacketIn]:
+        """Every packet-in the T0s have sent so far and not yet taken, in T0 order."""
+        out: list[PacketIn] = []
+        for name, (session, counter) in sorted(self.t0s.items()):
+            _wait(lambda session=session, counter=counter:
+                  session.packet_ins_received >= counter[0],
+                  f"{name}: packet-ins sent but not received")
+            while (packet := session.get_packet_in(timeout=0)) is not None:
+                out.append(packet)
+        return out
 
     @property
     def now_us(self) -> int:
@@ -160,6 +208,8 @@ class Network:
     def close(self) -> None:
         for nic in self.nics.values():
             nic.session.close()
+        for session, _ in self.t0s.values():
+            session.close()
         self.fabric.close()
 
     def __enter__(self) -> Network:
@@ -171,3 +221,12 @@ class Network:
 
 def _raised(nic: NicDevice) -> None:
     nic.raised += 1
+
+
+def _wait(done: Callable[[], bool], what: str) -> None:
+    """Wait (wall time) for a message on its way between a device and its session."""
+    deadline = time.monotonic() + STREAM_WAIT_S
+    while not done():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} within {STREAM_WAIT_S} s")
+        time.sleep(0.0002)

@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from controller.daemon.probes import LinkProber
 from controller.devices.session import Program
 from controller.fabric_up import nic_host_name
 from controller.plan.entries import PlannedEntry
@@ -108,6 +109,12 @@ class RunState:
                 self._dependents.setdefault(before, []).append(m.id)
         self.arrived = 0
         self.repairer = self._repairer() if mode_.controller else None
+        self.prober: LinkProber | None = None
+        if self.repairer is not None:
+            timing = scenario.controller
+            self.prober = LinkProber(network.plan, timing.probe_interval_us / 1e6,
+                                     timing.probe_successes)
+            network.open_t0_sessions()
         network.fabric.add_observer(self._on_wire)
         self._cables = self._cable_map()
 
@@ -222,6 +229,7 @@ class RunState:
             fabric.power_on(switch)
             self.net.set_rates(switch)
             self.net.push_switches([switch])
+            self.net.rebooted(switch)
             self.down_switches.discard(switch)
         else:
             device = fabric.switch(switch).device
@@ -434,9 +442,19 @@ class RunState:
                          self.failures_seen, self.log)
 
     def _controller_round(self) -> None:
-        assert self.repairer is not None
+        """One round of the controller, as `mrc-ctl run`'s: EV events in and NICs rewritten,
+        then the probes of the cables taken out (a cable proven healthy is given back to the
+        NICs after the hold-down)."""
+        assert self.repairer is not None and self.prober is not None
         self.net.settle_digests()
-        log = self.repairer.poll(self.clock.us() / 1e6)
+        now_s = self.clock.us() / 1e6
+        log = self.repairer.poll(now_s)
+        healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
+                                    self.net.packet_ins())
+        if healthy:
+            self.repairer.proven_healthy(healthy, now_s)
+            self.log.append({"at_us": self.clock(), "event": "probed_healthy",
+                             "links": sorted(f"{p}:{a}-{b}" for p, a, b in healthy)})
         for report in log.reports:
             self.log.append({"at_us": self.clock(), "event": "ev_event", "nic": report.nic,
                              "ev": report.ev, "state": report.state})
@@ -446,6 +464,13 @@ class RunState:
                              "links_down": sorted(f"{p}:{a}-{b}" for p, a, b in
                                                   log.verdict.links_down),
                              "switches_down": sorted(log.verdict.switches_down)})
+
+
+    def _send_probe(self, t0: str, port: int, frame: bytes) -> bool:
+        if t0 in self.down_switches:
+            return False
+        self.net.packet_out(t0, port, [frame])
+        return True
 
 
 def _end(end: tuple[str, int]) -> str:

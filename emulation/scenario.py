@@ -97,12 +97,16 @@ class Failure:
 class ControllerTiming:
     """The repair loop in virtual time (controller/repair): how often it runs, the window in
     which EV reports from different NICs are correlated, how long reports naming a path just
-    rewritten are ignored, and the flap hold-down."""
+    rewritten are ignored, the flap hold-down, and the link probes of a cable taken out
+    (controller/daemon/probes.py): one every `probe_interval_us`, `probe_successes` back in a
+    row to prove it healthy."""
 
     period_us: int = 20
     window_us: int = 10_000
     settle_us: int = 5_000
     hold_us: int = 1_000
+    probe_interval_us: int = 50
+    probe_successes: int = 3
 
 
 @dataclass(frozen=True)
@@ -373,7 +377,8 @@ class _Reader(NodeReader):
 
     def controller(self, item: tuple[Node, Node] | None) -> ControllerTiming:
         return ControllerTiming(**self._timing(item, "controller", ControllerTiming,
-                                               ("period_us", "window_us", "settle_us", "hold_us")))
+                                               ("period_us", "window_us", "settle_us", "hold_us",
+                                                "probe_interval_us", "probe_successes")))
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:
         values = self._timing(item, "transport", TransportTiming,

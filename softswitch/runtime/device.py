@@ -409,6 +409,10 @@ class Device:
         """Received or resubmitted/recirculated packets wait for an ingress pass."""
         return bool(self._inbox or self._jobs)
 
+    def received_waiting(self) -> int:
+        """Packets received (ports, packet-outs) and not yet taken in."""
+        return len(self._inbox)
+
     def pending(self) -> bool:
         """Anything received, queued or in flight."""
         return bool(self._inbox or self._jobs or len(self.queues) or self._busy)
