@@ -7,7 +7,7 @@ P4Runtime as on real devices.
     fab.run()                                    # until every write is acknowledged
     fab.host("nic2").receiver.memory[0x1000:...]
 
-Time is a `VirtualClock` the fabric's devices and the transports share; `step` moves every
+Time is a `VirtualClock` (softswitch/clock.py) the fabric's devices and the transports share; `step` moves every
 packet that may move now, hands the NICs' host-port frames to the transports, polls them, and
 advances the clock to the next queue departure (or by `poll_us`). Every port drains at
 `link_pps` packets per second, so queues, trimming and ECN see real depths, and a run gives the
@@ -51,18 +51,9 @@ from controller.topology.model import Endpoint, Topology
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.host import Host
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
+from softswitch.clock import VirtualClock
 from softswitch.fabric import Fabric, FabricSwitch
 from softswitch.fabric import Host as FabricHost
-
-
-class VirtualClock:
-    """Microseconds since the fabric came up; moved only by `NicFabric.step`."""
-
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @dataclass(frozen=True)
@@ -195,7 +186,7 @@ class NicFabric:
 
     @property
     def now(self) -> int:
-        return self.clock.now
+        return self.clock()
 
     def host(self, nic: str) -> Host:
         return self.nics[nic].transport
@@ -281,17 +272,17 @@ class NicFabric:
                 self._next_periodic[i] = self.now + period
         fabric = self.fabric
         fabric.run_until_idle()
-        now = self.clock.now
+        now = self.clock()
         for end in self.nics.values():
             for frame in end.wire.take():
                 end.transport.on_frame(frame, now)
             for frame in end.transport.poll(now):
                 end.wire.send(frame)
         fabric.run_until_idle()
-        departures = [t for t in (n.device.next_departure() for n in fabric.switches)
-                      if t is not None]
-        later = min([now + self.poll_us, *(math.ceil(t) for t in departures)])
-        self.clock.now = max(now + 1, later)
+        moves = fabric.next_event_ns()   # a queue departure, a packet's arrival
+        later = now + self.poll_us if moves is None else min(now + self.poll_us,
+                                                             math.ceil(moves / 1000))
+        self.clock.advance_to(max(now + 1, later) * 1000)
 
     def run(self, until: Callable[[], bool] | None = None, limit_us: int = 1_000_000) -> None:
         """Step until `until()` (default: every transport's writes acknowledged); TimeoutError
