@@ -11,6 +11,7 @@ from pathlib import Path
 from bench import (
     controller_plan,
     controller_push,
+    emulation,
     mrc_completion,
     mrc_repair,
     nic_rate,
@@ -87,6 +88,17 @@ def completion_rows() -> list[Row]:
     return rows
 
 
+def emulation_rows() -> list[Row]:
+    """bench/emulation.py: the emulation's packet-hops per CPU-second through the real P4
+    programs (ring-link-cut in mode mrc, setup apart, with a cProfile breakdown by component),
+    on a 16-NIC generated Clos with the 600 s extrapolation from it, and the sweep's speed-up
+    with 2 jobs (the rate column is that factor); saved as emulation_<name>.json."""
+    rows, records = emulation.rows_and_records(emulation.run_all())
+    for name, record in records.items():
+        _save(name, record)
+    return rows
+
+
 def repair_rows() -> list[Row]:
     """bench/mrc_repair.py: the repair loop's time on the medium fabric (the rate column is
     the controller's milliseconds from the first EV event to the last NIC rewritten)."""
@@ -117,6 +129,7 @@ def main() -> None:
         })
     rows.extend(nic_rate_rows(args.seconds))
     rows.extend(completion_rows())
+    rows.extend(emulation_rows())
     rows.extend(repair_rows())
     skipped: list[runtime_rate.Skipped] = []
     for r in runtime_rate.run_all(args.seconds, args.entries):

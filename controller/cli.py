@@ -580,11 +580,12 @@ def add_operator_parsers(sub: Any) -> None:
 
 from controller.daemon.command import add_run_parser  # noqa: E402  (it uses the helpers above)
 from emulation.command import add_emulate_parser  # noqa: E402
+from emulation.sweep import add_sweep_parser  # noqa: E402
 
 # Each feature's `add_*_parser(subparsers)`; append yours.
 _PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
                                           add_plan_parsers, add_operator_parsers,
-                                          add_run_parser, add_emulate_parser]
+                                          add_run_parser, add_emulate_parser, add_sweep_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

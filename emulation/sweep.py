@@ -74,14 +74,17 @@ class Run:
 
 @dataclass
 class Outcome:
-    """A finished run: its result (None when it failed, with `error` the traceback), and what
-    it cost in the process that ran it (CPU seconds of that whole process, wall seconds)."""
+    """A finished run: its result (None when it failed, with `error` the traceback), what it
+    cost in the process that ran it (CPU seconds of that whole process, wall seconds), when it
+    started (time.time(), comparable across processes) and in which process."""
 
     run: Run
     result: Any = None            # emulation.metrics.RunResult
     error: str = ""
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
+    started: float = 0.0
+    pid: int = 0
 
     def summary(self) -> dict[str, object] | None:
         return None if self.result is None else self.result.summary()
@@ -159,8 +162,9 @@ def _program_parts(program: Any) -> tuple[bytes, bytes, str]:
 
 def _init_worker(p4info: bytes, device_config: bytes, source: str) -> None:
     global _PROGRAM
-    from controller.devices.session import Program
     from finsy.proto import p4i
+
+    from controller.devices.session import Program
 
     _PROGRAM = Program(p4i.P4Info.FromString(p4info), device_config, source)
     import emulation.run  # noqa: F401  (imported once per worker, not in the first run's time)
@@ -170,13 +174,15 @@ def _execute(run: Run, program: Any) -> Outcome:
     from emulation.command import NIC_PROGRAM
     from emulation.run import run_mode
 
+    started = time.time()
     cpu, wall = time.process_time(), time.perf_counter()
     try:
         result = run_mode(run.scenario, run.mode, program, str(NIC_PROGRAM))
         error = ""
     except Exception:
         result, error = None, traceback.format_exc()
-    return Outcome(run, result, error, time.process_time() - cpu, time.perf_counter() - wall)
+    return Outcome(run, result, error, time.process_time() - cpu, time.perf_counter() - wall,
+                   started, os.getpid())
 
 
 def _worker_run(run: Run) -> Outcome:
