@@ -255,8 +255,8 @@ class Device:
         """Do what can be done now for one input: egress passes of the packets their queues
         let go, one ingress pass (a resubmitted/recirculated packet first, else the next
         received one), then the egress passes that made ready. False when nothing was done."""
-        if not (self._inbox or self._jobs or len(self.queues)):
-            return False  # idle: nothing to take the lock for (stepped fabrics call this a lot)
+        if not (self._inbox or self._jobs or self.queues.may_leave()):
+            return False  # nothing to do now: no lock taken (stepped fabrics call this a lot)
         outputs: list[OutputPacket] = []
         times: list[float] = []  # per output: departure, end of transmission (µs)
         digests: list[Digest] = []

@@ -76,6 +76,9 @@ class EgressQueues:
         self.dropped = 0  # tail drops and out-of-range priorities, all ports
         self.departure: float = 0.0  # departure (µs) of the packet `pop` returned last
         self.awaiting: int | None = None  # line-rate port whose pass `transmitted` must report
+        # The earliest a queued packet may leave (inf: none may until a report), known until
+        # the queues change: a stepped fabric asks again and again while nothing changes.
+        self._earliest: float | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -92,6 +95,7 @@ class EgressQueues:
 
     def set_rate(self, port: int | None, packets_per_second: float | None) -> None:
         """Drain rate of `port` (None: every port, and ports seen later); None = unlimited."""
+        self._earliest = None
         if packets_per_second is not None and packets_per_second <= 0:
             raise ValueError("a queue rate must be positive (None for unlimited)")
         interval = None if packets_per_second is None else 1e6 / packets_per_second
@@ -106,6 +110,7 @@ class EgressQueues:
     def set_line_rate(self, port: int | None, bits_per_second: float | None) -> None:
         """Line rate of `port` in bits/s (None: every port, and ports seen later); None = no
         line rate. Independent of `set_rate`: a port with both obeys both."""
+        self._earliest = None
         if bits_per_second is not None and not bits_per_second > 0:
             raise ValueError("a line rate must be positive (None for none)")
         bps = None if bits_per_second is None else float(bits_per_second)
@@ -119,6 +124,7 @@ class EgressQueues:
 
     def set_depth(self, port: int | None, packets: int) -> None:
         """Tail-drop limit of each priority queue of `port` (None: every port)."""
+        self._earliest = None
         if packets < 0:
             raise ValueError("a queue depth cannot be negative")
         targets = list(self._ports.values()) if port is None else [self._port(port)]
@@ -152,6 +158,7 @@ class EgressQueues:
             self.dropped += 1
             return False
         self._seq += 1
+        self._earliest = None
         q.append((job, self.clock(), len(q), self._seq))
         if not p.count:
             self._active[job.port] = p
@@ -168,6 +175,9 @@ class EgressQueues:
             return None
         now = self.clock()
         limit = now + EPSILON_US
+        earliest = self._earliest
+        if earliest is not None and earliest > limit:
+            return None
         order = self._order
         best_port: _Port | None = None
         depart = best_seq = qi = 0
@@ -186,7 +196,9 @@ class EgressQueues:
                             best_port, depart, best_seq, qi = p, t, head[3], i
                         break
         if best_port is None:
+            self._earliest = self._heads_earliest()
             return None
+        self._earliest = None
         q = best_port.queues[qi]
         job, enq, enq_qdepth, _seq = q.popleft()
         best_port.count -= 1
@@ -214,24 +226,41 @@ class EgressQueues:
         if p is None or self.awaiting != port or p.bps is None:
             raise ValueError(f"port {port} has no egress pass waiting to be reported")
         self.awaiting = None
+        self._earliest = None
         depart = p.sent_at
         end = depart + nbytes * 8e6 / p.bps
         interval = p.interval_us
         p.free_at = end if interval is None or depart + interval < end else depart + interval
         return end
 
+    def may_leave(self) -> bool:
+        """Whether `pop` may find a packet now (False: it would not; cheap, no lock needed in
+        the device's own thread, the only one that changes the queues' packets)."""
+        if not self._count:
+            return False
+        earliest = self._earliest
+        return earliest is None or earliest <= self.clock() + EPSILON_US
+
     def next_departure(self) -> float | None:
         """The earliest time (µs) a queued packet may leave; None when all queues are empty
         (or the only port with packets waits for `transmitted`)."""
         if not self._count:
             return None
-        best: float | None = None
+        earliest = self._earliest
+        if earliest is None:
+            earliest = self._earliest = self._heads_earliest()
+        return None if earliest == _BUSY else earliest
+
+    def _heads_earliest(self) -> float:
+        """When the first head of line may leave (inf: every port with packets waits for
+        `transmitted`)."""
+        best = _BUSY
         for p in self._active.values():
             for q in p.queues:
                 if q:
                     enq = q[0][1]
                     t = float(enq) if enq >= p.free_at else p.free_at
-                    if t != _BUSY and (best is None or t < best):
+                    if t < best:
                         best = t
         return best
 
@@ -246,3 +275,4 @@ class EgressQueues:
         self._active.clear()
         self._count = 0
         self.awaiting = None
+        self._earliest = None
