@@ -72,10 +72,12 @@ class Meter:
         if size:
             self.series.add(self.series.goodput_bytes.setdefault(nic, []), at_us, size)
 
-    def sample(self, now_us: float, retransmitted: int, dropped: int) -> None:
-        """At a bin boundary: the counters' growth in the bin that ended, and EV states."""
+    def sample(self, now_us: float, retransmitted: int, dropped: int, *,
+               final: bool = False) -> None:
+        """At a bin boundary: the counters' growth in the bin that ended, and the EVs in each
+        state at its end; `final`: at the run's end, into the bin it ends in."""
         bin_us = self.series.bin_us
-        at = max(0, int(now_us // bin_us) - 1) * bin_us
+        at = max(0, int(now_us // bin_us) - (0 if final else 1)) * bin_us
         for name, total in (("retransmitted", retransmitted), ("dropped", dropped)):
             self.series.add(getattr(self.series, name), at, total - self._last[name])
             self._last[name] = total
@@ -88,8 +90,10 @@ class Meter:
                     state = "DENIED" if ev in denied else EV_STATES[
                         register.read(c.conn * EV_SLOTS + ev)]
                     counts[state] += 1
-        for state, n in counts.items():
-            self.series.add(self.series.ev_states.setdefault(state, []), at, n)
+        for state, n in counts.items():   # a level, not a count: set
+            rows = self.series.ev_states.setdefault(state, [])
+            self.series.add(rows, at, 0)
+            rows[int(at // bin_us)] = n
 
     def totals(self) -> dict[str, int]:
         return {"retransmitted": self._last["retransmitted"], "dropped": self._last["dropped"],

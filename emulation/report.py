@@ -5,13 +5,14 @@ page that embeds them under the summary table."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from emulation.metrics import RunResult
 from emulation.scenario import Scenario
 
 PLOTS = ("goodput", "mct_cdf", "plane_load", "ev_states", "losses")
+Lines = list[tuple[object, list[int]]]   # (label, a value per bin)
 
 
 def scenario_json(scenario: Scenario) -> dict[str, object]:
@@ -130,17 +131,34 @@ def _plots(scenario: Scenario, runs: Sequence[RunResult], out: Path) -> None:
         plt.close(fig)
 
     gbps = 8 / (scenario.bin_us * 1e3)   # bytes per bin -> Gb/s
-    fig, axes = grid("Goodput per receiving NIC (Gb/s)")
-    for ax, run in zip(axes, runs, strict=True):
-        for nic, rows in sorted(run.series.goodput_bytes.items()):
-            ax.plot(times(len(rows), run.series.bin_us), [b * gbps for b in rows], label=nic,
-                    linewidth=0.9)
-        marks(ax, run)
-        ax.set_ylabel(run.mode)
-        if run.series.goodput_bytes and len(run.series.goodput_bytes) <= 8:
-            ax.legend(fontsize=6, loc="upper right")
-    axes[-1].set_xlabel("virtual time (µs)")
-    save(fig, "goodput")
+
+    def lines_per_mode(name: str, title: str, lines: Callable[[RunResult], Lines],
+                       scale: float = 1.0) -> None:
+        """One panel per mode, a line per (label, rows) of `lines(run)`, failures marked."""
+        fig, axes = grid(title)
+        for ax, run in zip(axes, runs, strict=True):
+            shown = lines(run)
+            for label, rows in shown:
+                ax.plot(times(len(rows), run.series.bin_us), [v * scale for v in rows],
+                        label=label, linewidth=0.9)
+            marks(ax, run)
+            ax.set_ylabel(run.mode)
+            if 0 < len(shown) <= 8:
+                ax.legend(fontsize=6, loc="upper right")
+        axes[-1].set_xlabel("virtual time (µs)")
+        save(fig, name)
+
+    lines_per_mode("goodput", "Goodput per receiving NIC (Gb/s)",
+                   lambda run: sorted(run.series.goodput_bytes.items()), gbps)
+    lines_per_mode("plane_load", "Load per plane on T0-T1 cables (Gb/s)",
+                   lambda run: [(f"plane {p}", rows)
+                                for p, rows in sorted(run.series.plane_bytes.items())], gbps)
+    lines_per_mode("ev_states", "EVs per state (all NICs' connections)",
+                   lambda run: sorted(run.series.ev_states.items()))
+    lines_per_mode("losses", "Packets per bin",
+                   lambda run: [("retransmitted", run.series.retransmitted),
+                                ("trimmed", run.series.trimmed),
+                                ("dropped", run.series.dropped)])
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for run in runs:
@@ -152,36 +170,3 @@ def _plots(scenario: Scenario, runs: Sequence[RunResult], out: Path) -> None:
     ax.set_ylabel("fraction of messages")
     ax.legend()
     save(fig, "mct_cdf")
-
-    fig, axes = grid("Load per plane on T0-T1 cables (Gb/s)")
-    for ax, run in zip(axes, runs, strict=True):
-        for plane, rows in sorted(run.series.plane_bytes.items()):
-            ax.plot(times(len(rows), run.series.bin_us), [b * gbps for b in rows],
-                    label=f"plane {plane}", linewidth=0.9)
-        marks(ax, run)
-        ax.set_ylabel(run.mode)
-        ax.legend(fontsize=6, loc="upper right")
-    axes[-1].set_xlabel("virtual time (µs)")
-    save(fig, "plane_load")
-
-    fig, axes = grid("EVs per state (all NICs' connections)")
-    for ax, run in zip(axes, runs, strict=True):
-        for state, rows in sorted(run.series.ev_states.items()):
-            ax.plot(times(len(rows), run.series.bin_us), rows, label=state, linewidth=0.9)
-        marks(ax, run)
-        ax.set_ylabel(run.mode)
-        ax.legend(fontsize=6, loc="upper right")
-    axes[-1].set_xlabel("virtual time (µs)")
-    save(fig, "ev_states")
-
-    fig, axes = grid("Packets per bin")
-    for ax, run in zip(axes, runs, strict=True):
-        s = run.series
-        for label, rows in (("retransmitted", s.retransmitted), ("trimmed", s.trimmed),
-                            ("dropped", s.dropped)):
-            ax.plot(times(len(rows), s.bin_us), rows, label=label, linewidth=0.9)
-        marks(ax, run)
-        ax.set_ylabel(run.mode)
-        ax.legend(fontsize=6, loc="upper right")
-    axes[-1].set_xlabel("virtual time (µs)")
-    save(fig, "losses")

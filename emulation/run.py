@@ -192,14 +192,14 @@ class RunState:
                  if (t := host.next_deadline_us(now_us)) is not None]
         return max(min(times) * 1000, self.clock.now_ns + 1) if times else None
 
-    def _sample(self) -> None:
+    def _sample(self, final: bool = False) -> None:
         fabric = self.net.fabric
         dropped = (fabric.link_down_drops + fabric.loss_drops + self.failures.dropped_power
                    + sum(n.device.queues.dropped + n.device.dropped_no_pipeline
                          for n in fabric.switches))
         retransmitted = sum(e.sender.counters["retransmitted"]
                             for ends in self.ends.values() for e in ends)
-        self.meter.sample(self.clock.us(), retransmitted, dropped)
+        self.meter.sample(self.clock.us(), retransmitted, dropped, final=final)
 
     def run(self) -> RunResult:
         s = self.scenario
@@ -233,7 +233,7 @@ class RunState:
             if self.progress is not None and steps % 200 == 0:
                 self.progress(self.clock(), self.arrived, len(self.schedule), self.meter.hops)
         end_us = self.clock.us()
-        self._sample()
+        self._sample(final=True)
         if self.progress is not None:
             self.progress(self.clock(), self.arrived, len(self.schedule), self.meter.hops)
         repaired = sum(sum(log.written.values()) for log in self.repairer.history) \

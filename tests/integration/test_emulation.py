@@ -80,6 +80,12 @@ def test_a_cut_cable_mrc_beats_ecmp_and_the_controller_rewrites(
     assert len(rewrites[0]["entries"]) == 4   # every NIC, not only those that saw it
     assert summaries["mrc_no_controller"]["rewrites"] == 0
     assert summaries["mrc"]["ev_events"] > 0
+    # every bin sees each EV of each connection in one state: 4 NICs x 2 connections x
+    # (16 EVs + 2 backups x 2 planes); some left GOOD for ASSUMED_BAD or DENIED
+    states = results["mrc"].series.ev_states
+    bins = len(states["GOOD"])
+    assert {sum(rows[k] for rows in states.values()) for k in range(bins)} == {160}
+    assert max(states["ASSUMED_BAD"]) + max(states["DENIED"]) > 0
 
 
 def test_the_same_seed_gives_the_same_report(switch_program: Program) -> None:
