@@ -51,9 +51,12 @@ def write(scenario: Scenario, runs: Sequence[RunResult], out: Path) -> Path:
     return md
 
 
-def _cell(value: object, unit: str = "") -> str:
+def cell(value: object, unit: str = "") -> str:
+    """A number as the report's tables show it ("—" for none)."""
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return f"{value:,.1f}{unit}"
     return f"{value:,}{unit}" if isinstance(value, int) else str(value)
@@ -66,13 +69,13 @@ def summary_table(runs: Sequence[RunResult]) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         s = run.summary()
-        steady = ", ".join(_cell(t["us"]) for t in s["time_to_steady_us"]) or "—"  # type: ignore[union-attr, index]
+        steady = ", ".join(cell(t["us"]) for t in s["time_to_steady_us"]) or "—"  # type: ignore[union-attr, index]
         rows.append(
-            f"| {run.mode} | {s['completed']}/{s['messages']} | {_cell(s['bytes_lost'])} "
-            f"| {_cell(s['mct_p50_us'])} | {_cell(s['mct_p99_us'])} | "
-            f"{_cell(s['end_us']) if s['finished'] else 'not done'} | "
-            f"{_cell(s['victim_mct_p50_us'])} | {_cell(s['retransmitted'])} | "
-            f"{_cell(s['peak_retx_per_s'])} | {_cell(s['trimmed'])} | {_cell(s['dropped'])} | "
+            f"| {run.mode} | {s['completed']}/{s['messages']} | {cell(s['bytes_lost'])} "
+            f"| {cell(s['mct_p50_us'])} | {cell(s['mct_p99_us'])} | "
+            f"{cell(s['end_us']) if s['finished'] else 'not done'} | "
+            f"{cell(s['victim_mct_p50_us'])} | {cell(s['retransmitted'])} | "
+            f"{cell(s['peak_retx_per_s'])} | {cell(s['trimmed'])} | {cell(s['dropped'])} | "
             f"{steady} |")
     return "\n".join(rows)
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from emulation.report import cell
 from emulation.scenario import MODES, Scenario, ScenarioError
 
 SWEEP_JSON = "sweep.json"
@@ -318,16 +319,6 @@ def sweep_json(sweep: SweepResult) -> str:
     return json.dumps(data, indent=1) + "\n"
 
 
-def _cell(value: object) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:,.1f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
 def sweep_markdown(sweep: SweepResult) -> str:
     rows = ["| scenario | seed | mode | messages done | bytes lost | MCT p50 (µs) | MCT p99 (µs) "
             "| finish (µs) | report |",
@@ -344,9 +335,9 @@ def sweep_markdown(sweep: SweepResult) -> str:
             continue
         rows.append(
             f"| {s.name} | {s.seed} | {o.run.mode} | {summary['completed']}/"
-            f"{summary['messages']} | {_cell(summary['bytes_lost'])} | "
-            f"{_cell(summary['mct_p50_us'])} | {_cell(summary['mct_p99_us'])} | "
-            f"{_cell(summary['end_us']) if summary['finished'] else 'not done'} | {link} |")
+            f"{summary['messages']} | {cell(summary['bytes_lost'])} | "
+            f"{cell(summary['mct_p50_us'])} | {cell(summary['mct_p99_us'])} | "
+            f"{cell(summary['end_us']) if summary['finished'] else 'not done'} | {link} |")
     runs = len(sweep.outcomes)
     failed = sum(bool(o.error) for o in sweep.outcomes)
     return "\n".join([
@@ -418,7 +409,7 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
         return f"{head}: FAILED: {last}" + (f" ({cost})" if outcome.wall_seconds else "")
     state = f"done at {s['end_us']:,} µs" if s["finished"] else "NOT finished"
     return (f"{head}: {s['completed']}/{s['messages']} messages, {s['bytes_lost']:,} bytes "
-            f"lost, MCT p99 {_cell(s['mct_p99_us'])} µs, {state}; "
+            f"lost, MCT p99 {cell(s['mct_p99_us'])} µs, {state}; "
             f"{s['packet_hops']:,} packet hops, {cost}")
 
 
