@@ -97,7 +97,8 @@ def markdown(scenario: Scenario, runs: Sequence[RunResult]) -> str:
         "MCT: message completion time, from posting a write to its last byte in the "
         "receiver's memory. Bytes lost: bytes of messages not delivered intact by the end. "
         "To steady goodput: from each failure until the fabric-wide goodput is back to 90 % of "
-        "what it was before (emulation/metrics.py).", "",
+        "what it was before (emulation/metrics.py); — when it was not before the workload "
+        "ended (a collective's last steps, waiting on stragglers, carry less).", "",
     ]
     titles = {"goodput": "Goodput per receiving NIC (failures marked)",
               "mct_cdf": "Message completion time CDF",
