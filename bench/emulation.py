@@ -37,8 +37,7 @@ import pstats
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,8 +105,7 @@ class Phases:
     def close(self) -> None:
         m = self._marks
         if "built" not in m or "closing" not in m:
-            raise RuntimeError("run_mode did not build and close an emulation.run.Network: "
-                               "bench/emulation.py's phase marks need updating")
+            raise RuntimeError("run_mode did not report its phases (emulation/run.py)")
         self.setup_cpu = m["built"][0] - m["start"][0]
         self.setup_wall = m["built"][1] - m["start"][1]
         self.run_cpu = m["closing"][0] - m["built"][0]
@@ -115,37 +113,19 @@ class Phases:
         self.close_cpu = m["closed"][0] - m["closing"][0]
 
 
-@contextmanager
-def phased(phases: Phases, on: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Inside: emulation.run builds a Network whose construction and close mark `phases`
-    (and call `on("built")`, `on("closing")`) — run_mode itself is what runs."""
-    from emulation import run as run_module
-
-    base = run_module.Network
-
-    class Timed(base):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            phases.devices = len(self.fabric.switches)
+def phased(phases: Phases, on: Callable[[str], None] | None = None
+           ) -> Callable[[str, Any], None]:
+    """run_mode's `phase` hook marking `phases` (and calling `on("built")`, `on("closing")`);
+    mark "start" before run_mode and "closed" after it, then `phases.close()`."""
+    def phase(name: str, network: Any) -> None:
+        if name == "built":
+            phases.devices = len(network.fabric.switches)
             phases.mark("built")
-            if on is not None:
-                on("built")
-
-        def close(self) -> None:
-            if "closing" not in phases._marks:
-                if on is not None:
-                    on("closing")
-                phases.mark("closing")
-            super().close()
-
-    run_module.Network = Timed  # type: ignore[misc]
-    try:
-        phases.mark("start")
-        yield
-        phases.mark("closed")
-        phases.close()
-    finally:
-        run_module.Network = base  # type: ignore[misc]
+        if on is not None:
+            on(name)
+        if name == "closing":
+            phases.mark("closing")
+    return phase
 
 
 @dataclass
@@ -209,8 +189,10 @@ def timed_run(name: str, chosen: scenario_io.Scenario, mode_name: str, program: 
     from emulation.run import run_mode
 
     phases = Phases()
-    with phased(phases):
-        result = run_mode(chosen, mode_name, program, str(NIC_PROGRAM))
+    phases.mark("start")
+    result = run_mode(chosen, mode_name, program, str(NIC_PROGRAM), phase=phased(phases))
+    phases.mark("closed")
+    phases.close()
     s = result.summary()
     return Rate(name, chosen.name, mode_name, len(chosen.topology.switches),
                 len(chosen.topology.nics), result.totals["packet_hops"], int(s["bytes"]),  # type: ignore[call-overload]
@@ -308,14 +290,12 @@ def profile_run(chosen: scenario_io.Scenario, mode_name: str, program: Any) -> P
         else:
             run.disable()
 
-    phases = Phases()
-    with phased(phases, switch):
-        setup.enable()
-        try:
-            run_mode(chosen, mode_name, program, str(NIC_PROGRAM))
-        finally:
-            setup.disable()
-            run.disable()
+    setup.enable()
+    try:
+        run_mode(chosen, mode_name, program, str(NIC_PROGRAM), phase=phased(Phases(), switch))
+    finally:
+        setup.disable()
+        run.disable()
     run_seconds = breakdown(pstats.Stats(run))
     setup_seconds = breakdown(pstats.Stats(setup))
     setup_total = sum(setup_seconds.values())

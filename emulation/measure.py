@@ -90,10 +90,8 @@ class Meter:
                     state = "DENIED" if ev in denied else EV_STATES[
                         register.read(c.conn * EV_SLOTS + ev)]
                     counts[state] += 1
-        for state, n in counts.items():   # a level, not a count: set
-            rows = self.series.ev_states.setdefault(state, [])
-            self.series.add(rows, at, 0)
-            rows[int(at // bin_us)] = n
+        for state, n in counts.items():
+            self.series.set(self.series.ev_states.setdefault(state, []), at, n)
 
     def totals(self) -> dict[str, int]:
         return {"retransmitted": self._last["retransmitted"], "dropped": self._last["dropped"],

@@ -59,10 +59,18 @@ class Series:
                 rows.extend([0] * (bins - len(rows)))
 
     def add(self, rows: list[int], at_us: float, amount: int) -> None:
+        """Count `amount` in the bin of `at_us`."""
+        rows[self._bin(rows, at_us)] += amount
+
+    def set(self, rows: list[int], at_us: float, level: int) -> None:
+        """A level (not a count) for the bin of `at_us`."""
+        rows[self._bin(rows, at_us)] = level
+
+    def _bin(self, rows: list[int], at_us: float) -> int:
         k = int(at_us // self.bin_us)
         if k >= len(rows):
             rows.extend([0] * (k + 1 - len(rows)))
-        rows[k] += amount
+        return k
 
     def goodput_total(self) -> list[int]:
         bins = max((len(r) for r in self.goodput_bytes.values()), default=0)

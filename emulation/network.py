@@ -135,14 +135,10 @@ class Network:
 
     # -- control ---------------------------------------------------------------------------
 
-    def write_nic(self, nic: str, entries: Sequence[PlannedEntry], kind: str = "modify") -> None:
-        """MODIFY (or INSERT) entries of a NIC over its session."""
+    def write_nic(self, nic: str, entries: Sequence[PlannedEntry]) -> None:
+        """MODIFY entries of a NIC over its session."""
         session = self.nics[nic].session
-        built = [to_table_entry(session.schema, e) for e in entries]
-        if kind == "insert":
-            session.insert(built)
-        else:
-            session.modify(built)
+        session.modify([to_table_entry(session.schema, e) for e in entries])
 
     def settle_digests(self) -> None:
         """Wait until every EV-event digest raised so far has reached its session."""

@@ -286,11 +286,20 @@ def _data(seed: int, m: Message) -> bytes:
 
 
 def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_program: str,
-             progress: Progress | None = None) -> RunResult:
-    """Run the scenario in one mode on a network of its own."""
+             progress: Progress | None = None,
+             phase: Callable[[str, Network], None] | None = None) -> RunResult:
+    """Run the scenario in one mode on a network of its own. `phase("built" | "closing",
+    network)`, when given, is told when the network is up and when the run is over (a
+    benchmark times the run apart from the setup)."""
     chosen = mode(mode_name, scenario.profile)
     schedule = messages(scenario.workload, scenario.seed)
     with Network(scenario.topology, switch_program, nic_program, chosen, connections(schedule),
                  rate_bps=scenario.links.rate_gbps * 1e9, delay_ns=scenario.links.delay_ns,
                  queue_packets=scenario.links.queue_packets, seed=scenario.seed) as network:
-        return RunState(scenario, chosen, network, schedule, progress).run()
+        if phase is not None:
+            phase("built", network)
+        try:
+            return RunState(scenario, chosen, network, schedule, progress).run()
+        finally:
+            if phase is not None:
+                phase("closing", network)

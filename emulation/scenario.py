@@ -18,6 +18,7 @@ from controller.topology.errors import TopologyError, YamlFileError
 from controller.topology.generate import generate
 from controller.topology.model import Tier, Topology
 from controller.topology.yaml_nodes import NodeReader, compose, read_text
+from mrc_transport.config import NIC_PSN_WINDOW
 
 # Load balancing, all on the same P4 programs (emulation/modes.py says how each is configured).
 MODES = ("ecmp", "spray", "mrc", "mrc_no_controller")
@@ -254,10 +255,9 @@ class _Reader(NodeReader):
         iterations = (self.int_(got["iterations"][1], "workload.iterations", 1, 1000)
                       if "iterations" in got else 1)
         if kind == "incast":
-            for key in ("nics",):
-                if key in got:
-                    raise self.fail(got[key][0], f"workload.{key}",
-                                    "an incast names senders and a receiver, not nics")
+            if "nics" in got:
+                raise self.fail(got["nics"][0], "workload.nics",
+                                "an incast names senders and a receiver, not nics")
             for key in ("senders", "receiver"):
                 if key not in got:
                     raise self.fail(node, "workload", f"an incast needs '{key}'")
@@ -368,27 +368,29 @@ class _Reader(NodeReader):
             raise self.fail(where, "profile", str(error)) from None
         return profile
 
-    def _timing(self, item: tuple[Node, Node] | None, section: str, default: object,
-                keys: tuple[str, ...]) -> dict[str, int]:
+    def _timing(self, item: tuple[Node, Node] | None, section: str,
+                keys: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[Node, Node]]]:
+        """The section's integers (1 or more) by key, and its nodes."""
         if item is None:
-            return {}
+            return {}, {}
         got = self.mapping(item[1], section, keys)
-        return {key: self.int_(got[key][1], f"{section}.{key}", 1, 10**9) for key in got}
+        return {key: self.int_(got[key][1], f"{section}.{key}", 1, 10**9) for key in got}, got
 
     def controller(self, item: tuple[Node, Node] | None) -> ControllerTiming:
-        return ControllerTiming(**self._timing(item, "controller", ControllerTiming,
-                                               ("period_us", "window_us", "settle_us", "hold_us",
-                                                "probe_interval_us", "probe_successes")))
+        values, _ = self._timing(item, "controller",
+                                 ("period_us", "window_us", "settle_us", "hold_us",
+                                  "probe_interval_us", "probe_successes"))
+        return ControllerTiming(**values)
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:
-        values = self._timing(item, "transport", TransportTiming,
-                              ("window", "rto_us", "reorder_us"))
-        if values.get("window", 1) > 1024:
-            raise self.fail(item[1], "transport.window", "at most 1024 (the NIC's PSN ring)")  # type: ignore[index]
+        values, got = self._timing(item, "transport", ("window", "rto_us", "reorder_us"))
+        if values.get("window", 1) > NIC_PSN_WINDOW:
+            raise self.fail(got["window"][1], "transport.window",
+                            f"at most {NIC_PSN_WINDOW} (the NIC's PSN ring)")
         return TransportTiming(**values)
 
     def ecmp(self, item: tuple[Node, Node] | None) -> int:
-        values = self._timing(item, "ecmp", None, ("convergence_us",))
+        values, _ = self._timing(item, "ecmp", ("convergence_us",))
         return values.get("convergence_us", Scenario.ecmp_convergence_us)
 
 

@@ -237,8 +237,6 @@ class Fabric:
         self.trace = trace
         self._switches: dict[str, FabricSwitch] = {}
         self._hosts: dict[str, Host] = {}
-        self._endpoints: dict[tuple[str, int], Callable[[bytes], None]] = {}
-        self._peers: dict[tuple[str, int], tuple[str, int]] = {}  # (switch, port) → far end
         self._observers: list[Callable[[Delivery], None]] = []
         self._by_path: dict[Path, _Compiled] = {}
         self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
@@ -247,7 +245,6 @@ class Fabric:
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
         self.link_down_drops = 0  # packets sent onto a cut cable
         self.loss_drops = 0  # packets lost on lossy cables (set_link_loss)
-        self._down: set[tuple[str, int]] = set()  # both ends of every cut cable
 
     # -- building -------------------------------------------------------------------------------
 
@@ -337,33 +334,30 @@ class Fabric:
             raise NotImplementedError("links with a delay run only in stepped mode")
         sa, sb = self.switch(a), self.switch(b)
         for sw, port in ((sa, a_port), (sb, b_port)):
-            if (sw.name, port) in self._endpoints:
+            if port in self._wires[sw.name]:
                 raise ValueError(f"port {port} of {sw.name!r} is already connected")
-        self._endpoints[(a, a_port)] = self._receiver(sb, b_port)
-        self._endpoints[(b, b_port)] = self._receiver(sa, a_port)
-        self._wires[a][a_port] = _Wire(b, b_port, self._endpoints[(a, a_port)], delay_ns)
-        self._wires[b][b_port] = _Wire(a, a_port, self._endpoints[(b, b_port)], delay_ns)
+        self._wires[a][a_port] = _Wire(b, b_port, self._receiver(sb, b_port), delay_ns)
+        self._wires[b][b_port] = _Wire(a, a_port, self._receiver(sa, a_port), delay_ns)
         sa.links[a_port] = (b, b_port)
         sb.links[b_port] = (a, a_port)
-        self._peers[(a, a_port)] = (b, b_port)
-        self._peers[(b, b_port)] = (a, a_port)
+
+    def _cable(self, switch: str, port: int) -> tuple[_Wire, _Wire]:
+        """Both directions of the switch-to-switch cable on `port` of `switch`."""
+        wire = self._wires.get(switch, {}).get(port)
+        if wire is None or wire.receiver not in self._switches:
+            raise ValueError(f"port {port} of {switch!r} has no link to a switch")
+        return wire, self._wires[wire.receiver][wire.receiver_port]
 
     def set_link_up(self, switch: str, port: int, up: bool) -> None:
         """Cut (`up=False`) or mend the cable on `port` of `switch`: while cut, what either end
         sends on it is lost, as on a pulled fibre. Packets already delivered are not recalled;
         packets in flight on it (virtual time: arriving after now) are lost at the cut, counted
         in `link_down_drops`."""
-        peer = self._peers.get((switch, port))
-        if peer is None or peer[0] not in self._switches:
-            raise ValueError(f"port {port} of {switch!r} has no link to a switch")
-        ends = {(switch, port), peer}
-        wires = (self._wires[switch][port], self._wires[peer[0]][peer[1]])
+        wires = self._cable(switch, port)
         for wire in wires:
             wire.up = up
         if up:
-            self._down.difference_update(ends)
             return
-        self._down.update(ends)
         heap = self._heap
         if heap and self._vclock is not None:
             now = self._vclock.now_ns
@@ -380,14 +374,12 @@ class Fabric:
         repeats); counted in `loss_drops`."""
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"a loss probability is in [0, 1], not {probability}")
-        peer = self._peers.get((switch, port))
-        if peer is None or peer[0] not in self._switches:
-            raise ValueError(f"port {port} of {switch!r} has no link to a switch")
-        for wire in (self._wires[switch][port], self._wires[peer[0]][peer[1]]):
+        for wire in self._cable(switch, port):
             wire.loss, wire.rng = probability, rng
 
     def link_is_up(self, switch: str, port: int) -> bool:
-        return (switch, port) not in self._down
+        wire = self._wires.get(switch, {}).get(port)
+        return wire is None or wire.up
 
     def power_off(self, name: str) -> None:
         """Switch `name` off, as a pulled power cord: its P4Runtime server stops (every stream
@@ -425,12 +417,10 @@ class Fabric:
         if name in self._switches or name in self._hosts:
             raise ValueError(f"fabric already has a node named {name!r}")
         self.switch(switch)
-        if (switch, port) in self._endpoints:
+        if port in self._wires[switch]:
             raise ValueError(f"port {port} of {switch!r} is already connected")
         host = Host(self, name, switch, port)
         self._hosts[name] = host
-        self._endpoints[(switch, port)] = host._deliver
-        self._peers[(switch, port)] = (name, port)
         self._wires[switch][port] = _Wire(name, port, host._deliver)
         return host
 
@@ -475,8 +465,8 @@ class Fabric:
     def _inject(self, switch: str, port: int, data: bytes) -> None:
         self._moves += 1
         if self._observers:
-            peer = self._peers.get((switch, port))
-            self._observe(Delivery(peer[0] if peer else "?", None, switch, port, data,
+            wire = self._wires.get(switch, {}).get(port)
+            self._observe(Delivery(wire.receiver if wire else "?", None, switch, port, data,
                                    self._now_ns()))
         self.switch(switch).device.receive(port, data)
 
