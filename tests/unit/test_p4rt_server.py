@@ -25,6 +25,7 @@ from p4rt_harness import (
 )
 
 from softswitch.runtime.device import Device
+from softswitch.runtime.server.device_config import wrap_device_config
 from softswitch.runtime.server.server import P4RUNTIME_API_VERSION, P4RuntimeServer
 from softswitch.runtime.server.status import decode_details
 
@@ -150,6 +151,49 @@ def test_verify_changes_nothing_and_bad_config_is_invalid(stub, device: Device) 
     unspecified = pipeline_request(Action.UNSPECIFIED)
     assert rpc_error(stub.SetForwardingPipelineConfig,
                      unspecified).code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_device_config_wrapped_as_pi_takes_it(stub, device: Device) -> None:  # type: ignore[no-untyped-def]
+    """p4runtime_lib sends the JSON inside a p4.tmp.P4DeviceConfig; raw bytes work too."""
+    _, ir = program_config()
+    # p4config.proto by hand: reassign (1, varint) = true, device_data (3, bytes) = the JSON
+    length = len(ir)
+    varint = bytearray()
+    while True:
+        varint.append((length & 0x7F) | (0x80 if length > 0x7F else 0))
+        length >>= 7
+        if not length:
+            break
+    wrapped = b"\x08\x01\x1a" + bytes(varint) + ir
+    assert wrap_device_config(ir) == wrapped
+    stub.SetForwardingPipelineConfig(pipeline_request(device_config=wrapped, cookie=3))
+    assert device.pipeline is not None and device.pipeline.device_config == ir
+    assert device.pipeline.cookie == 3
+
+
+def test_device_config_that_is_neither_json_nor_wrapper(stub, device: Device) -> None:  # type: ignore[no-untyped-def]
+    stub.SetForwardingPipelineConfig(pipeline_request(cookie=1))
+    committed = device.pipeline
+    err = rpc_error(stub.SetForwardingPipelineConfig,
+                    pipeline_request(device_config=b"\xfa\x01\x02garbage", cookie=2))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "p4.tmp.P4DeviceConfig" in err.details()
+    assert device.pipeline is committed
+
+
+def test_empty_wrapper_keeps_the_running_program(stub, device: Device) -> None:  # type: ignore[no-untyped-def]
+    """PI's legacy form: a wrapper without device_data pairs the P4Info with the program the
+    switch already runs; with none running it is refused."""
+    empty = wrap_device_config(b"")
+    err = rpc_error(stub.SetForwardingPipelineConfig, pipeline_request(device_config=empty))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "without device_data" in err.details()
+    assert device.pipeline is None
+    stub.SetForwardingPipelineConfig(pipeline_request(cookie=1))
+    stub.SetForwardingPipelineConfig(pipeline_request(device_config=empty, cookie=9))
+    _, ir = program_config()
+    assert device.pipeline is not None and device.pipeline.device_config == ir
+    assert device.pipeline.cookie == 9
 
 
 def test_wrong_device_id_is_not_found(stub) -> None:  # type: ignore[no-untyped-def]

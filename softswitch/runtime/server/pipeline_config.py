@@ -33,6 +33,7 @@ import grpc
 from finsy.proto import p4i, p4r
 
 from softswitch.p4info import build_p4info
+from softswitch.runtime.server.device_config import DeviceConfigError, unwrap_device_config
 from softswitch.runtime.server.digest_lists import DigestLists, SendList
 from softswitch.runtime.server.p4info_match import check_p4info_matches
 from softswitch.runtime.server.packet_io import PacketIO
@@ -143,10 +144,11 @@ class PipelineManager:
             raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
                            "Missing p4_device_config (the IR JSON) in config")
         _check_p4info(config.p4info)
+        device_config = self._device_config(config.p4_device_config)
         try:
             # Built for the device's drop port and tracing, so commit keeps this very Switch.
             pipeline = self.device.build_pipeline(
-                config.p4info, config.p4_device_config, config.cookie.cookie,
+                config.p4info, device_config, config.cookie.cookie,
                 drop_port=self.device.drop_port, trace=self.device.trace)
             generated = build_p4info(pipeline.program)
         except Exception as exc:   # a compile/format error of the client's config
@@ -159,6 +161,23 @@ class PipelineManager:
             raise
         except Exception as exc:
             raise _invalid_config(exc) from exc
+
+    def _device_config(self, data: bytes) -> bytes:
+        """The IR JSON of `data`, raw or wrapped as PI takes it (device_config.py); PI's legacy
+        empty wrapper keeps the program the switch runs, as `simple_switch_grpc prog.json`
+        then pairs it with the P4Info."""
+        try:
+            program = unwrap_device_config(data)
+        except DeviceConfigError as exc:
+            raise _invalid_config(exc) from exc
+        if program is not None:
+            return program
+        running = self.device.pipeline
+        if running is None:
+            raise RpcError(grpc.StatusCode.INVALID_ARGUMENT,
+                           "p4_device_config is a p4.tmp.P4DeviceConfig without device_data, "
+                           "and the switch runs no program to keep")
+        return running.device_config
 
     def _bind(self, pipeline: Any) -> Bound:
         store = self._make_store(pipeline)
