@@ -1,11 +1,12 @@
 """The ``softswitch`` command line: one function per subcommand, one parser for all of them.
 
     softswitch compile PROGRAM.p4 [-I DIR]... [-D NAME[=V]]... [--p4info FILE] [--ir FILE.json]
+                       [p4c's -o, --p4runtime-files, --target bmv2, --arch v1model, ...]
     softswitch stf PROGRAM.p4|IR.json TEST.stf... [-I DIR]... [-D NAME[=V]]... [--log-console]
     softswitch run [PROGRAM.p4|IR.json|--no-p4] [simple_switch_grpc options] [-- target options]
 
 Errors in the user's input (P4 source, files) are printed as ``file:line:col: error: ...`` on
-stderr with exit status 1, never as a traceback.
+stderr (every error the type checker found, one a line) with exit status 1, never as a traceback.
 """
 
 from __future__ import annotations
@@ -42,18 +43,59 @@ def _save_ir(checked: CheckedProgram, path: str) -> None:
         raise P4Error(f"cannot write IR file {path}: {exc.strerror}") from exc
 
 
-def cmd_compile(args: argparse.Namespace) -> int:
-    """Check a program and write the requested outputs (P4Info, IR)."""
-    from softswitch.p4info import build_p4info, write_p4info
+# p4c's choices softswitch stands in for; any other value is refused by name.
+P4C_CHOICES = {"--target": ("bmv2",), "--arch": ("v1model",), "--std": ("p4-16", "p4_16"),
+               "--p4v": ("16",)}
+P4RUNTIME_FORMATS = {"text": "text", "json": "json", "binary": "binary"}
+
+
+def _p4info_outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(path, format) of every P4Info to write: --p4info, p4c's --p4runtime-files (format by
+    suffix) and its older --p4runtime-file with --p4runtime-format."""
     from softswitch.p4info.output import p4info_format
 
-    if args.p4info:
-        p4info_format(args.p4info)  # reject an unknown suffix before doing any work
+    paths = ([args.p4info] if args.p4info else []) + [
+        f for files in args.p4runtime_files for f in files.split(",") if f]
+    outputs = [(path, p4info_format(path)) for path in paths]  # unknown suffix: refused now
+    if args.p4runtime_file:
+        outputs.append((args.p4runtime_file, P4RUNTIME_FORMATS[args.p4runtime_format]))
+    return outputs
+
+
+def _ir_output(args: argparse.Namespace) -> str | None:
+    """--ir, or p4c's -o: a folder gets <program>.json in it (the p4c driver), a file is
+    written as named (p4c-bm2-ss)."""
+    if args.ir or not args.output:
+        return args.ir
+    out = Path(args.output)
+    if out.is_dir() or args.output.endswith("/"):
+        out.mkdir(parents=True, exist_ok=True)
+        return str(out / (Path(args.program).stem + ".json"))
+    return args.output
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    """Check a program and write the requested outputs (P4Info, IR)."""
+    from softswitch.p4info import build_p4info
+    from softswitch.p4info.output import p4info_bytes
+
+    for option, allowed in P4C_CHOICES.items():
+        value = getattr(args, option.lstrip("-").replace("-", "_"))
+        if value is not None and value.lower() not in allowed:
+            raise P4Error(f"{option} {value}: softswitch compiles for "
+                          f"{' / '.join(allowed)} only")
+    p4infos = _p4info_outputs(args)
+    ir_path = _ir_output(args)
     checked = load_program(args.program, args.include_dirs, args.defines)
-    if args.p4info:
-        write_p4info(build_p4info(checked), args.p4info)
-    if args.ir:
-        _save_ir(checked, args.ir)
+    if p4infos:
+        p4info = build_p4info(checked)
+        for path, fmt in p4infos:
+            try:
+                Path(path).write_bytes(p4info_bytes(p4info, fmt))
+            except OSError as exc:
+                raise P4Error(f"cannot write P4Info file {path}: {exc.strerror}") from exc
+    if ir_path:
+        _save_ir(checked, ir_path)
     return 0
 
 
@@ -108,6 +150,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(compile_)
     compile_.add_argument("--p4info", metavar="FILE", help="write the P4Info to FILE")
     compile_.add_argument("--ir", metavar="FILE.json", help="write the checked IR to FILE.json")
+    p4c = compile_.add_argument_group(
+        "p4c's options", "what p4c / p4c-bm2-ss take, so their command lines run unchanged; "
+        "the IR JSON stands where p4c writes BMv2's JSON")
+    p4c.add_argument("-o", dest="output", metavar="FILE.json|DIR",
+                     help="the IR JSON file, or a folder to write PROGRAM.json in")
+    p4c.add_argument("--p4runtime-files", metavar="FILE[,FILE...]", action="append", default=[],
+                     help="P4Info files, format from each suffix")
+    p4c.add_argument("--p4runtime-file", metavar="FILE", help="a P4Info file (older form)")
+    p4c.add_argument("--p4runtime-format", choices=sorted(P4RUNTIME_FORMATS), default="binary",
+                     help="the format of --p4runtime-file (default binary, as p4c)")
+    for option in P4C_CHOICES:
+        p4c.add_argument(option, metavar="V", help=f"accepted: {', '.join(P4C_CHOICES[option])}")
     compile_.set_defaults(handler=cmd_compile)
 
     stf = sub.add_parser("stf", help="run p4c STF tests against the program",

@@ -18,7 +18,10 @@ def compile_file(
     include_dirs: Sequence[str | Path] = (),
     defines: Mapping[str, str] | None = None,
 ) -> CheckedProgram:
-    """Preprocess (with p4c's predefined BMv2 macros), parse and check a P4_16 program."""
+    """Preprocess (with p4c's predefined BMv2 macros), parse and check a P4_16 program.
+
+    Raises the P4Error for a bad program: the first syntax error, or the type errors (a P4Errors
+    when there are several)."""
     all_defines = dict(BMV2_PREDEFINED)
     all_defines.update(defines or {})
     source = preprocess(path, include_dirs, all_defines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -32,6 +33,53 @@ class P4Error(Exception):
         if self.location is None:
             return f"error: {self.message}"
         return f"{self.location}: error: {self.message}"
+
+
+class P4Errors(P4Error):
+    """Several independent problems found in one run (the type checker reports them all).
+
+    `str()` is one ``file:line:col: error: message`` line per error, sorted by location (files in
+    the order their first error was found); `.message` and `.location` are the first error's, so
+    a caller that looks at one error sees the first. `truncated` says the checker stopped at its
+    error limit.
+    """
+
+    def __init__(self, errors: Sequence[P4Error], truncated: bool = False) -> None:
+        assert errors, "P4Errors needs at least one error"
+        self.errors = sort_errors(errors)
+        self.truncated = truncated
+        first = self.errors[0]
+        super().__init__(first.message, first.location)
+
+    def __str__(self) -> str:
+        lines = [str(e) for e in self.errors]
+        if self.truncated:
+            lines.append(f"error: stopped after {len(self.errors)} errors")
+        return "\n".join(lines)
+
+    @staticmethod
+    def of(errors: Sequence[P4Error], truncated: bool = False) -> P4Error:
+        """The one error itself when there is just one (keeping its class), else a P4Errors."""
+        if len(errors) == 1 and not truncated:
+            return errors[0]
+        return P4Errors(errors, truncated)
+
+
+def sort_errors(errors: Sequence[P4Error]) -> list[P4Error]:
+    """`errors` by location: files in order of first appearance, then line and column; errors
+    without a location last (the sort is stable, so equal places keep the order found)."""
+    files: dict[str, int] = {}
+    for e in errors:
+        if e.location is not None:
+            files.setdefault(e.location.file, len(files))
+
+    def key(e: P4Error) -> tuple[int, int, int]:
+        loc = e.location
+        if loc is None:
+            return (len(files), 0, 0)
+        return (files[loc.file], loc.line, loc.column)
+
+    return sorted(errors, key=key)
 
 
 class P4SyntaxError(P4Error):

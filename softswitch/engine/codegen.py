@@ -28,13 +28,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from softswitch.engine.codegen_expr import ExprGen, FnContext, literal, wrap
+from softswitch.engine.codegen_expr import (
+    ExprGen,
+    FnContext,
+    is_runtime_element,
+    literal,
+    lvalue_spine,
+    wrap,
+)
 from softswitch.engine.codegen_externs import ExternGen
 from softswitch.engine.codegen_info import (
     ExternInfo,
     GeneratedProgram,
     TableInfo,
 )
+from softswitch.engine.codegen_loops import LoopGen
 from softswitch.engine.codegen_parser import ParserGen
 from softswitch.engine.codegen_tables import TableGen
 from softswitch.engine.codegen_types import TypeClasses, bit_width, is_composite, unwrap
@@ -42,12 +50,17 @@ from softswitch.errors import P4Error, UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.checked import BlockInstance, CheckedProgram
-from softswitch.ir.names import control_plane_objects, qualified_name
+from softswitch.ir.names import (
+    action_name,
+    control_plane_objects,
+    qualified_name,
+    top_block_paths,
+)
 
 _CONTROL_ROLES = ("verify_checksum", "ingress", "egress", "compute_checksum")
 
 
-class Generator(ExprGen, TableGen, ParserGen, ExternGen):
+class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
     """Walks a CheckedProgram once and writes the Python module source."""
 
     def __init__(self, checked: CheckedProgram, trace: bool = False) -> None:
@@ -55,6 +68,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         self.trace = trace
         self.types = TypeClasses()
         self.cpo = control_plane_objects(checked)
+        self.top_paths = top_block_paths(checked)  # for action names (ir/names.action_name)
         self.funcs: list[str] = []
         self.out: list[str] = []
         self.ind = 1
@@ -75,6 +89,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         self._counter = 0
         self.errors = checked.errors
         self.sm_param_names: dict[int, str] = {}
+        self._side_effects: dict[ast.Node, bool] = {}
 
     # -- small utilities ---------------------------------------------------------------------
 
@@ -324,13 +339,13 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         if v.init is None:
             self.line(f"{target} = {self.types.default(ty)}")
         elif is_composite(ty):
-            code = self.ex(v.init)
+            code = self.value_ex(v.init, self.types.default(ty))
             if self.is_fresh(v.init):
                 self.line(f"{target} = {code}")
             else:
                 self.line(f"{target} = {code}._copy()")
         else:
-            self.line(f"{target} = {self.ex(v.init)}")
+            self.line(f"{target} = {self.value_ex(v.init, self.types.default(ty))}")
 
     @staticmethod
     def is_fresh(e: ast.Expression) -> bool:
@@ -361,7 +376,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         outs = [f"a_{p.name}" for p in dir_params
                 if p.direction in ("out", "inout") and not is_composite(p.type)]
         ctx.ret_expr = ("(" + ", ".join(outs) + ",)") if outs else "None"
-        cp_name = qualified_name(decl, block.path if decl in block.decl.locals else None)
+        cp_name = action_name(decl, block, self.top_paths.get(id(block)))
         with self.function(f"def {name}({', '.join([*args, '_a'])}):", ctx):
             for p in cp_params:
                 ctx.env[p] = f"a_{p.name}"
@@ -421,11 +436,11 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         if isinstance(s, ast.BlockStatement):
             self.block(s)
         elif isinstance(s, ast.AssignmentStatement):
-            self.assign(s.lhs, self.ex(s.rhs), fresh=self.is_fresh(s.rhs), rhs_expr=s.rhs)
+            self.assign_stmt(s)
         elif isinstance(s, ast.MethodCallStatement):
             self.call_stmt(s.call)
         elif isinstance(s, ast.IfStatement):
-            self.line(f"if {self.ex(s.cond)}:")
+            self.line(f"if {self.cond_ex(s.cond)}:")
             with self.indent():
                 self.stmt(s.then)
             if s.otherwise is not None:
@@ -440,6 +455,9 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
             self.ret(s)
         elif isinstance(s, ast.EmptyStatement):
             pass
+        elif isinstance(s, ast.ForStatement | ast.ForInStatement | ast.BreakStatement
+                        | ast.ContinueStatement):
+            self.loop_stmt(s)
         elif isinstance(s, ast.VariableDecl):
             name = self.fn.fresh(f"v_{s.name}_")
             self.var_init(name, s)
@@ -451,7 +469,9 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
 
     def ret(self, s: ast.ReturnStatement) -> None:
         if self.fn.kind == "function":
-            value = self.ex(s.value) if s.value is not None else "None"
+            value = "None"
+            if s.value is not None:
+                value = self.value_ex(s.value, self.types.default(s.value.type))
             if s.value is not None and is_composite(s.value.type) and not self.is_fresh(s.value):
                 value = f"{value}._copy()"
             outs = self.fn.ret_expr
@@ -460,8 +480,19 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
             self.line(f"return {self.fn.ret_expr}" if self.fn.ret_expr != "None" else "return")
 
     def switch(self, s: ast.SwitchStatement) -> None:
+        # the expression is evaluated once, before any label is compared (spec 12.7)
         var = self.fn.fresh("sw")
-        self.line(f"{var} = {self.ex(s.expr)}")
+        code, guards = self.collect(s.expr)
+        self.line(f"{var} = {code}")
+        if guards:
+            # p4c's HSIndexContretizer: with an out-of-range stack index no case runs
+            self.line(f"if {' and '.join(guards)}:")
+            with self.indent():
+                self.switch_cases(s, var)
+        else:
+            self.switch_cases(s, var)
+
+    def switch_cases(self, s: ast.SwitchStatement, var: str) -> None:
         first = True
         default_body: ast.BlockStatement | None = None
         has_default = False
@@ -485,14 +516,45 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
                 if case.body is not None:
                     self.block(case.body)
         if has_default:
-            if first:
+            # a miss of a table with an action profile/selector and no default runs no action
+            # (aid -1): BMv2 then goes to the table's base_default_next, the statement after
+            # the switch, so not even `default:` runs
+            no_action = f"{var} != -1" if self.may_run_no_action(s.expr) else None
+            if first and no_action is None:
                 if default_body is not None:
                     self.block(default_body)
             else:
-                self.line("else:")
+                self.line(f"{'if' if first else 'elif'} {no_action}:" if no_action else "else:")
                 with self.indent():
                     if default_body is not None:
                         self.block(default_body)
+                    else:
+                        self.line("pass")
+
+    @staticmethod
+    def may_run_no_action(e: ast.Expression) -> bool:
+        """`e` is ``t.apply().action_run`` of a table with an action profile or selector."""
+        if not (isinstance(e, ast.Member) and e.kind == "apply_action_run"):
+            return False
+        call = e.expr.call if isinstance(e.expr, ast.MethodCall) else None
+        table = call.decl if call is not None else None
+        return isinstance(table, ast.TableDecl) and table.property("implementation") is not None
+
+    def assign_stmt(self, s: ast.AssignmentStatement) -> None:
+        """``lhs = rhs`` / ``lhs op= rhs`` (spec 12.1): the l-value first, then the value.
+
+        The location needs fixing only when a run-time stack index on the l-value could be
+        changed by the right side, or when it has side effects of its own (in ``a op= b`` the
+        copy of `a` in the value then reads the same element, evaluated once)."""
+        lhs, rhs = s.lhs, s.rhs
+        pinned: list[ast.Node] = []
+        if (self.side_effects(rhs) or self.side_effects(lhs)) and any(
+                is_runtime_element(n) for n in lvalue_spine(lhs)):
+            twin = rhs.left if s.compound and isinstance(rhs, ast.BinaryOp) else None
+            pinned = self.fix_lvalue(lhs, twin)
+        code = self.value_ex(rhs, self.types.default(lhs.type))
+        self.assign(lhs, code, fresh=self.is_fresh(rhs), rhs_expr=rhs)
+        self.unpin(pinned)
 
     def assign(self, lhs: ast.Expression, rhs: str, fresh: bool = False,
                rhs_expr: ast.Expression | None = None) -> None:
@@ -521,51 +583,74 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
 
     def emit_call(self, fn: str, ctx_args: str, params: list[ast.Parameter],
                   args: list[ast.Expression | None], cp_args: str | None,
-                  result: str | None) -> None:
+                  result: str | None,
+                  cp_exprs: list[tuple[ast.Parameter, ast.Expression | None]] | None = None,
+                  ) -> None:
         """Call `fn` with P4's copy-in/copy-out (spec 6.8) for every directional argument.
 
-        Scalars are immutable Python values: `in`/`inout` pass the value, out/inout come back
-        in the returned tuple. Headers/structs/stacks/unions are mutable objects, so the
-        caller copies them: `in` gets a private copy, `inout` a copy written back after the
-        call, `out` a fresh uninitialised value written back after the call. Copy-out also
-        happens when the callee exits; a parser error skips it (p4c's inlined sub-parsers
-        copy out only on accept). The top-level blocks are called by the pipeline, not
-        through here, so the per-packet path pays nothing."""
+        Arguments are evaluated left to right (`cp_exprs`, a direct action call's
+        directionless arguments, after the directional ones, as they come last in the
+        parameter list); an out/inout argument's location (a run-time stack index in it) is
+        evaluated once, at copy-in, and the copy-out writes there. Scalars are immutable
+        Python values: `in`/`inout` pass the value, out/inout come back in the returned tuple.
+        Headers/structs/stacks/unions are mutable objects, so the caller copies them: `in`
+        gets a private copy, `inout` a copy written back after the call, `out` a fresh
+        uninitialised value written back after the call. Copy-out also happens when the
+        callee exits; a parser error skips it (p4c's inlined sub-parsers copy out only on
+        accept). The top-level blocks are called by the pipeline, not through here, so the
+        per-packet path pays nothing."""
         codes = [ctx_args] if ctx_args else []
-        outs: list[tuple[int, ast.Expression | None]] = []
+        n_outs = 0  # scalar out/inout values the callee returns
         # copy-out steps in parameter order: (index in the returned scalars, None, arg) or
         # (-1, temporary holding the composite, arg)
         backs: list[tuple[int, str | None, ast.Expression]] = []
-        for p, a in zip(params, args):
+        pinned: list[ast.Node] = []
+        evaluated = [*args, *(a for _, a in cp_exprs or [])]
+        last_se = max((i for i, a in enumerate(evaluated) if self.side_effects(a)), default=-1)
+        for i, (p, a) in enumerate(zip(params, args)):
             composite = is_composite(p.type)
+            writes = p.direction in ("out", "inout")
             if a is None or isinstance(a, ast.DontCareExpression):
                 codes.append(self.types.default(p.type))
-                if p.direction in ("out", "inout") and not composite:
-                    outs.append((len(outs), None))
+                if writes and not composite:
+                    n_outs += 1
                 continue
-            if composite and p.direction in ("out", "inout"):
-                tmp = self.fn.fresh("c")
-                if p.direction == "out":
-                    self.line(f"{tmp} = {self.types.default(p.type)}")
-                else:
-                    self.line(f"{tmp} = {self.ex(a)}._copy()")
-                codes.append(tmp)
-                backs.append((-1, tmp, a))
-                continue
+            if writes:
+                pinned += self.fix_lvalue(a)
             if p.direction == "out":
-                codes.append(self.types.default(p.type))
+                code = self.types.default(p.type)
             else:
-                code = self.ex(a)
-                if composite and not self.is_fresh(a):
+                # a copy-in is an assignment to the parameter (p4c inlines it as one)
+                code = self.value_ex(a, self.types.default(p.type))
+            if composite:
+                if writes or i < last_se:
+                    tmp = self.fn.fresh("c")
+                    copy = p.direction != "out" and not self.is_fresh(a)
+                    self.line(f"{tmp} = {code}._copy()" if copy else f"{tmp} = {code}")
+                    code = tmp
+                elif not self.is_fresh(a):
                     code = f"{code}._copy()"
-                codes.append(code)
-            if p.direction in ("out", "inout") and not composite:
-                backs.append((len(outs), None, a))
-                outs.append((len(outs), a))
+                if writes:
+                    backs.append((-1, code, a))
+            else:
+                if i < last_se and p.direction != "out":
+                    code = self.snapshot(a, code)
+                if writes:
+                    backs.append((n_outs, None, a))
+                    n_outs += 1
+            codes.append(code)
+        if cp_exprs is not None:
+            cp_codes = []
+            for j, (p, a) in enumerate(cp_exprs, start=len(args)):
+                code = "0" if a is None else self.value_ex(a, self.types.default(p.type))
+                if a is not None and j < last_se:
+                    code = self.snapshot(a, code)
+                cp_codes.append(code)
+            cp_args = "(" + "".join(x + ", " for x in cp_codes) + ")"
         if cp_args is not None:
             codes.append(cp_args)
         call = f"{fn}({', '.join(codes)})"
-        if not backs and not outs:
+        if not backs and not n_outs:
             self.line(f"{result} = {call}" if result else call)
             return
         r = self.fn.fresh("r")
@@ -590,22 +675,56 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
                 self.line("raise")
         else:
             self.line(f"{r} = {call}")
-            self.line(f"{result} = {r}[0]" if outs else f"{result} = {r}")
+            self.line(f"{result} = {r}[0]" if n_outs else f"{result} = {r}")
         copy_out(r)
+        self.unpin(pinned)
 
     def call_stmt(self, e: ast.MethodCall) -> None:
         c = e.call
         if c is None:
             raise UnsupportedError("unresolved call", e.loc)
+        if c.kind in ("builtin", "packet", "extern_method", "extern_function") \
+                and self.fn.kind != "parser":
+            indexed = self.runtime_indices([c.receiver, *c.args])
+            if indexed:
+                # p4c's HSIndexContretizer (p4c-bm2-ss midend, controls only) turns a call
+                # statement using hs[i] into `if (i == 0) call(hs[0]) else if ...`: with i out
+                # of range the extern / built-in call does not happen at all. (Calls of
+                # actions, functions and controls are inlined before that: their copy-in and
+                # copy-out are assignments, see emit_call.)
+                checks = []
+                for a in indexed:
+                    tmp = self.fn.fresh("ix")
+                    self.line(f"{tmp} = {self.ex(a.index)}")
+                    self.fn.pins[a.index] = tmp
+                    size = unwrap(a.expr.type).size  # type: ignore[attr-defined]
+                    checks.append(f"0 <= {tmp} < {size}")
+                self.line(f"if {' and '.join(dict.fromkeys(checks))}:")
+                with self.indent():
+                    self.call_stmt_unchecked(e, c)
+                self.unpin([a.index for a in indexed])
+                return
+        self.call_stmt_unchecked(e, c)
+
+    def call_stmt_unchecked(self, e: ast.MethodCall, c: ast.CallInfo) -> None:
         kind = c.kind
         if kind == "builtin":
             self.builtin_stmt(e, c)
         elif kind == "packet":
             self.packet_call(e, c, None)
-        elif kind == "extern_method":
-            self.extern_method(e, c, None)
-        elif kind == "extern_function":
-            self.extern_function(e, c)
+        elif kind in ("extern_method", "extern_function"):
+            # an out/inout argument's location is fixed before an argument with side effects
+            # runs (spec 6.8: r.read(hs[i].x, f(i)) writes hs[old i].x)
+            pinned: list[ast.Node] = []
+            if any(self.side_effects(a) for a in c.args):
+                for p, a in zip(c.params, c.args):
+                    if a is not None and p.direction in ("out", "inout"):
+                        pinned += self.fix_lvalue(a)
+            if kind == "extern_method":
+                self.extern_method(e, c, None)
+            else:
+                self.extern_function(e, c)
+            self.unpin(pinned)
         elif kind == "action":
             self.direct_action(e, c)
         elif kind == "function":
@@ -683,14 +802,11 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         fn = self.action_fn(adecl, block)
         dir_params = [p for p in adecl.params if p.direction]
         bound = dict(zip(c.params, c.args))
-        cps = [bound.get(p) for p in adecl.params if not p.direction]
-        cp_codes = []
-        for a in cps:
-            cp_codes.append(self.ex(a) if a is not None else "0")
-        cp_args = "(" + "".join(x + ", " for x in cp_codes) + ")"
+        # directionless arguments behave as `in` (spec 6.8) and come last
+        cps = [(p, bound.get(p)) for p in adecl.params if not p.direction]
         ctx_args = self.block_context(block).ctx_args
-        self.emit_call(fn, ctx_args, dir_params, [bound.get(p) for p in dir_params], cp_args,
-                       None)
+        self.emit_call(fn, ctx_args, dir_params, [bound.get(p) for p in dir_params], None,
+                       None, cp_exprs=cps)
 
     def function_call(self, e: ast.MethodCall, c: ast.CallInfo, result: str | None) -> None:
         fdecl = c.decl
@@ -719,8 +835,8 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen):
         return name
 
     def sub_block_call(self, e: ast.MethodCall, c: ast.CallInfo) -> None:
-        inst = c.decl
-        assert isinstance(inst, ast.InstanceDecl)
+        inst = c.decl  # a sub-block instance, or a constructor parameter of parser/control type
+        assert isinstance(inst, ast.InstanceDecl | ast.Parameter)
         block = self.fn.block
         assert block is not None
         child = block.children.get(inst.name)

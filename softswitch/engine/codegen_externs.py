@@ -89,31 +89,37 @@ class ExternGen:
             self.line(f"{target}.mcast_grp = 0")
             self.tr(repr("Primitive mark_to_drop"))
         elif name == "hash":
-            fields = self.flatten(args[3])
+            # p4c-bm2-ss makes the field list a BMv2 calculation, built as a checksum's is
+            # (BufBuilder): the fields of invalid headers are left out
+            values, widths = self.checksum_data(args[3])
             out_w = bit_width(args[0].type)
             fn = self.hash_global(args[1])
-            code = (f"v1model_hash({fn}, {self.ex(args[2])}, {self.tuple_of(fields, 0)}, "
-                    f"{self.tuple_of(fields, 1)}, {self.ex(args[4])}, {out_w})")
+            code = (f"v1model_hash({fn}, {self.ex(args[2])}, {values}, {widths}, "
+                    f"{self.ex(args[4])}, {out_w})")
             self.assign(args[0], code)
         elif name in ("verify_checksum", "verify_checksum_with_payload"):
-            fields = self.flatten(args[1])
+            cond = self.ex(args[0])
+            values, widths = self.checksum_data(args[1], cond)
             fn = self.hash_global(args[3])
             payload = ", R.payload" if name.endswith("payload") else ""
-            self.line(f"if {self.ex(args[0])} and not verify_checksum({fn}, "
-                      f"{self.tuple_of(fields, 0)}, {self.tuple_of(fields, 1)}, "
+            # BMv2 skips (passes) a checksum whose target field is in an invalid header
+            target = self.header_valid_code(args[2])
+            if target is not None and target != cond:
+                cond = f"{target} and {cond}"
+            self.line(f"if {cond} and not verify_checksum({fn}, {values}, {widths}, "
                       f"{self.ex(args[2])}{payload}):")
             with self.indent():
                 self.line(f"{sm}.checksum_error = 1")
                 self.tr(repr("Checksum verification failed"))
         elif name in ("update_checksum", "update_checksum_with_payload"):
-            fields = self.flatten(args[1])
+            cond = self.ex(args[0])
+            values, widths = self.checksum_data(args[1], cond)
             fn = self.hash_global(args[3])
             w = bit_width(args[2].type)
             payload = ", R.payload" if name.endswith("payload") else ""
-            self.line(f"if {self.ex(args[0])}:")
+            self.line(f"if {cond}:")
             with self.indent():
-                self.assign(args[2], f"update_checksum({fn}, {self.tuple_of(fields, 0)}, "
-                                     f"{self.tuple_of(fields, 1)}, {w}{payload})")
+                self.assign(args[2], f"update_checksum({fn}, {values}, {widths}, {w}{payload})")
         elif name == "random":
             lo, hi = self.ex(args[1]), self.ex(args[2])
             self.assign(args[0], f"R.rng.randint({lo}, max({lo}, {hi}))")
@@ -152,6 +158,73 @@ class ExternGen:
             pass
         else:
             raise UnsupportedError(f"extern function '{name}'", e.loc)
+
+    # -- checksum (and hash) input as BMv2 builds it ---------------------------------------
+
+    def checksum_data(self, e: ast.Expression, known: str | None = None) -> tuple[str, str]:
+        """Python expressions for the (values, widths) of a checksum's field list.
+
+        As BMv2's BufBuilder: the fields of an invalid header are left out (not zeroed), a
+        varbit field counts with its current width, everything else is always there. `known`
+        is a condition already true where the code runs (``hdr.ipv4._v``): not tested again.
+        """
+        groups: list[tuple[str | None, list[tuple[str, str]]]] = []
+        for valid, value, width in self.checksum_leaves(e):
+            if groups and groups[-1][0] == valid:
+                groups[-1][1].append((value, width))
+            else:
+                groups.append((valid, [(value, width)]))
+        values, widths = [], []
+        for valid, leaves in groups:
+            vs = "(" + "".join(f"{v}, " for v, _ in leaves) + ")"
+            ws = "(" + "".join(f"{w}, " for _, w in leaves) + ")"
+            if valid is not None and valid != known:
+                vs, ws = f"({vs} if {valid} else ())", f"({ws} if {valid} else ())"
+            values.append(vs)
+            widths.append(ws)
+        return " + ".join(values) or "()", " + ".join(widths) or "()"
+
+    def checksum_leaves(self, e: ast.Expression) -> list[tuple[str | None, str, str]]:
+        """(validity code or None, value code, width code) of each scalar in `e`."""
+        if isinstance(e, ast.ListExpression):
+            return [leaf for el in e.elements for leaf in self.checksum_leaves(el)]
+        if isinstance(e, ast.StructExpression):
+            return [leaf for f in e.fields for leaf in self.checksum_leaves(f.expr)]
+        ty = unwrap(e.type)
+        if isinstance(ty, t.StructLikeType | t.HeaderStackType):
+            return self.checksum_value_leaves(self.ex(e), ty, None)
+        valid = self.header_valid_code(e)
+        if isinstance(ty, t.VarbitType):
+            code = self.ex(e)
+            return [(valid, code, f"{code}__w")]
+        code = self.ex(e)
+        if isinstance(ty, t.BoolType):
+            code = f"int({code})"
+        return [(valid, code, str(bit_width(ty)))]
+
+    def checksum_value_leaves(
+        self, code: str, ty: t.Type, valid: str | None
+    ) -> list[tuple[str | None, str, str]]:
+        u = unwrap(ty)
+        if isinstance(u, t.HeaderStackType):
+            return [leaf for i in range(u.size)
+                    for leaf in self.checksum_value_leaves(f"{code}.h[{i}]", u.element, None)]
+        if isinstance(u, t.HeaderType):
+            valid = f"{code}._v"
+        if isinstance(u, t.StructLikeType):
+            return [leaf for fname, ftype in u.fields
+                    for leaf in self.checksum_value_leaves(f"{code}.{fname}", ftype, valid)]
+        if isinstance(u, t.VarbitType):
+            return [(valid, code, f"{code}__w")]
+        if isinstance(u, t.BoolType):
+            return [(valid, f"int({code})", "1")]
+        return [(valid, code, str(bit_width(u)))]
+
+    def header_valid_code(self, e: ast.Expression) -> str | None:
+        """The validity of the header `e` is a field of, or None (metadata, locals...)."""
+        if isinstance(e, ast.Member) and isinstance(unwrap(e.expr.type), t.HeaderType):
+            return f"{self.ex(e.expr)}._v"
+        return None
 
     def field_list_arg(self, name: str, arg: ast.Expression | None) -> str:
         """The copier preserving metadata into the new packet instance ('None': nothing)."""

@@ -29,14 +29,16 @@ class ParserGen:
             self.extract(target, varlen)
         elif name == "lookahead":
             ty = unwrap(c.type_bindings.get("T") or e.type)
-            if isinstance(ty, t.HeaderType):
-                w = ty.bit_width()
+            if result is None:
+                pass  # p4c-bm2-ss drops a lookahead whose value is unused: no PacketTooShort
+            elif isinstance(ty, t.HeaderType | t.StructType):
+                # as p4c's ExpandLookahead: one bit<W> lookahead sliced into the fields; the
+                # headers in it become valid
+                w = t.type_bit_width(ty)
                 tmp = self.fn.fresh("lk")
                 self.line(f"{tmp} = look(_pkt, _nb, _pos, {w}, {too_short})")
-                obj = result or self.fn.fresh("h")
-                self.line(f"{obj} = {self.types.class_name(ty)}()")
-                self.unpack_fields(obj, ty, tmp, w)
-                self.line(f"{obj}._v = True")
+                self.line(f"{result} = {self.types.class_name(ty)}()")
+                self.unpack_lookahead(result, ty, tmp, w)
             else:
                 w = bit_width(ty)
                 code = f"look(_pkt, _nb, _pos, {w}, {too_short})"
@@ -46,7 +48,16 @@ class ParserGen:
                     code = wrap(code, ty)
                 self.line(f"{result or '_'} = {code}")
         elif name == "advance":
-            amount = self.ex(c.args[0])
+            arg = c.args[0]
+            assert arg is not None
+            amount = self.ex(arg)
+            if not isinstance(arg.value, int):
+                code, amount = amount, self.fn.fresh("a")
+                self.line(f"{amount} = {code}")
+            if not isinstance(arg.value, int) or arg.value & 7:
+                # BMv2 advances by whole bytes only
+                bad_arg = self.error_code("ParserInvalidArgument")
+                self.line(f"if {amount} & 7: raise ParserErrorSignal({bad_arg}, _pos)")
             self.line(f"if _pos + {amount} > _nb: raise ParserErrorSignal({too_short}, _pos)")
             self.line(f"_pos += {amount}")
         elif name == "length":
@@ -63,14 +74,27 @@ class ParserGen:
         assert isinstance(ty, t.HeaderType)
         too_short = self.error_code("PacketTooShort")
         is_next = isinstance(target, ast.Member) and target.kind == "stack_next"
-        if is_next:
-            stack = self.ex(target.expr)  # type: ignore[attr-defined]
-            st = unwrap(target.expr.type)  # type: ignore[attr-defined]
+        # `us.next.m` of a header union stack: member m of the next union (BMv2's union_stack)
+        union_next = (
+            isinstance(target, ast.Member)
+            and target.kind == "field"
+            and isinstance(target.expr, ast.Member)
+            and target.expr.kind == "stack_next"
+        )
+        if is_next or union_next:
+            at = target.expr if union_next else target  # type: ignore[attr-defined]
+            stack = self.ex(at.expr)
+            st = unwrap(at.expr.type)
             assert isinstance(st, t.HeaderStackType)
             oob = self.error_code("StackOutOfBounds")
             self.line(f"if {stack}.nxt >= {st.size}: raise ParserErrorSignal({oob}, _pos)")
             h = self.fn.fresh("h")
-            self.line(f"{h} = {stack}.h[{stack}.nxt]")
+            if union_next:
+                u = self.fn.fresh("u")
+                self.line(f"{u} = {stack}.h[{stack}.nxt]")
+                self.line(f"{h} = {u}.{target.member}")  # type: ignore[attr-defined]
+            else:
+                self.line(f"{h} = {stack}.h[{stack}.nxt]")
         else:
             h = self.fn.fresh("h")
             self.line(f"{h} = {self.ex(target)}")
@@ -87,17 +111,23 @@ class ParserGen:
             self.line(f"{vw} = {self.ex(varlen)}")
             vmax = next(unwrap(ft).max_width for _, ft in ty.fields
                         if isinstance(unwrap(ft), t.VarbitType))
-            too_long = self.error_code("HeaderTooShort")
-            self.line(f"if {vw} > {vmax}: raise ParserErrorSignal({too_long}, _pos)")
+            # BMv2's extract_VL checks in this order: a length that is not whole bytes, then the
+            # packet's end, then the varbit's maximum (p4c's max header bytes)
+            bad_arg = self.error_code("ParserInvalidArgument")
+            self.line(f"if {vw} & 7: raise ParserErrorSignal({bad_arg}, _pos)")
             total = self.fn.fresh("tw")
             self.line(f"{total} = {fixed} + {vw}")
             self.line(f"if _pos + {total} > _nb: raise ParserErrorSignal({too_short}, _pos)")
+            too_long = self.error_code("HeaderTooShort")
+            self.line(f"if {vw} > {vmax}: raise ParserErrorSignal({too_long}, _pos)")
             v = self.fn.fresh("x")
             self.line(f"{v} = read_bits(_pkt, _pos, {total})")
             self.unpack_varbit(h, ty, v, vw)
             self.line(f"_pos += {total}")
         self.line(f"{h}._v = True")
-        if is_next:
+        if union_next:
+            self.line(f"{u}._only({target.member!r})")  # type: ignore[attr-defined]
+        if is_next or union_next:
             self.line(f"{stack}.nxt += 1")
         else:
             self.union_only(target)
@@ -113,6 +143,26 @@ class ParserGen:
             elif isinstance(ftype, t.BoolType):
                 code = f"({code}) != 0"
             self.line(f"{h}.{fname} = {code}")
+
+    def unpack_lookahead(self, obj: str, ty: t.StructLikeType, v: str, total: int) -> None:
+        """Fill header or struct `obj` from the `total`-bit value `v` (nested structs too)."""
+        shift = total
+        for fname, ftype in ty.fields:
+            fu = unwrap(ftype)
+            w = t.type_bit_width(fu)
+            shift -= w
+            part = f"({v} >> {shift})" if shift else v
+            if isinstance(fu, t.StructLikeType):
+                self.unpack_lookahead(f"{obj}.{fname}", fu, part, w)
+                continue
+            code = f"{part} & {mask(w)}"
+            if isinstance(fu, t.BitType) and fu.signed:
+                code = wrap(code, fu)
+            elif isinstance(fu, t.BoolType):
+                code = f"({code}) != 0"
+            self.line(f"{obj}.{fname} = {code}")
+        if isinstance(ty, t.HeaderType):
+            self.line(f"{obj}._v = True")
 
     def unpack_varbit(self, h: str, ty: t.HeaderType, v: str, vw: str) -> None:
         layout = self.types.header_layout(ty)

@@ -19,7 +19,7 @@ from softswitch.engine.tables import (
 from softswitch.errors import UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
-from softswitch.ir.names import qualified_name
+from softswitch.ir.names import action_name, qualified_name
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
@@ -47,7 +47,9 @@ class TableGen:
             self.tr(repr(f"Applying table '{cp_name}'"))
             kcodes = []
             for i, k in enumerate(keys):
-                code = self.ex(k.expr)
+                # keys are evaluated in order, once per apply; p4c moves a key reading a
+                # run-time stack index into a temporary assignment (SimplifyKey)
+                code = self.value_ex(k.expr, self.types.default(k.expr.type))
                 if isinstance(unwrap(k.expr.type), t.BoolType):
                     code = f"int({code})"
                 elif isinstance(unwrap(k.expr.type), t.BitType) and unwrap(k.expr.type).signed:
@@ -74,11 +76,11 @@ class TableGen:
                     self.line(f"{info.direct_meter}.color = e.meter.execute(R.now, R.plen)")
                 if info.profile:
                     if sel_keys:
-                        fields = []
-                        for k in sel_keys:
-                            fields += self.flatten(k.expr)
-                        vals = "(" + "".join(c + ", " for c, _, _ in fields) + ")"
-                        widths = "(" + "".join(f"{w}, " for _, w, _ in fields) + ")"
+                        # BMv2 hashes the selector fields as a calculation (BufBuilder):
+                        # the fields of invalid headers are left out
+                        data = [self.checksum_data(k.expr) for k in sel_keys]
+                        vals = " + ".join(v for v, _ in data)
+                        widths = " + ".join(w for _, w in data)
                         sel = f"fields_to_bytes({vals}, {widths})"
                     else:
                         sel = "b''"
@@ -150,7 +152,7 @@ class TableGen:
             assert adecl is not None
             fn = self.table_action_fn(ref, block)
             params = tuple((p.name, bit_width(p.type)) for p in adecl.params if not p.direction)
-            an = qualified_name(adecl, block.path if adecl in block.decl.locals else None)
+            an = action_name(adecl, block, self.top_paths.get(id(block)))
             actions.append(ActionInfo(
                 an, fn, params, self.aid(adecl),
                 default_only=ref.annotation("defaultonly") is not None,
@@ -159,24 +161,28 @@ class TableGen:
         if decl.default_action is not None and decl.default_action.decl is not None:
             ref = decl.default_action
             adecl = ref.decl
-            default_action = qualified_name(
-                adecl, block.path if adecl in block.decl.locals else None)
+            default_action = action_name(adecl, block, self.top_paths.get(id(block)))
             default_args = self.const_action_args(ref)
         entries = []
-        for ent in decl.entries or []:
+        impl = decl.property("implementation")
+        for ent in decl.entries or [] if impl is None else []:  # profile tables: see below
             matches = [self.const_match(kexpr, f) for kexpr, f in zip(ent.keys, key_fields)]
             adecl = ent.action.decl
             assert adecl is not None
-            an = qualified_name(adecl, block.path if adecl in block.decl.locals else None)
+            an = action_name(adecl, block, self.top_paths.get(id(block)))
             prio = ent.priority_value
             entries.append(EntryInfo(matches, an, self.const_action_args(ent.action), prio))
         size_prop = decl.property("size")
         size = int(size_prop.value.value) if size_prop and size_prop.value.value else 1024
         info = TableInfo(gname, cp_name, key_fields, mode, actions, default_action, default_args,
                          decl.default_action_const, entries, decl.entries_const, size)
-        impl = decl.property("implementation")
         if impl is not None:
             info.profile = self.property_extern(impl.value, block, "implementation")
+            # p4c's BMv2 back end writes neither the default action nor the entries of a table
+            # with an action profile or selector ("Target does not support default_action ...
+            # (due to action profiles)"): BMv2 starts it empty, and a miss runs no action
+            info.default_action, info.default_args, info.const_default = "", (), False
+            info.entries, info.entries_const = [], False
         counters = decl.property("counters")
         if counters is not None:
             info.direct_counter = self.property_extern(counters.value, block, "counters")

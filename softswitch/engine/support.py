@@ -103,8 +103,10 @@ class Stack:
 
 
 def stack_elem(stack: Stack, index: int) -> Any:
-    """``hs[i]`` with a run-time index; out of range gives a detached invalid element (BMv2
-    reports an error there; reading it yields zeros and writes go nowhere)."""
+    """``hs[i]`` with a run-time index; out of range gives a detached invalid element: reading
+    it yields zeros, writes go nowhere. (In controls p4c-bm2-ss guards every use of hs[i] by
+    the index's range, see ExprGen.value_ex; in parsers BMv2's dereference_header_stack does
+    ``elements.at(i)``, which throws past the end.)"""
     if 0 <= index < len(stack.h):
         return stack.h[index]
     return stack.factory()

@@ -142,17 +142,16 @@ class Switch:
                 if info.default_action in table.actions or any(
                         n.endswith("." + info.default_action) for n in table.actions):
                     table.set_default_action(info.default_action, info.default_args)
-                elif info.default_action == "NoAction":
-                    table.default.action, table.default.fn = "NoAction", noop
+                elif info.default_action in ("NoAction", ""):  # "": none (profile tables)
+                    table.default.action, table.default.fn = info.default_action, noop
                 else:
                     raise UnsupportedError(f"table '{info.name}': default action "
                                            f"'{info.default_action}' not in its actions")
-                if info.entries and profile is not None:
-                    raise UnsupportedError(f"table '{info.name}': entries in a table with an "
-                                           "action profile")
                 if info.entries:
                     for e in info.entries:
                         table.add_entry(e.matches, e.action, e.args, e.priority)
+                    # BMv2 makes a table's entries from the program immutable, const or not
+                    table.immutable_entries = True
             except ControlPlaneError as exc:
                 raise P4Error(f"table '{info.name}': bad constant entry or default: {exc}") \
                     from exc

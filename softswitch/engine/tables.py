@@ -313,6 +313,9 @@ class Table:
         self.mode = mode
         self.size = size
         self.const_entries = const_entries
+        # BMv2 (set_immutable_entries) refuses every change to a table that got entries from
+        # the program, also `entries` without `const`: the P4Runtime view says they may change
+        self.immutable_entries = const_entries
         self.const_default = const_default
         self.profile = profile
         self.meter_kind = meter_kind
@@ -362,7 +365,7 @@ class Table:
                 f"table '{self.name}' uses action profile '{self.profile.name}': add entries "
                 "with add_member_entry/add_group_entry"
             )
-        if self.const_entries:
+        if self.immutable_entries:
             self._check_mutable()
         if self.mode == "none":
             raise ControlPlaneError(f"table '{self.name}' has no key: only its default action "
@@ -462,8 +465,13 @@ class Table:
         return self.profile
 
     def _check_mutable(self) -> None:
-        if self.const_entries and not self._installing_const:
-            raise ControlPlaneError(f"table '{self.name}' has const entries: it cannot be changed")
+        if self.immutable_entries and not self._installing_const:
+            if self.const_entries:
+                raise ControlPlaneError(
+                    f"table '{self.name}' has const entries: it cannot be changed")
+            raise ControlPlaneError(
+                f"table '{self.name}' has initial entries, which BMv2 makes immutable: it "
+                "cannot be changed")
 
     def _entry(self, handle: int) -> Entry:
         try:

@@ -36,6 +36,7 @@ class Annotation(Node):
     name: str
     args: list[Expression] = field(default_factory=list)
     body: str = ""
+    structured: bool = False  # written with brackets: ``@x[1, "a"]``, ``@x[k=1]``
 
 
 @dataclass(eq=False, kw_only=True)
@@ -128,6 +129,7 @@ class IntLiteral(Expression):
     number: int
     width: int | None = None
     signed: bool = False
+    base: int = 10  # the radix it is written in (0x.. is 16); p4c names table keys with it
 
 
 @dataclass(eq=False, kw_only=True)
@@ -246,6 +248,13 @@ class DontCareExpression(Expression):
 
 
 @dataclass(eq=False, kw_only=True)
+class DotsExpression(Expression):
+    """``...`` (P4_16 1.2.5 §8.26): the default value of the type its context gives, or, last
+    in a list expression, the default values of the remaining fields/elements. The checker
+    replaces it (see ExprMixin._expr_DotsExpression), so checked programs never hold one."""
+
+
+@dataclass(eq=False, kw_only=True)
 class Cast(Expression):
     target: TypeRef
     expr: Expression
@@ -330,10 +339,13 @@ class NamedExpression(Node):
 
 @dataclass(eq=False, kw_only=True)
 class StructExpression(Expression):
-    """``{a = 1, b = 2}`` or ``(T){a = 1, ...}``-style struct initializer; `type_ref` optional."""
+    """``{a = 1, b = 2}`` or ``(T){a = 1, ...}``-style struct initializer; `type_ref` optional.
+    `dots`: written with a final ``...``; the checker appends the omitted fields with their
+    default values (spec §7.3), so a checked one always names every field."""
 
     fields: list[NamedExpression] = field(default_factory=list)
     type_ref: TypeRef | None = None
+    dots: bool = False
 
 
 @dataclass(eq=False, kw_only=True)
@@ -352,8 +364,13 @@ class Statement(Annotated):
 
 @dataclass(eq=False, kw_only=True)
 class AssignmentStatement(Statement):
+    """``lhs = rhs``. A compound assignment ``a op= b`` is parsed as ``a = a' op b`` with
+    `compound` = op ("+", "<<", "|+|"...) and ``rhs.left`` a copy of `lhs`: the checker types
+    it as that, the engine evaluates the location of `lhs` once (spec 12.1)."""
+
     lhs: Expression
     rhs: Expression
+    compound: str = ""
 
 
 @dataclass(eq=False, kw_only=True)
@@ -402,6 +419,45 @@ class ReturnStatement(Statement):
 
 @dataclass(eq=False, kw_only=True)
 class EmptyStatement(Statement):
+    pass
+
+
+@dataclass(eq=False, kw_only=True)
+class ForStatement(Statement):
+    """``for (init; cond; updates) body`` (P4_16 1.2.5 §12.9). `init` holds variable
+    declarations and assignment/call statements, `updates` assignment/call statements.
+
+    checker: `index` is the loop's index variable and `index_values` the values it has at the
+    start of each iteration, as p4c's loop unrolling computes them (frontend/loopcheck.py):
+    BMv2 runs only unrolled loops, so the body runs exactly once per value."""
+
+    init: list[Statement | Declaration] = field(default_factory=list)
+    cond: Expression
+    updates: list[Statement] = field(default_factory=list)
+    body: Statement
+    index: PathExpression | None = None  # checker
+    index_values: list[int] | None = None  # checker
+
+
+@dataclass(eq=False, kw_only=True)
+class ForInStatement(Statement):
+    """``for (T x in collection) body`` (`var` declares x) or ``for (x in collection) body``
+    (`var` is None, `ref` names an existing variable). `collection` is a RangeExpression
+    ``lo .. hi`` (inclusive), or a header stack or list expression."""
+
+    var: VariableDecl | None = None
+    ref: PathExpression | None = None
+    collection: Expression
+    body: Statement
+
+
+@dataclass(eq=False, kw_only=True)
+class BreakStatement(Statement):
+    pass
+
+
+@dataclass(eq=False, kw_only=True)
+class ContinueStatement(Statement):
     pass
 
 

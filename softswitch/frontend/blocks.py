@@ -3,23 +3,33 @@
 A block argument is a constructor call (``MyIngress()``) or the name of a top-level instance.
 Each block's parameters are matched against the architecture's block type (``Parser<H, M>``...),
 inferring the package's type parameters (H, M) across all six so they agree.
+
+Parsers and controls can also be passed to a parser or control as constructor arguments
+(``control C(...)(Inner i)``, instantiated ``C(InnerImpl()) c;``). The block built for such an
+argument is a child of the instance, named after the constructor parameter (``<c's path>.i``):
+p4c specialises C and declares the argument's instance there under the parameter's name. An
+argument naming an existing instance (``C(inner) c;``) is that instance, not a copy.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from softswitch.errors import P4TypeError
+from softswitch.errors import P4TypeError, SourceLocation
 from softswitch.frontend import ast
 from softswitch.frontend.typeops import substitute, unify
-from softswitch.frontend.types import Type, TypeVar
+from softswitch.frontend.types import ObjectType, Type, TypeVar
 from softswitch.ir.checked import BlockInstance
+from softswitch.ir.names import block_path, qualified_name
 
 if TYPE_CHECKING:
     from softswitch.frontend.typecheck import Checker
 
 ROLES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 PACKAGE = "V1Switch"
+
+_BlockDecl = ast.ParserDecl | ast.ControlDecl
+_BlockTypeDecl = ast.ParserDecl | ast.ControlDecl | ast.ParserTypeDecl | ast.ControlTypeDecl
 
 
 def build_blocks(ck: Checker, main: ast.InstanceDecl) -> dict[str, BlockInstance]:
@@ -31,29 +41,90 @@ def build_blocks(ck: Checker, main: ast.InstanceDecl) -> dict[str, BlockInstance
     variables = {tp.name for tp in pkg.type_params}
     bindings: dict[str, Type] = {}
     blocks: dict[str, BlockInstance] = {}
+    tree = _Instances()
     for role, param, arg in zip(ROLES, pkg.params, args):
         if arg is None:
             raise P4TypeError(f"package '{PACKAGE}' needs its '{param.name}' argument", main.loc)
-        decl, ctor_args = _block_argument(ck, arg)
-        _match_signature(decl, param, bindings, variables, arg)
-        blocks[role] = instantiate(decl, decl.name, ctor_args)
+        decl, params, ctor_args = _block_argument(ck, arg)
+        what = f"'{decl.name}' (passed as '{param.name}' of {PACKAGE})"
+        match_signature(decl, param, bindings, variables, what, arg.loc)
+        blocks[role] = tree.block(decl, decl.name, params, ctor_args, None)
     return blocks
 
 
-def instantiate(
-    decl: ast.ParserDecl | ast.ControlDecl, path: str, ctor_args: dict[str, Any]
-) -> BlockInstance:
-    """The BlockInstance of `decl` at `path`, with its nested parser/control instances."""
-    block = BlockInstance(decl=decl, path=path, ctor_args=ctor_args)
-    for local in decl.locals:
-        if isinstance(local, ast.InstanceDecl) and isinstance(
-            local.type_decl, ast.ParserDecl | ast.ControlDecl
-        ):
-            values = _ctor_values(local.ctor_params, local.ctor_args, ctor_args)
-            block.children[local.name] = instantiate(
-                local.type_decl, f"{path}.{local.name}", values
-            )
-    return block
+class _Instances:
+    """Builds BlockInstances; a top-level instance named in several places is built once."""
+
+    def __init__(self) -> None:
+        self.top: dict[int, BlockInstance] = {}
+        self.building: list[_BlockDecl] = []  # the blocks being built, outermost first
+
+    def block(
+        self,
+        decl: _BlockDecl,
+        path: str,
+        params: list[ast.Parameter],
+        args: list[ast.Expression | None],
+        site: BlockInstance | None,
+    ) -> BlockInstance:
+        """The BlockInstance of `decl` at `path`, its constructor bound to `args` (written in
+        the block `site`, None at the top level), with its nested parser/control instances."""
+        if any(d is decl for d in self.building):
+            raise P4TypeError(f"'{decl.name}' instantiates itself", decl.loc)
+        self.building.append(decl)
+        try:
+            return self._build(decl, path, params, args, site)
+        finally:
+            self.building.pop()
+
+    def _build(
+        self,
+        decl: _BlockDecl,
+        path: str,
+        params: list[ast.Parameter],
+        args: list[ast.Expression | None],
+        site: BlockInstance | None,
+    ) -> BlockInstance:
+        outer = site.ctor_args if site is not None else None
+        block = BlockInstance(decl=decl, path=path, ctor_args=_ctor_values(params, args, outer))
+        for p, a in zip(params, args):
+            if a is not None and _is_block_type(p.type):
+                block.children[p.name] = self.argument(a, f"{path}.{p.name}", site)
+                del block.ctor_args[p.name]  # a block, not a value
+        for local in decl.locals:
+            if isinstance(local, ast.InstanceDecl) and isinstance(local.type_decl, _BlockDecl):
+                block.children[local.name] = self.block(
+                    local.type_decl,
+                    block_path(path, local),
+                    local.ctor_params,
+                    local.ctor_args,
+                    block,
+                )
+        return block
+
+    def argument(self, a: ast.Expression, path: str, site: BlockInstance | None) -> BlockInstance:
+        """The block a parser/control constructor argument `a` (written in `site`) stands for:
+        a new one at `path` for a constructor call, else the instance it names."""
+        info = a.call if isinstance(a, ast.MethodCall) else None
+        if info is not None and info.kind == "constructor" and isinstance(info.decl, _BlockDecl):
+            return self.block(info.decl, path, info.params, info.args, site)
+        decl = a.decl if isinstance(a, ast.PathExpression) else None
+        if site is not None and isinstance(decl, ast.Parameter | ast.InstanceDecl):
+            found = site.children.get(decl.name)
+            if found is not None:
+                return found
+        if isinstance(decl, ast.InstanceDecl) and isinstance(decl.type_decl, _BlockDecl):
+            top = self.top.get(id(decl))
+            if top is None:
+                name = qualified_name(decl, None)
+                top = self.block(decl.type_decl, name, decl.ctor_params, decl.ctor_args, None)
+                self.top[id(decl)] = top
+            return top
+        raise P4TypeError("this argument does not name a parser or control instance", a.loc)
+
+
+def _is_block_type(t: Type | None) -> bool:
+    return isinstance(t, ObjectType) and t.kind in ("parser", "control")
 
 
 def _ctor_values(
@@ -84,51 +155,67 @@ def _ctor_values(
 
 def _block_argument(
     ck: Checker, arg: ast.Expression
-) -> tuple[ast.ParserDecl | ast.ControlDecl, dict[str, Any]]:
+) -> tuple[_BlockDecl, list[ast.Parameter], list[ast.Expression | None]]:
+    """The parser/control a package argument instantiates, with its constructor binding."""
     if isinstance(arg, ast.MethodCall) and isinstance(arg.callee, ast.PathExpression):
         decl = ck.resolve_name(arg.callee.name, arg.callee.is_global, ck.top, arg.callee.loc)
-        if isinstance(decl, ast.ParserDecl | ast.ControlDecl):
+        if isinstance(decl, _BlockDecl):
             arg.type = ck.check_constructor_call(arg, decl, ck.top)
             assert arg.call is not None
-            return decl, _ctor_values(arg.call.params, arg.call.args)
+            return decl, arg.call.params, arg.call.args
     if isinstance(arg, ast.PathExpression):
         inst = ck.resolve_name(arg.name, arg.is_global, ck.top, arg.loc)
         arg.decl = inst
-        if isinstance(inst, ast.InstanceDecl) and isinstance(
-            inst.type_decl, ast.ParserDecl | ast.ControlDecl
-        ):
+        if isinstance(inst, ast.InstanceDecl) and isinstance(inst.type_decl, _BlockDecl):
             arg.type = inst.resolved
-            return inst.type_decl, _ctor_values(inst.ctor_params, inst.ctor_args)
+            return inst.type_decl, inst.ctor_params, inst.ctor_args
     raise P4TypeError(
         f"argument of package '{PACKAGE}' must be a parser or control instance", arg.loc
     )
 
 
-def _match_signature(
-    decl: ast.ParserDecl | ast.ControlDecl,
+def check_block_argument(param: ast.Parameter, arg: ast.Expression) -> bool:
+    """For an argument of parser/control type `arg` (checked) bound to a parameter of
+    parser/control type: check that its apply parameters fit the parameter's type. False when
+    the parameter or argument is not of parser/control type (the caller checks as usual)."""
+    pt, at = param.type, arg.type
+    if not (_is_block_type(pt) and _is_block_type(at)):
+        return False
+    assert isinstance(pt, ObjectType) and isinstance(at, ObjectType)
+    decl = at.decl
+    if not isinstance(decl, _BlockTypeDecl):
+        return False
+    arch = pt.decl
+    variables = {tp.name for tp in getattr(arch, "type_params", [])}
+    what = f"'{decl.name}' (passed as '{param.name}')"
+    match_signature(decl, param, {}, variables, what, arg.loc)
+    return True
+
+
+def match_signature(
+    decl: _BlockTypeDecl,
     param: ast.Parameter,
     bindings: dict[str, Type],
     variables: set[str],
-    arg: ast.Expression,
+    what: str,
+    loc: SourceLocation,
 ) -> None:
-    """Check `decl`'s apply parameters against the architecture block type of `param`."""
+    """Check `decl`'s apply parameters against the parser/control type of `param` (an
+    architecture block type such as ``Parser<H, M>``, or a parser/control declaration),
+    binding the `variables` of that type (across calls, for the package's H and M)."""
     ref = param.type_ref
     arch = getattr(param.type_ref.resolved, "decl", None)
-    if not isinstance(ref, ast.NamedTypeRef) or not isinstance(
-        arch, ast.ParserTypeDecl | ast.ControlTypeDecl
-    ):
-        raise P4TypeError(
-            f"package parameter '{param.name}' is not a parser or control type", param.loc
-        )
-    want_parser = isinstance(arch, ast.ParserTypeDecl)
-    if want_parser != isinstance(decl, ast.ParserDecl):
+    if not isinstance(ref, ast.NamedTypeRef) or not isinstance(arch, _BlockTypeDecl):
+        raise P4TypeError(f"parameter '{param.name}' is not a parser or control type", param.loc)
+    want_parser = isinstance(arch, ast.ParserTypeDecl | ast.ParserDecl)
+    if want_parser != isinstance(decl, ast.ParserTypeDecl | ast.ParserDecl):
         kind = "parser" if want_parser else "control"
-        raise P4TypeError(f"'{decl.name}' must be a {kind} to be passed as '{param.name}'", arg.loc)
-    # arch's own type parameters -> the package's (Parser<H, M> inside V1Switch<H, M>)
-    to_package = {
-        tp.name: (a.resolved or TypeVar(tp.name)) for tp, a in zip(arch.type_params, ref.type_args)
+        raise P4TypeError(f"'{decl.name}' must be a {kind} to be passed as '{param.name}'", loc)
+    # the type's own type parameters -> the arguments written (Parser<H, M> in V1Switch<H, M>)
+    to_args = {
+        tp.name: (a.resolved or TypeVar(tp.name))
+        for tp, a in zip(getattr(arch, "type_params", []), ref.type_args)
     }
-    what = f"'{decl.name}' (passed as '{param.name}' of {PACKAGE})"
     if len(decl.params) != len(arch.params):
         raise P4TypeError(
             f"{what} has {len(decl.params)} parameters, {arch.name} has {len(arch.params)}",
@@ -138,7 +225,7 @@ def _match_signature(
         if mine.direction != theirs.direction:
             need = f"direction '{theirs.direction}'" if theirs.direction else "no direction"
             raise P4TypeError(f"{what}: parameter '{mine.name}' must have {need}", mine.loc)
-        want = substitute(theirs.type_ref.resolved, to_package)  # type: ignore[arg-type]
+        want = substitute(theirs.type_ref.resolved, to_args)  # type: ignore[arg-type]
         have = mine.type_ref.resolved
         assert have is not None
         if not unify(want, have, bindings, variables) or substitute(want, bindings) != have:

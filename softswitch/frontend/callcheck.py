@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from softswitch.errors import P4TypeError, UnsupportedError
 from softswitch.frontend import ast
+from softswitch.frontend.blocks import check_block_argument
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import (
     has_type_vars,
@@ -42,6 +43,21 @@ if TYPE_CHECKING:
 _HEADER_METHODS = {"isValid": BoolType(), "setValid": VoidType(), "setInvalid": VoidType()}
 _SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
 _PACKET_EXTERNS = ("packet_in", "packet_out")
+
+# The extern functions of core.p4 and v1model.p4 that p4c-bm2-ss translates (BMv2 primitives);
+# p4c refuses a call of any other, e.g. one the program declares itself ("unknown extern
+# function"), since BMv2 could not run it.
+BMV2_EXTERN_FUNCTIONS = frozenset(
+    {
+        "verify", "static_assert",
+        "mark_to_drop", "hash", "random", "digest", "truncate", "assert", "assume", "log_msg",
+        "verify_checksum", "verify_checksum_with_payload",
+        "update_checksum", "update_checksum_with_payload",
+        "clone", "clone3", "clone_preserving_field_list",
+        "resubmit", "resubmit_preserving_field_list",
+        "recirculate", "recirculate_preserving_field_list",
+    }
+)  # fmt: skip
 
 
 def _describe(kind: str, name: str) -> str:
@@ -91,6 +107,12 @@ class CallMixin:
             callee.decl = chosen
             callee.type = ObjectType("function", callee.name, chosen)
             kind = "function" if isinstance(chosen, ast.FunctionDecl) else "extern_function"
+            if kind == "extern_function" and callee.name.lstrip(".") not in BMV2_EXTERN_FUNCTIONS:
+                raise P4TypeError(
+                    f"unknown extern function '{callee.name.lstrip('.')}': p4c-bm2-ss translates "
+                    "only the extern functions of core.p4 and v1model.p4 (BMv2 has no other)",
+                    e.loc,
+                )
             info = ast.CallInfo(
                 kind=kind, name=callee.name, decl=chosen, params=list(chosen.params)
             )
@@ -100,6 +122,8 @@ class CallMixin:
             rt = chosen.return_type.resolved
             assert rt is not None
             result = self._result_type(e, rt, info, variables, expected)
+            if isinstance(chosen, ast.FunctionDecl) and chosen.type_params:
+                self._bind_specialization(e, callee, chosen, info)
             if callee.name == "verify" and scope.enclosing_owner((ast.ParserDecl,)) is None:
                 raise P4TypeError("verify can only be called from a parser", e.loc)
             if callee.name == "static_assert" and kind == "extern_function":
@@ -108,6 +132,27 @@ class CallMixin:
         if isinstance(decl, ast.ParserDecl | ast.ControlDecl | ast.ExternDecl):
             return self.check_constructor_call(e, decl, scope)
         raise P4TypeError(f"'{callee.name}' is not a function or action", callee.loc)
+
+    def _bind_specialization(
+        self: Checker,
+        e: ast.MethodCall,
+        callee: ast.PathExpression,
+        generic: ast.FunctionDecl,
+        info: ast.CallInfo,
+    ) -> None:
+        """Point the call of generic function `generic` at its specialisation."""
+        for tp in generic.type_params:
+            t = info.type_bindings.get(tp.name)
+            if t is None or isinstance(t, IntType):
+                raise P4TypeError(
+                    f"cannot infer type parameter '{tp.name}' of function '{generic.name}'"
+                    + (" (an int literal has no fixed width; give the type argument)" if t else ""),
+                    e.loc,
+                )
+        spec = self.specialize_function(generic, info.type_bindings)
+        callee.decl = info.decl = spec
+        callee.type = ObjectType("function", callee.name, spec)
+        info.params = list(spec.params)
 
     def _static_assert(self: Checker, e: ast.MethodCall) -> None:
         cond = e.args[0].expr if e.args else None
@@ -166,18 +211,29 @@ class CallMixin:
         bt: ObjectType,
         scope: Scope,
     ) -> Type:
-        if callee.member != "apply" or not isinstance(decl, ast.InstanceDecl):
+        # an instance, or a constructor parameter of parser/control type (blocks.py)
+        if callee.member != "apply" or not isinstance(decl, ast.InstanceDecl | ast.Parameter):
             raise P4TypeError(f"{bt} has no method '{callee.member}'", callee.loc)
+        if isinstance(decl, ast.Parameter) and id(decl) not in self.ctor_param_ids:
+            raise P4TypeError(
+                f"{bt.kind} parameter '{decl.name}' can only be applied as a constructor "
+                "parameter (parsers and controls are not run-time arguments)",
+                e.loc,
+            )
         block = bt.decl
-        if isinstance(block, ast.ParserDecl) != (
-            scope.enclosing_owner((ast.ParserDecl,)) is not None
-        ):
+        if (bt.kind == "parser") != (scope.enclosing_owner((ast.ParserDecl,)) is not None):
             raise P4TypeError(f"{bt.kind} '{decl.name}' cannot be applied here", e.loc)
         params: list[ast.Parameter] = list(block.params)  # type: ignore[attr-defined]
         info = ast.CallInfo(
             kind="apply", name=decl.name, decl=decl, receiver=callee.expr, params=params
         )
-        self._bind(e, info, scope, set(), {}, "apply")
+        # a generic parser/control type (``Inner<H>``): its type arguments, else inferred
+        type_params = [tp.name for tp in getattr(block, "type_params", [])]
+        ref = decl.type_ref
+        written = ref.type_args if isinstance(ref, ast.NamedTypeRef) else []
+        fixed = {n: a.resolved for n, a in zip(type_params, written) if a.resolved is not None}
+        info.type_bindings.update(fixed)
+        self._bind(e, info, scope, set(type_params) - set(fixed), fixed, "apply")
         callee.type = ObjectType("function", "apply")
         return VoidType()
 
@@ -456,6 +512,8 @@ class CallMixin:
             a.type = pt
             return
         at = self.expr(a, scope, None if open_type else pt)
+        if not p.direction and check_block_argument(p, a):
+            return  # a parser/control passed to a constructor: its apply signature fits
         if open_type:
             if not unify(pt, at, bindings, variables):
                 raise P4TypeError(

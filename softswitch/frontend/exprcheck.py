@@ -35,6 +35,7 @@ from softswitch.frontend.types import (
     StructLikeType,
     TupleType,
     Type,
+    VarbitType,
     unwrap_newtype,
 )
 
@@ -45,11 +46,101 @@ _ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
 _COMPARE = {"<", "<=", ">", ">="}
 
 
+def _may_be_propagated(e: ast.Expression, scope: Scope) -> bool:
+    """A local variable, or a parameter of the function being checked: p4c inlines functions and
+    propagates constants copied into locals before it looks for run-time divisions, so such a
+    divisor may still become a power of two; softswitch, without that data-flow analysis, lets it
+    run. (Action parameters stay parameters in p4c: never constant.)"""
+    if not isinstance(e, ast.PathExpression):
+        return False
+    if isinstance(e.decl, ast.VariableDecl):
+        return True
+    fn = scope.enclosing_owner((ast.FunctionDecl,))
+    return fn is not None and any(p is e.decl for p in fn.params)  # type: ignore[attr-defined]
+
+
+def expression_text(e: ast.Expression) -> str:
+    """`e` written back as P4 source, the way p4c quotes expressions in its messages."""
+    if isinstance(e, ast.PathExpression):
+        return ("." if e.is_global else "") + e.name
+    if isinstance(e, ast.IntLiteral):
+        if e.width is None:
+            return str(e.number)
+        return f"{e.width}{'s' if e.signed else 'w'}{e.number}"
+    if isinstance(e, ast.BoolLiteral):
+        return "true" if e.bool_value else "false"
+    if isinstance(e, ast.StringLiteral):
+        return f'"{e.text}"'
+    if isinstance(e, ast.Member):
+        return f"{expression_text(e.expr)}.{e.member}"
+    if isinstance(e, ast.ArrayIndex):
+        return f"{expression_text(e.expr)}[{expression_text(e.index)}]"
+    if isinstance(e, ast.Slice):
+        return f"{expression_text(e.expr)}[{expression_text(e.hi)}:{expression_text(e.lo)}]"
+    if isinstance(e, ast.UnaryOp):
+        return f"{e.op}{expression_text(e.operand)}"
+    if isinstance(e, ast.BinaryOp):
+        return f"{_operand_text(e.left)} {e.op} {_operand_text(e.right)}"
+    if isinstance(e, ast.Cast):
+        target = e.target.resolved
+        return f"({target if target is not None else '...'}){_operand_text(e.expr)}"
+    if isinstance(e, ast.Ternary):
+        parts = (e.cond, e.then, e.otherwise)
+        return "{} ? {} : {}".format(*map(_operand_text, parts))
+    if isinstance(e, ast.MethodCall):
+        args = ", ".join(expression_text(a.expr) for a in e.args)
+        return f"{expression_text(e.callee)}({args})"
+    if isinstance(e, ast.ListExpression):
+        return "{" + ", ".join(map(expression_text, e.elements)) + "}"
+    return "..."
+
+
+def _operand_text(e: ast.Expression) -> str:
+    text = expression_text(e)
+    return f"({text})" if isinstance(e, ast.BinaryOp | ast.Ternary) else text
+
+
 def _const_key(v: Any) -> Any:
     """A hashable, comparable form of a constant (EnumValue compares by identity)."""
     if isinstance(v, ast.EnumValue):
         return (v.enum, v.member, v.number)
     return v
+
+
+def default_value(t: Type, loc: Any) -> ast.Expression:
+    """An unchecked expression for the default value of `t` (spec 7.3), as p4c's
+    getDefaultValue: 0, false, error.NoError, "", the first member of an enum, 0 cast to a
+    serializable enum, an invalid header/union, and structs/tuples field by field."""
+    u = unwrap_newtype(t)
+    if isinstance(u, BitType | IntType):
+        return ast.IntLiteral(number=0, loc=loc)
+    if isinstance(u, BoolType):
+        return ast.BoolLiteral(bool_value=False, loc=loc)
+    if isinstance(u, StringType):
+        return ast.StringLiteral(text="", loc=loc)
+    if isinstance(u, ErrorType):
+        return ast.Member(expr=ast.PathExpression(name="error", loc=loc), member="NoError", loc=loc)
+    if isinstance(u, EnumType):
+        enum = ast.PathExpression(name=u.name, is_global=True, loc=loc)
+        if u.underlying is None:
+            return ast.Member(expr=enum, member=u.members[0], loc=loc)
+        ref = ast.NamedTypeRef(name="." + u.name, loc=loc)
+        return ast.Cast(target=ref, expr=ast.IntLiteral(number=0, loc=loc), loc=loc)
+    if isinstance(u, HeaderType | HeaderUnionType):
+        return ast.InvalidHeaderExpression(loc=loc)
+    if isinstance(u, StructLikeType):
+        fields = [
+            ast.NamedExpression(name=f, expr=default_value(ft, loc), loc=loc) for f, ft in u.fields
+        ]
+        return ast.StructExpression(fields=fields, loc=loc)
+    if isinstance(u, TupleType):
+        return ast.ListExpression(elements=[default_value(et, loc) for et in u.elements], loc=loc)
+    if isinstance(u, VarbitType):
+        # p4c: "Unsupported: default values for varbit types"
+        raise P4TypeError(f"no default value for type {t} (varbit types have none)", loc)
+    if isinstance(u, HeaderStackType):
+        raise UnsupportedError("default values of header stacks", loc)
+    raise P4TypeError(f"type {t} has no default value", loc)
 
 
 class ExprMixin:
@@ -377,7 +468,29 @@ class ExprMixin:
             raise P4TypeError(f"operator {op} is not defined for signed type {t}", e.loc)
         if op in _COMPARE:
             return self._fold(e, t, BoolType())
-        return self._fold(e, t, u if isinstance(t, NewType) else t)
+        result = self._fold(e, t, u if isinstance(t, NewType) else t)
+        if op in ("/", "%") and e.value is None:
+            self._runtime_division(e, scope)
+        return result
+
+    def _runtime_division(self, e: ast.BinaryOp, scope: Scope) -> None:
+        """``/`` and ``%`` left for run time: p4c-bm2-ss keeps only those its strength reduction
+        turns into shifts and masks (a power-of-two divisor, or a zero dividend); BMv2 has no
+        division, so p4c refuses the rest (midend CompileTimeOperations)."""
+        divisor = e.right.value
+        if isinstance(divisor, ast.EnumValue):
+            divisor = divisor.number
+        if isinstance(divisor, int) and not isinstance(divisor, bool):
+            if divisor == 0:
+                kind = "Division" if e.op == "/" else "Modulo"
+                raise P4TypeError(f"{expression_text(e)}: {kind} by zero", e.loc)
+            if divisor > 0 and divisor & (divisor - 1) == 0:
+                return
+        elif e.left.value == 0 or _may_be_propagated(e.right, scope):
+            return
+        raise P4TypeError(
+            f"{expression_text(e)}: could not evaluate expression at compilation time", e.loc
+        )
 
     def _unify_operands(self: Checker, e: ast.BinaryOp, lt: Type, rt: Type, numeric: bool) -> Type:
         """The common operand type of a binary operator (unsized literals take the other side's)."""
@@ -418,6 +531,12 @@ class ExprMixin:
             a = a.number if isinstance(a, ast.EnumValue) else a
             b = b.number if isinstance(b, ast.EnumValue) else b
         if a is not None and b is not None:
+            if e.op in ("/", "%") and isinstance(a, int) and isinstance(b, int) and min(a, b) < 0:
+                # the spec defines / and % on int for positive values only (p4c: an error)
+                kind = "Division" if e.op == "/" else "Modulo"
+                raise P4TypeError(
+                    f"{expression_text(e)}: {kind} is not defined for negative numbers", e.loc
+                )
             v = fold_binary(e.op, _const_key(a), _const_key(b), operand_type, result_type)
             if v is None and e.op in ("/", "%"):
                 raise P4TypeError("division by zero", e.loc)
@@ -464,6 +583,17 @@ class ExprMixin:
         if not castable(st, target):
             raise P4TypeError(f"cannot cast {st} to {target}", e.loc)
         v = e.expr.value
+        if isinstance(target, IntType) and v is None:
+            raise P4TypeError(
+                f"{expression_text(e)}: a cast to int needs a compile-time known value", e.loc
+            )
+        if (
+            isinstance(st, IntType)
+            and isinstance(unwrap_newtype(target), BoolType)
+            and v not in (0, 1)
+        ):
+            # only 0 and 1 name a bool (spec 8.11.1; p4c: an error)
+            raise P4TypeError(f"{expression_text(e)}: only 0 and 1 can be cast to bool", e.loc)
         if v is not None:
             if isinstance(v, ast.EnumValue):
                 v = v.number
@@ -512,6 +642,8 @@ class ExprMixin:
     ) -> Type:
         self._literal_scopes[id(e)] = scope
         target = expected
+        if any(isinstance(el, ast.DotsExpression) for el in e.elements):
+            self._expand_list_dots(e, target)
         if isinstance(target, StructLikeType):
             if isinstance(target, HeaderUnionType):
                 raise P4TypeError("a header union cannot be initialized from a list", e.loc)
@@ -527,8 +659,7 @@ class ExprMixin:
         if isinstance(target, TupleType):
             if len(target.elements) != len(e.elements):
                 raise P4TypeError(
-                    f"{target} has {len(target.elements)} elements, the list has "
-                    f"{len(e.elements)}",
+                    f"{target} has {len(target.elements)} elements, the list has {len(e.elements)}",
                     e.loc,
                 )
             for el, et in zip(e.elements, target.elements):
@@ -560,6 +691,10 @@ class ExprMixin:
                 raise P4TypeError(f"{target_u} has no field '{nf.name}'", nf.loc)
             self.checked(nf.expr, scope, ft, f"field '{nf.name}' of {target_u}")
             given[nf.name] = nf.expr.value
+        if e.dots and not isinstance(target_u, HeaderUnionType):
+            for nf in self._default_fields(e, target_u, given):
+                self.checked(nf.expr, scope, target_u.field_type(nf.name), "default value")
+            given = {nf.name: nf.expr.value for nf in e.fields}
         if not isinstance(target_u, HeaderUnionType):
             missing = [f for f, _ in target_u.fields if f not in given]
             if missing:
@@ -573,6 +708,57 @@ class ExprMixin:
         if not isinstance(expected, HeaderType | HeaderUnionType):
             raise P4TypeError("'{#}' needs a header or header union context", e.loc)
         return expected
+
+    # -- default values (`...`, spec 7.3 and 8.26) -------------------------------------------
+    # As p4c's DoDefaultValues, `...` is replaced by expressions for the default values: the
+    # checked program holds only ordinary literals, so the engine and P4Info need nothing new.
+
+    def _expr_DotsExpression(
+        self: Checker, e: ast.DotsExpression, scope: Scope, expected: Type | None
+    ) -> Type:
+        if expected is None:
+            raise P4TypeError("cannot tell the type of '...' (its default value)", e.loc)
+        d = default_value(expected, e.loc)
+        t = self.expr(d, scope, expected)
+        self.coerce(d, expected, "default value")
+        # the node becomes its default value in place, so every parent sees the replacement
+        e.__class__ = d.__class__  # type: ignore[assignment]
+        e.__dict__ = d.__dict__
+        return e.type if e.type is not None else t
+
+    def _expand_list_dots(self, e: ast.ListExpression, target: Type | None) -> None:
+        """``{a, b, ...}``: the elements past the written ones get their default values."""
+        dots = [i for i, el in enumerate(e.elements) if isinstance(el, ast.DotsExpression)]
+        loc = e.elements[dots[0]].loc
+        if dots != [len(e.elements) - 1]:
+            raise P4TypeError("'...' must be the last element of the list", loc)
+        u = unwrap_newtype(target) if target is not None else None
+        if isinstance(u, StructLikeType) and not isinstance(u, HeaderUnionType):
+            rest = [ft for _, ft in u.fields]
+        elif isinstance(u, TupleType):
+            rest = list(u.elements)
+        else:
+            raise P4TypeError("cannot tell the type of '...' (its default values)", loc)
+        given = len(e.elements) - 1
+        if given > len(rest):
+            raise P4TypeError(f"{target} has {len(rest)} fields, the list has {given}", e.loc)
+        e.elements[given:] = [default_value(ft, loc) for ft in rest[given:]]
+
+    @staticmethod
+    def _default_fields(
+        e: ast.StructExpression, t: StructLikeType, given: dict[str, Any]
+    ) -> list[ast.NamedExpression]:
+        """Append the fields `e` omits, with default values, to e.fields (after the written
+        ones, in the type's order, as p4c's DoDefaultValues does)."""
+        loc = e.fields[-1].loc if e.fields else e.loc
+        added = [
+            ast.NamedExpression(name=f, expr=default_value(ft, loc), loc=loc)
+            for f, ft in t.fields
+            if f not in given
+        ]
+        e.fields = e.fields + added
+        e.dots = False
+        return added
 
     def _expr_MethodCall(
         self: Checker, e: ast.MethodCall, scope: Scope, expected: Type | None

@@ -12,7 +12,7 @@ Two decisions need more than one token of lookahead, as in p4c:
   type names seen so far (declared types, typedefs, type parameters in scope), like p4c's
   ``TYPE_IDENTIFIER`` feedback into its lexer.
 
-Constructs softswitch does not implement (``this``, ``for``, ``list<T>``, ``...``, abstract method
+Constructs softswitch does not implement (``this``, ``list<T>``, ``...``, abstract method
 implementations in instantiations) raise `UnsupportedError`.
 """
 
@@ -48,6 +48,14 @@ class _PlainSource:
 
     def location(self, line: int, column: int) -> SourceLocation:
         return SourceLocation(self.filename, line, column)
+
+
+def literal_base(text: str) -> int:
+    """The radix an integer literal is written in: ``0x1F``, ``8w0b101`` → 16, 2."""
+    digits = text.split("w", 1)[-1].split("s", 1)[-1] if text[:1].isdigit() else text
+    if len(digits) > 1 and digits[0] == "0" and digits[1] in "xXbBoOdD":
+        return {"x": 16, "b": 2, "o": 8, "d": 10}[digits[1].lower()]
+    return 10
 
 
 def parse(source: SourceText) -> ast.Program:
@@ -274,12 +282,16 @@ class _Parser:
             name=name.text, type_ref=type_ref, args=args, annotations=annos, loc=self.loc(name)
         )
 
-    def variable_decl(self, annos: list[ast.Annotation], type_ref: ast.TypeRef) -> ast.VariableDecl:
+    def variable_decl(
+        self, annos: list[ast.Annotation], type_ref: ast.TypeRef, end: str | None = ";"
+    ) -> ast.VariableDecl:
+        """``T x = e;`` — with `end` None (a ``for`` clause) the ';' is not consumed."""
         name = self.expect_name("for the variable")
         init = None
         if self.accept("="):
             init = self.expression()
-        self.expect(";", "after variable declaration")
+        if end is not None:
+            self.expect(end, "after variable declaration")
         return ast.VariableDecl(
             name=name.text, type_ref=type_ref, init=init, annotations=annos, loc=self.loc(name)
         )
@@ -589,7 +601,8 @@ class _Parser:
         close_tok = self.advance()
         body = self.src.text[open_tok.end : close_tok.pos].strip()
         args = self.annotation_args(body_toks, close_tok)
-        return ast.Annotation(name=name.text, args=args, body=body, loc=self.loc(at))
+        return ast.Annotation(name=name.text, args=args, body=body, loc=self.loc(at),
+                              structured=opener == "[")
 
     def pragma(self, at: Token) -> ast.Annotation:
         """``@pragma name tokens...`` up to the end of the line (P4_14-style)."""
@@ -678,7 +691,9 @@ class _Parser:
         t = self.tok
         if t.kind == INT:
             self.advance()
-            return ast.IntLiteral(number=t.value, width=t.width, signed=t.signed, loc=self.loc(t))
+            return ast.IntLiteral(
+                number=t.value, width=t.width, signed=t.signed, base=literal_base(t.text),
+                loc=self.loc(t))
         if t.kind == "(":
             self.advance()
             e = self.expression()
@@ -863,6 +878,8 @@ class _Parser:
         self.expect("{", f"to begin state '{name.text}'")
         stmts: list[ast.Statement | ast.Declaration] = []
         while self.tok.kind not in ("}", "transition", EOF):
+            if self.tok.kind == "for":  # not a parserStatement in the grammar (p4c agrees)
+                self.fail("a 'for' loop cannot be a statement of a parser state")
             stmts.append(self.statement_or_decl())
         transition: ast.Expression | None = None
         if self.tok.kind == "transition":
@@ -1167,8 +1184,13 @@ class _Parser:
             return ast.EmptyStatement(annotations=annos, loc=loc)
         if k == "const":
             return self.constant_decl(annos)
-        if k in ("for", "break", "continue"):
-            self.unsupported(f"'{k}' statements (loops)")
+        if k == "for":
+            return self.for_statement(annos)
+        if k in ("break", "continue"):
+            self.advance()
+            self.expect(";", f"after '{k}'")
+            cls = ast.BreakStatement if k == "break" else ast.ContinueStatement
+            return cls(annotations=annos, loc=loc)
         if k == "transition":
             self.fail("'transition' is only allowed at the end of a parser state")
         if k == "this":
@@ -1197,7 +1219,11 @@ class _Parser:
             return j2 is not None and self.toks[j2].kind == ID
         return False
 
-    def assignment_or_call(self, annos: list[ast.Annotation]) -> ast.Statement:
+    def assignment_or_call(
+        self, annos: list[ast.Annotation], end: str | None = ";"
+    ) -> ast.Statement:
+        """An assignment or method call statement; with `end` None (a ``for`` clause) the
+        terminating ';' is left to the caller."""
         start = self.tok
         loc = self.loc(start)
         if start.kind in (ID, ".", "(", "error"):
@@ -1209,7 +1235,8 @@ class _Parser:
         if k == "=":
             self.advance()
             rhs = self.expression()
-            self.expect(";", "after assignment")
+            if end is not None:
+                self.expect(end, "after assignment")
             return ast.AssignmentStatement(lhs=lhs, rhs=rhs, annotations=annos, loc=loc)
         op = _COMPOUND_ASSIGN.get(k)
         if op is None and k == ">" and self.peek().kind == ">=" and self.peek().pos == t.end:
@@ -1218,17 +1245,104 @@ class _Parser:
         if op is not None:
             self.advance()
             rhs = self.expression()
-            self.expect(";", f"after '{op}=' assignment")
+            if end is not None:
+                self.expect(end, f"after '{op}=' assignment")
             # `a op= b` means `a = a op b`; the target is copied so each node has one parent
             value = ast.BinaryOp(op=op, left=copy.deepcopy(lhs), right=rhs, loc=lhs.loc)
-            return ast.AssignmentStatement(lhs=lhs, rhs=value, annotations=annos, loc=loc)
+            return ast.AssignmentStatement(lhs=lhs, rhs=value, annotations=annos, loc=loc,
+                                           compound=op)
         if isinstance(lhs, ast.MethodCall):
-            self.expect(";", "after method call")
+            if end is not None:
+                self.expect(end, "after method call")
             return ast.MethodCallStatement(call=lhs, annotations=annos, loc=loc)
         self.fail(
             f"expected '=' or '(' after '{self.src.text[start.pos : self.toks[self.i - 1].end]}'"
             f", got {t.describe()}"
         )
+
+    def for_statement(self, annos: list[ast.Annotation]) -> ast.Statement:
+        """``for (init; cond; updates) s`` or ``for (T x in collection) s`` (P4_16 1.2.5)."""
+        kw = self.advance()
+        self.expect("(", "after 'for'")
+        loc = self.loc(kw)
+        if self.at_for_in():
+            var_annos = self.annotations()
+            var: ast.VariableDecl | None = None
+            ref: ast.PathExpression | None = None
+            if self.peek().kind == "in":
+                name = self.expect_name("for the loop variable")
+                ref = ast.PathExpression(name=name.text, loc=self.loc(name))
+            else:
+                type_ref = self.parse_type("for the loop variable")
+                name = self.expect_name("for the loop variable")
+                var = ast.VariableDecl(
+                    name=name.text, type_ref=type_ref, annotations=var_annos, loc=self.loc(name)
+                )
+            self.expect("in", "after the loop variable")
+            start = self.tok
+            collection = self.expression()
+            if self.accept(".."):
+                collection = ast.RangeExpression(
+                    left=collection, right=self.expression(), loc=self.loc(start)
+                )
+            self.expect(")", "after the loop collection")
+            body = self.statement("a 'for'")
+            return ast.ForInStatement(
+                var=var, ref=ref, collection=collection, body=body, annotations=annos, loc=loc
+            )
+        init: list[ast.Statement | ast.Declaration] = []
+        if self.tok.kind != ";":
+            init.append(self.for_clause_item(allow_decl=True))
+            while self.accept(","):
+                init.append(self.for_clause_item(allow_decl=True))
+        self.expect(";", "after the 'for' initializers")
+        cond = self.expression()
+        self.expect(";", "after the 'for' condition")
+        updates: list[ast.Statement] = []
+        if self.tok.kind != ")":
+            updates.append(self.for_clause_item(allow_decl=False))  # type: ignore[arg-type]
+            while self.accept(","):
+                updates.append(self.for_clause_item(allow_decl=False))  # type: ignore[arg-type]
+        self.expect(")", "after the 'for' updates")
+        body = self.statement("a 'for'")
+        return ast.ForStatement(
+            init=init, cond=cond, updates=updates, body=body, annotations=annos, loc=loc
+        )
+
+    def at_for_in(self) -> bool:
+        """After ``for (``: ``[@a] T x in`` or ``x in`` follows (not an initializer)."""
+        j = self.i
+        toks = self.toks
+        while toks[j].kind == "@":  # annotations of the loop variable
+            j += 1
+            if toks[j].kind == ID or toks[j].text in KEYWORDS:
+                j += 1
+            if toks[j].kind in ("(", "["):
+                j2 = self.skip_balanced(j)
+                if j2 is None:
+                    return False
+                j = j2
+        if toks[j].kind == ID and toks[j + 1].kind == "in":
+            return True
+        if toks[j].kind in _TYPE_KEYWORDS:
+            saved = self.i
+            self.i = j
+            try:
+                self.parse_type("")
+                return self.tok.kind == ID and self.peek().kind == "in"
+            except P4Error:
+                return False
+            finally:
+                self.i = saved
+        k = self.scan_type(j)
+        return k is not None and toks[k].kind == ID and toks[k + 1].kind == "in"
+
+    def for_clause_item(self, allow_decl: bool) -> ast.Statement | ast.Declaration:
+        """One initializer (a declaration too) or update of a three-clause ``for``."""
+        annos = self.annotations()
+        if allow_decl and self.at_declaration():
+            return self.variable_decl(annos, self.parse_type(""), end=None)
+        return self.assignment_or_call(annos, end=None)
 
     def switch_statement(self, annos: list[ast.Annotation]) -> ast.SwitchStatement:
         kw = self.advance()
@@ -1389,7 +1503,9 @@ class _Parser:
             return ast.PathExpression(name=t.text, loc=self.loc(t))
         if k == INT:
             self.i += 1
-            return ast.IntLiteral(number=t.value, width=t.width, signed=t.signed, loc=self.loc(t))
+            return ast.IntLiteral(
+                number=t.value, width=t.width, signed=t.signed, base=literal_base(t.text),
+                loc=self.loc(t))
         if k == STRING:
             self.i += 1
             return ast.StringLiteral(text=t.value, loc=self.loc(t))
@@ -1416,7 +1532,8 @@ class _Parser:
         if k == "this":
             self.unsupported("'this'")
         if k == "...":
-            self.unsupported("'...' expressions")
+            self.i += 1
+            return ast.DotsExpression(loc=self.loc(t))
         self.fail(f"expected an expression, got {t.describe()}")
 
     def brace_expression(self) -> ast.Expression:
@@ -1424,9 +1541,13 @@ class _Parser:
         loc = self.loc(open_tok)
         if self.tok.kind == ID and self.peek().kind == "=":
             fields: list[ast.NamedExpression] = []
+            dots = False
             while self.tok.kind != "}":
-                if self.tok.kind == "...":
-                    self.unsupported("'...' in struct expressions")
+                if self.tok.kind == "...":  # `{a = 1, ...}`: last, then only an optional ','
+                    self.advance()
+                    dots = True
+                    self.accept(",")
+                    break
                 name = self.expect_name("for a field in the struct expression")
                 self.expect("=", f"after field name '{name.text}'")
                 fields.append(
@@ -1435,7 +1556,7 @@ class _Parser:
                 if not self.accept(","):
                     break
             self.expect("}", "to close the struct expression")
-            return ast.StructExpression(fields=fields, loc=loc)
+            return ast.StructExpression(fields=fields, dots=dots, loc=loc)
         elements: list[ast.Expression] = []
         while self.tok.kind != "}":
             elements.append(self.expression())

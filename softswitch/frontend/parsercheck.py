@@ -14,6 +14,7 @@ from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import is_key_type
 from softswitch.frontend.types import (
     BitType,
+    EnumType,
     ObjectType,
     StructType,
     TupleType,
@@ -37,7 +38,7 @@ class ParserMixin:
         self.declare_params(p.params, scope, f"parser '{p.name}'")
         self.declare_params(p.ctor_params, scope, f"parser '{p.name}'", ctor=True)
         for d in p.locals:
-            self.parser_local(d, scope)
+            self.recover(d, lambda d=d: self.parser_local(d, scope), scope)
         states_scope = Scope(scope, owner=p)
         for st in p.states:
             if st.name in _IMPLICIT_STATES:
@@ -46,7 +47,7 @@ class ParserMixin:
         if states_scope.lookup_local("start") is None:
             raise P4TypeError(f"parser '{p.name}' has no 'start' state", p.loc)
         for st in p.states:
-            self.state(st, states_scope)
+            self.recover(st, lambda st=st: self.state(st, states_scope))
 
     def parser_local(self: Checker, d: ast.Declaration, scope: Scope) -> None:
         if isinstance(d, ast.ValueSetDecl):
@@ -67,7 +68,7 @@ class ParserMixin:
     def state(self: Checker, st: ast.ParserState, states: Scope) -> None:
         scope = Scope(states)
         for s in st.statements:
-            self.statement(s, scope)
+            self.recover(s, lambda s=s: self.statement(s, scope), scope)
         tr = st.transition
         if tr is None:
             return
@@ -162,10 +163,13 @@ class ParserMixin:
             return
         if isinstance(e, ast.MaskExpression | ast.RangeExpression):
             op = "&&&" if isinstance(e, ast.MaskExpression) else ".."
-            if not isinstance(unwrap_newtype(t), BitType):
+            u = unwrap_newtype(t)
+            if isinstance(u, EnumType) and u.underlying is not None:
+                u = u.underlying  # a serializable enum key is masked as its underlying type
+            if not isinstance(u, BitType):
                 raise P4TypeError(f"'{op}' needs a bit<W> or int<W> key, got {t}", e.loc)
             for side in (e.left, e.right):
-                self.checked(side, scope, t, what)
+                self.checked(side, scope, t if u is unwrap_newtype(t) else u, what)
                 if side.value is None:
                     raise P4TypeError(f"{what} must be a compile-time constant", side.loc)
             e.type = t

@@ -13,6 +13,16 @@ from softswitch.frontend import ast
 _OVERLOADABLE = (ast.FunctionDecl, ast.ExternFunctionDecl, ast.MethodPrototype)
 
 
+class ErroneousName(P4TypeError):
+    """A use of a name whose declaration failed to check. The checker drops the statement or
+    declaration using it without a report: the declaration's own error was reported, and a
+    follow-on error for every use would only bury it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"'{name}' was declared with errors")
+        self.name = name
+
+
 def _param_count(decl: ast.Node) -> int:
     return len(getattr(decl, "params", ()))
 
@@ -24,6 +34,7 @@ class Scope:
         self.parent = parent
         self.owner = owner  # the declaration whose body this scope is (None for blocks/top level)
         self._names: dict[str, list[ast.Node]] = {}
+        self._erroneous: set[str] = set()
 
     def declare(self, name: str, decl: ast.Node, loc: SourceLocation | None = None) -> None:
         """Add `decl` under `name`; a second declaration of the name here is an error unless both
@@ -39,10 +50,19 @@ class Scope:
             raise P4TypeError(f"duplicate declaration of '{name}'", loc or decl.loc)
         self._names[name] = [decl]
 
+    def mark_erroneous(self, name: str, decl: ast.Node) -> None:
+        """`decl`, declared here as `name`, failed to check: later lookups of the name raise
+        ErroneousName (unless `name` is another, good declaration's, as after a duplicate)."""
+        existing = self._names.get(name)
+        if not existing or any(d is decl for d in existing):
+            self._erroneous.add(name)
+
     def lookup_all(self, name: str) -> list[ast.Node]:
         """Every declaration of `name` in the innermost scope that declares it ([] if none)."""
         scope: Scope | None = self
         while scope is not None:
+            if name in scope._erroneous:
+                raise ErroneousName(name)
             found = scope._names.get(name)
             if found:
                 return found
@@ -54,6 +74,8 @@ class Scope:
         return found[0] if found else None
 
     def lookup_local(self, name: str) -> ast.Node | None:
+        if name in self._erroneous:
+            raise ErroneousName(name)
         found = self._names.get(name)
         return found[0] if found else None
 

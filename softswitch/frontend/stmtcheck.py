@@ -1,18 +1,25 @@
 """Statement rules (a mixin of the Checker in typecheck.py): assignments, calls, blocks, if,
-switch, return and exit, and local declarations in blocks."""
+switch, loops, return and exit, and local declarations in blocks.
+
+Direct invocation of a parser or control type (``C.apply(...)``, P4_16 §15.1) is desugared here
+as p4c's InstantiateDirectCalls does: an instance ``@name("C") C() C_inst;`` is appended to the
+enclosing block's locals and the call applies it, so its tables are named ``<block>.C.t``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from softswitch.errors import P4TypeError, UnsupportedError
-from softswitch.frontend import ast
+from softswitch.errors import P4TypeError
+from softswitch.frontend import ast, loopcheck
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import is_key_type
 from softswitch.frontend.types import (
     ActionEnumType,
+    BitType,
     BoolType,
+    HeaderStackType,
     IntType,
+    ListType,
     Type,
     VoidType,
     unwrap_newtype,
@@ -37,8 +44,9 @@ class StmtMixin:
 
     def block(self: Checker, b: ast.BlockStatement, scope: Scope) -> None:
         inner = Scope(scope)
-        for s in b.statements:
-            self.statement(s, inner)
+        for i, s in enumerate(b.statements):  # one failed statement does not stop the others
+            self._position = (b.statements, i)  # what precedes a loop (see _stmt_ForStatement)
+            self.recover(s, lambda s=s: self.statement(s, inner), inner)
 
     def local_declaration(self: Checker, d: ast.Declaration, scope: Scope) -> None:
         if isinstance(d, ast.VariableDecl):
@@ -75,7 +83,72 @@ class StmtMixin:
     def _stmt_MethodCallStatement(self: Checker, s: ast.MethodCallStatement, scope: Scope) -> None:
         if not isinstance(s.call, ast.MethodCall):
             raise P4TypeError("expected a method call", s.loc)
+        self._direct_invocation(s.call, scope)
         self.expr(s.call, scope)
+
+    def _direct_invocation(self: Checker, call: ast.MethodCall, scope: Scope) -> None:
+        """``T.apply(args)`` with T a parser or control type: instantiate T in the enclosing
+        block (p4c's InstantiateDirectCalls) and apply that instance."""
+        callee = call.callee
+        if not (
+            isinstance(callee, ast.Member)
+            and callee.member == "apply"
+            and isinstance(callee.expr, ast.PathExpression)
+        ):
+            return
+        path = callee.expr
+        found = (scope.root if path.is_global else scope).lookup(path.name)
+        if not isinstance(found, ast.ParserDecl | ast.ControlDecl):
+            return
+        owner = scope.enclosing_owner((ast.ParserDecl, ast.ControlDecl))
+        if owner is None or scope.enclosing_owner((ast.ActionDecl, ast.FunctionDecl)):
+            raise P4TypeError(
+                f"'{path.name}.apply' can only be invoked in a parser state or a control's "
+                "apply block",
+                call.loc,
+            )
+        home = scope  # the scope of the block's own parameters and locals
+        walk: Scope | None = scope
+        while walk is not None:
+            if walk.owner is owner:
+                home = walk
+            walk = walk.parent
+        cp_name = ("." if path.is_global else "") + path.name
+        for local in owner.locals:
+            if (
+                isinstance(local, ast.InstanceDecl)
+                and local.control_plane_name() == cp_name
+                and _names_objects(found)
+            ):
+                # both instances are named `cp_name`: what they hold would share names (p4c's
+                # DuplicateHierarchicalNameCheck)
+                raise P4TypeError(
+                    f"conflicting control plane name: '{path.name}' is invoked directly "
+                    f"more than once in '{owner.name}'",
+                    call.loc,
+                )
+        name = f"{path.name}_inst"
+        n = 0
+        while home.lookup_local(name) is not None:
+            name = f"{path.name}_inst_{n}"
+            n += 1
+        loc = path.loc
+        inst = ast.InstanceDecl(
+            name=name,
+            type_ref=ast.NamedTypeRef(name=cp_name, loc=loc),
+            annotations=[
+                ast.Annotation(
+                    name="name",
+                    args=[ast.StringLiteral(text=cp_name, loc=loc)],
+                    body=f'"{cp_name}"',
+                    loc=loc,
+                )
+            ],
+            loc=loc,
+        )
+        self.instance(inst, home)
+        owner.locals.append(inst)
+        callee.expr = ast.PathExpression(name=name, loc=loc)
 
     def _stmt_BlockStatement(self: Checker, s: ast.BlockStatement, scope: Scope) -> None:
         self.block(s, scope)
@@ -84,14 +157,74 @@ class StmtMixin:
         pass
 
     def _stmt_IfStatement(self: Checker, s: ast.IfStatement, scope: Scope) -> None:
-        if scope.enclosing_owner((ast.ParserDecl,)) is not None:
-            raise UnsupportedError("'if' statements in parser states (BMv2 has none)", s.loc)
+        # also in parser states (P4_16 1.2.x; p4c splits the state there)
         t = self.expr(s.cond, scope)
         if not isinstance(t, BoolType):
             raise P4TypeError(f"if condition must be bool, got {t}", s.cond.loc)
         for branch in (s.then, s.otherwise):
             if branch is not None:
                 self.statement(branch, Scope(scope))
+
+    def _stmt_ForStatement(self: Checker, s: ast.ForStatement, scope: Scope) -> None:
+        statements, i = getattr(self, "_position", ((), 0))
+        preceding = statements[:i] if i < len(statements) and statements[i] is s else ()
+        inner = Scope(scope, owner=s)  # the init declarations are the loop's own
+        for item in s.init:
+            self.statement(item, inner)
+        t = self.expr(s.cond, inner)
+        if not isinstance(t, BoolType):
+            raise P4TypeError(f"for condition must be bool, got {t}", s.cond.loc)
+        for u in s.updates:
+            self.statement(u, inner)
+        self.statement(s.body, Scope(inner))
+        index, s.index_values = loopcheck.index_values(s, preceding)
+        s.index = index
+
+    def _stmt_ForInStatement(self: Checker, s: ast.ForInStatement, scope: Scope) -> None:
+        inner = Scope(scope, owner=s)
+        if s.var is not None:
+            if s.var.init is not None:
+                raise P4TypeError("the variable of a for-in loop takes no initializer", s.var.loc)
+            self.variable(s.var, inner)
+            t = s.var.type_ref.resolved
+        else:
+            assert s.ref is not None
+            t = self.expr(s.ref, scope)
+            self.require_lvalue(s.ref, "the variable of a for-in loop")
+        assert t is not None
+        c = s.collection
+        if isinstance(c, ast.RangeExpression):
+            if not isinstance(unwrap_newtype(t), BitType):
+                raise P4TypeError(f"a range loop needs a bit<W> or int<W> variable, got {t}", c.loc)
+            for side in (c.left, c.right):
+                self.checked(side, scope, t, "range bound")
+            c.type = t
+        elif isinstance(c, ast.ListExpression):
+            for el in c.elements:
+                self.checked(el, scope, t, "list element")
+            c.type = ListType(tuple(el.type for el in c.elements))  # type: ignore[misc]
+        else:
+            ct = self.expr(c, scope)
+            if not isinstance(ct, HeaderStackType):
+                raise P4TypeError(
+                    f"a for-in loop iterates over a range, a list or a header stack, not {ct}",
+                    c.loc,
+                )
+            if ct.element != t:
+                raise P4TypeError(
+                    f"loop variable of type {t} does not match the stack elements ({ct.element})",
+                    c.loc,
+                )
+        self.statement(s.body, Scope(inner))
+        loopcheck.check_for_in(s)
+
+    def _stmt_BreakStatement(self, s: ast.BreakStatement, scope: Scope) -> None:
+        if scope.enclosing_owner((ast.ForStatement, ast.ForInStatement)) is None:
+            raise P4TypeError("'break' is only allowed inside a loop", s.loc)
+
+    def _stmt_ContinueStatement(self, s: ast.ContinueStatement, scope: Scope) -> None:
+        if scope.enclosing_owner((ast.ForStatement, ast.ForInStatement)) is None:
+            raise P4TypeError("'continue' is only allowed inside a loop", s.loc)
 
     def _stmt_ExitStatement(self: Checker, s: ast.ExitStatement, scope: Scope) -> None:
         if scope.enclosing_owner((ast.ParserDecl, ast.FunctionDecl)) is not None:
@@ -168,3 +301,17 @@ class StmtMixin:
             if isinstance(decl, ast.TableDecl):
                 return decl
         raise P4TypeError("switch on action_run needs a direct 't.apply().action_run'", e.loc)
+
+
+def _names_objects(decl: ast.ParserDecl | ast.ControlDecl) -> bool:
+    """Whether `decl` holds anything with a control-plane name (tables, actions, extern
+    instances, value sets, also in its sub-blocks)."""
+    for local in decl.locals:
+        if isinstance(local, ast.TableDecl | ast.ActionDecl | ast.ValueSetDecl):
+            return True
+        if isinstance(local, ast.InstanceDecl):
+            if not isinstance(local.type_decl, ast.ParserDecl | ast.ControlDecl):
+                return True
+            if _names_objects(local.type_decl):
+                return True
+    return False

@@ -1,18 +1,21 @@
 """Table rules (a mixin of the Checker in typecheck.py): keys, actions lists, default actions,
 properties, and const/initial entries with their effective priorities.
 
-Priorities follow p4c's EntryPriorities pass (P4_16 1.2.4, "entries"): with no explicit
-priority, entries are numbered in order so that the first one wins; with explicit ones, an entry
-without a priority gets the previous one's minus (or plus) ``priority_delta``. The result is
-stored P4Runtime-style in `TableEntryDecl.priority_value`: a larger number wins.
+Explicit ``priority = N :`` entries are checked as p4c's EntryPriorities pass checks them
+(refused in ``const entries``; the first entry needs one; no underflow with
+``priority_delta``). The priority an entry is matched by follows p4c's BMv2 back end and BMv2:
+``@priority(N)``, else the entry's position (see `_priorities`); it is stored engine-style in
+`TableEntryDecl.priority_value`: a larger number wins.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from softswitch.errors import P4TypeError
 from softswitch.frontend import ast
+from softswitch.frontend.keynames import expression_name
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import is_key_type
 from softswitch.frontend.types import BoolType, ExternType, Type, unwrap_newtype
@@ -35,39 +38,81 @@ class TableMixin:
     """Table rules; `self` is the Checker."""
 
     def table(self: Checker, t: ast.TableDecl, scope: Scope) -> None:
-        kinds = [self._table_key(t, k, scope) for k in t.keys]
+        # Each key, action, property and entry is checked on its own (`recover`), so that one
+        # error does not hide the others; entries are checked only against well-formed keys.
+        kinds: list[str] = []
+        keys_ok = True
+        for k in t.keys:
+            keys_ok &= self.recover(k, lambda k=k: kinds.append(self._table_key(t, k, scope)))
         seen: set[ast.ActionDecl] = set()
         for ref in t.actions:
-            self.action_ref(ref, scope, t, "actions")
-            assert ref.decl is not None
-            if ref.decl in seen:
-                raise P4TypeError(f"action '{ref.name}' appears twice in table '{t.name}'", ref.loc)
-            seen.add(ref.decl)
+            self.recover(ref, lambda ref=ref: self._listed_action(t, ref, scope, seen))
         if t.default_action is not None:
-            self.action_ref(t.default_action, scope, t, "default")
-            if t.default_action.decl not in seen:
-                raise P4TypeError(
-                    f"default action '{t.default_action.name}' is not in the actions list of "
-                    f"table '{t.name}'",
-                    t.default_action.loc,
-                )
+            self.recover(t.default_action, lambda: self._default_action(t, scope, seen))
         for prop in t.properties:
-            self._table_property(t, prop, scope)
+            self.recover(prop, lambda prop=prop: self._table_property(t, prop, scope))
         if "selector" in kinds and not self._has_selector(t):
             raise P4TypeError(
                 f"table '{t.name}' has a selector key but no action_selector implementation", t.loc
             )
-        if t.entries is not None:
+        if t.entries is not None and keys_ok:
+            entries_ok = True
             for entry in t.entries:
-                self._entry(t, entry, kinds, scope)
-            self._priorities(t, kinds, scope)
+                entries_ok &= self.recover(
+                    entry, lambda entry=entry: self._entry(t, entry, kinds, scope)
+                )
+            if entries_ok:
+                self._priorities(t, kinds, scope)
         scope.declare(t.name, t, t.loc)
+
+    def _listed_action(
+        self: Checker, t: ast.TableDecl, ref: ast.ActionRef, scope: Scope, seen: set[ast.ActionDecl]
+    ) -> None:
+        try:
+            self.action_ref(ref, scope, t, "actions")
+        finally:  # a listed action with bad arguments is still listed (for the default action)
+            listed = ref.decl in seen
+            if ref.decl is not None:
+                seen.add(ref.decl)
+        if listed:
+            raise P4TypeError(f"action '{ref.name}' appears twice in table '{t.name}'", ref.loc)
+
+    def _default_action(
+        self: Checker, t: ast.TableDecl, scope: Scope, seen: set[ast.ActionDecl]
+    ) -> None:
+        assert t.default_action is not None
+        self.action_ref(t.default_action, scope, t, "default")
+        if t.default_action.decl not in seen:
+            raise P4TypeError(
+                f"default action '{t.default_action.name}' is not in the actions list of "
+                f"table '{t.name}'",
+                t.default_action.loc,
+            )
+        self._match_list_binding(t, t.default_action)
+
+    def _match_list_binding(self, t: ast.TableDecl, ref: ast.ActionRef) -> None:
+        """p4c: an entry or default action repeats the arguments the actions list binds."""
+        listed = next((a for a in t.actions if a.decl is ref.decl), None)
+        if listed is None or ref.decl is None:
+            return
+        for p, bound, given in zip(ref.decl.params, listed.bound_args, ref.bound_args):
+            if bound is not None and (given is None or not _same_expression(bound, given)):
+                raise P4TypeError(
+                    f"argument '{p.name}' of action '{ref.name}' does not match declaration in "
+                    f"actions list of table '{t.name}'",
+                    (given or ref).loc,
+                )
 
     def _table_key(self: Checker, t: ast.TableDecl, k: ast.KeyElement, scope: Scope) -> str:
         kt = self.expr(k.expr, scope)
         if not is_key_type(kt):
             raise P4TypeError(
                 f"table '{t.name}' key has type {kt}, which cannot be matched", k.expr.loc
+            )
+        if k.string_annotation("name") is None and expression_name(k.expr) is None:
+            raise P4TypeError(
+                f"table '{t.name}': complex key expression requires a @name annotation",
+                k.expr.loc,
             )
         mk = scope.lookup(k.match_kind)
         if not isinstance(mk, ast.MatchKindDecl):
@@ -123,7 +168,7 @@ class TableMixin:
         name = prop.name
         if name in ("size", "priority_delta", "max_group_size"):
             n = self.const_int(self._typed(v, scope), scope, f"table '{t.name}' property {name}")
-            if n < 0 or (name == "priority_delta" and n == 0):
+            if n < 0:  # p4c: priority_delta must fit an unsigned integer (0 is accepted)
                 raise P4TypeError(f"table '{t.name}' property {name} must be positive", v.loc)
         elif name in ("largest_priority_wins", "support_timeout"):
             self.expr(v, scope)
@@ -193,6 +238,7 @@ class TableMixin:
                 f"action '{entry.action.name}' is not in the actions list of table '{t.name}'",
                 entry.action.loc,
             )
+        self._match_list_binding(t, entry.action)
         if entry.priority is not None:
             self.const_int(self._typed(entry.priority, scope), scope, "entry priority")
 
@@ -203,65 +249,106 @@ class TableMixin:
         if inverted & (inverted + 1):
             raise P4TypeError("lpm mask must be a prefix (ones followed by zeros)", e.right.loc)
 
-    def _explicit_priority(self: Checker, entry: ast.TableEntryDecl, scope: Scope) -> int | None:
-        if entry.priority is not None:
-            return entry.priority.value  # type: ignore[no-any-return]
+    def _annotated_priority(self: Checker, entry: ast.TableEntryDecl, scope: Scope) -> int | None:
+        """The value of an entry's ``@priority(N)`` (p4c's BMv2 back end passes it to BMv2)."""
         ann = entry.annotation("priority")
-        if ann is not None:
-            if len(ann.args) != 1:
-                raise P4TypeError("@priority needs one argument", ann.loc)
-            return self.const_int(self._typed(ann.args[0], scope), scope, "@priority")
-        return None
+        if ann is None:
+            return None
+        if len(ann.args) != 1:
+            raise P4TypeError("@priority needs one argument", ann.loc)
+        return self.const_int(self._typed(ann.args[0], scope), scope, "@priority")
 
     def _priorities(self: Checker, t: ast.TableDecl, kinds: list[str], scope: Scope) -> None:
+        """p4c's checks of ``priority = N :`` (EntryPriorities), then the priorities BMv2
+        matches the entries by.
+
+        p4c's BMv2 back end gives each entry ``@priority(N)`` if it has one, else its 1-based
+        position, and BMv2 lets the smallest number win (the earlier entry on a tie); the
+        ``priority = N`` values, ``largest_priority_wins`` and ``priority_delta`` only reach
+        P4Runtime's view, not BMv2's matching. `priority_value` is that order turned into the
+        engine's larger-wins numbers (``top + 1 - bmv2``), so without annotations the first of
+        n entries gets n, as p4c's P4Runtime entries number const entries.
+        """
         entries = t.entries or []
-        explicit = [self._explicit_priority(e, scope) for e in entries]
-        needs = any(k not in _NO_PRIORITY_KINDS for k in kinds)
-        if not needs:
-            for e, p in zip(entries, explicit):
-                if p is not None:
-                    raise P4TypeError(
-                        f"table '{t.name}' key match kinds do not use priorities, but an entry has one",
-                        e.loc,
-                    )
-            return
+        with_priority = next((e for e in entries if e.priority is not None), None)
+        if t.entries_const:
+            if with_priority is not None:
+                raise P4TypeError(
+                    "Table with 'const' entries cannot have priorities", with_priority.loc
+                )
+        elif with_priority is not None:
+            self._check_entry_priorities(t, kinds, entries)
+        bmv2 = []
+        for i, e in enumerate(entries):
+            annotated = self._annotated_priority(e, scope)
+            bmv2.append(i + 1 if annotated is None else annotated)
+        if all(k in _NO_PRIORITY_KINDS for k in kinds) or not entries:
+            return  # exact/lpm: BMv2 ignores priorities (lpm: the longest prefix wins)
+        top = max(bmv2)
+        for e, b in zip(entries, bmv2):
+            e.priority_value = top + 1 - b
+
+    def _check_entry_priorities(
+        self: Checker, t: ast.TableDecl, kinds: list[str], entries: list[ast.TableEntryDecl]
+    ) -> None:
+        """The errors p4c's EntryPriorities pass reports for explicit ``priority = N :``."""
+        if all(k in _NO_PRIORITY_KINDS for k in kinds):
+            raise P4TypeError(
+                f"table '{t.name}': key match type does not require priorities, but some are "
+                "specified",
+                t.keys[0].loc if t.keys else t.loc,
+            )
+        if entries[0].priority is None:
+            raise P4TypeError(f"table '{t.name}': entry must have a priority", entries[0].loc)
         largest = self._bool_property(t, "largest_priority_wins", True)
         delta_prop = t.property("priority_delta")
-        delta = delta_prop.value.value if delta_prop is not None else 1
-        n = len(entries)
-        raw: list[int] = []
-        if all(p is None for p in explicit):
-            # first entry wins: number them so the first one ends up largest in the larger-wins
-            # convention whatever largest_priority_wins says
-            for i in range(n):
-                raw.append(1 + (n - 1 - i) * delta if largest else 1 + i * delta)
-        else:
-            if explicit[0] is None:
-                raise P4TypeError(
-                    f"the first entry of table '{t.name}' must have a priority", entries[0].loc
-                )
-            current = 0
-            for e, p in zip(entries, explicit):
-                if p is not None:
-                    if p < 0:
-                        raise P4TypeError("entry priority must not be negative", e.loc)
-                    current = p
-                raw.append(current)
-                current = current - delta if largest else current + delta
+        delta = int(delta_prop.value.value) if delta_prop is not None else 1
+        current = 0
+        for e in entries:
+            if e.priority is not None:
+                current = int(e.priority.value)
                 if current < 0:
-                    raise P4TypeError(
-                        f"overflow in priority computation of table '{t.name}'", e.loc
-                    )
-        if largest:
-            values = raw
-        else:
-            lo, hi = min(raw), max(raw)
-            values = [lo + hi - r for r in raw]
-        for e, v in zip(entries, values):
-            e.priority_value = v
+                    raise P4TypeError("entry priority must not be negative", e.priority.loc)
+            # p4c computes the next entry's priority after every entry, the last one too
+            current = current - delta if largest else current + delta
+            if current < 0:
+                raise P4TypeError(f"table '{t.name}': Overflow in priority computation", e.loc)
 
     def _bool_property(self, t: ast.TableDecl, name: str, default: bool) -> bool:
         p = t.property(name)
         if p is None or p.value.value is None:
             return default
         return bool(p.value.value)
+
+
+_NOT_COMPARED = frozenset({"loc", "type", "value", "annotations", "decl", "call"})
+
+
+def _same_expression(a: ast.Node, b: ast.Node) -> bool:
+    """Structural equality of two checked expressions (p4c's SameExpression)."""
+    if (
+        isinstance(a, ast.Expression)
+        and isinstance(b, ast.Expression)
+        and (a.value is not None or b.value is not None)
+    ):
+        return bool(a.value == b.value)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.PathExpression) and a.decl is not b.decl:  # type: ignore[attr-defined]
+        return False
+    for f in dataclasses.fields(a):  # type: ignore[arg-type]
+        if f.name in _NOT_COMPARED:
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y) or not all(_same_value(i, j) for i, j in zip(x, y)):
+                return False
+        elif not _same_value(x, y):
+            return False
+    return True
+
+
+def _same_value(x: object, y: object) -> bool:
+    if isinstance(x, ast.Node) and isinstance(y, ast.Node):
+        return _same_expression(x, y)
+    return x == y

@@ -6,19 +6,27 @@ mixins, one concept each: expressions (exprcheck), calls (callcheck), statements
 parsers (parsercheck) and tables (tablecheck); the main package and the instance tree are built by
 blocks.py. Every problem is a located P4TypeError/UnsupportedError; unexpected internal failures
 are wrapped in a P4Error naming the declaration being checked.
+
+Errors are collected, not fatal: `recover` checks one top-level declaration, control or parser
+local, parser state, statement, table key, property or entry, reports what fails and carries on
+with the next one. A declaration that failed is marked erroneous in its scope, so its uses are
+dropped silently instead of each reporting a follow-on error. `check` raises the one error, or a
+P4Errors of all of them (at most MAX_ERRORS).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from softswitch.errors import P4Error, P4TypeError, SourceLocation, UnsupportedError
+from softswitch.errors import P4Error, P4Errors, P4TypeError, SourceLocation, UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend.blocks import build_blocks
 from softswitch.frontend.callcheck import CallMixin
+from softswitch.frontend.checksumcheck import checksum_control_errors
 from softswitch.frontend.exprcheck import ExprMixin
 from softswitch.frontend.parsercheck import ParserMixin
-from softswitch.frontend.scopes import Scope
+from softswitch.frontend.scopes import ErroneousName, Scope
 from softswitch.frontend.stmtcheck import StmtMixin
 from softswitch.frontend.tablecheck import TableMixin
 from softswitch.frontend.typeops import has_type_vars, is_header_field_type, substitute
@@ -52,6 +60,16 @@ from softswitch.ir.checked import CheckedProgram
 # bound keeps a typo like bit<99999999999> from exhausting memory.
 MAX_WIDTH = 1 << 16
 
+# As compilers do, stop after this many errors: later ones are mostly consequences of earlier ones.
+MAX_ERRORS = 20
+
+# The extern objects of v1model.p4 that p4c-bm2-ss translates; it refuses an instance of any
+# other, e.g. one the program declares itself.
+BMV2_EXTERN_OBJECTS = frozenset(
+    {"counter", "direct_counter", "meter", "direct_meter", "register", "action_profile",
+     "action_selector", "Checksum16"}
+)  # fmt: skip
+
 _BASE_TYPES: dict[str, Type] = {
     "bool": BoolType(),
     "int": IntType(),
@@ -64,8 +82,20 @@ _BASE_TYPES: dict[str, Type] = {
 
 
 def check(program: ast.Program, source_file: str = "") -> CheckedProgram:
-    """Type-check `program` in place and return it with its v1model package bound."""
+    """Type-check `program` in place and return it with its v1model package bound.
+
+    Raises the error when there is one, a P4Errors (sorted, the first error's location and
+    message) when there are several."""
     return Checker(source_file).run(program)
+
+
+class _InternalError(P4Error):
+    """A checker bug (wrapped so it is still located); after a reported error, it is most likely
+    a consequence of that error's half-checked declaration, and is not reported."""
+
+
+class _ErrorLimit(Exception):
+    """MAX_ERRORS were reported: stop checking."""
 
 
 class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
@@ -81,18 +111,46 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         self._literal_scopes: dict[int, Scope] = {}
         self.ctor_param_ids: set[int] = set()  # parser/control constructor parameters
         self._generic_structs: dict[tuple[str, tuple[Type, ...]], StructLikeType] = {}
+        # generic functions: the unchecked declaration and its scope; checked specialisations
+        self._generic_functions: dict[int, tuple[ast.FunctionDecl, Scope]] = {}
+        self._function_specs: dict[tuple[int, tuple[Type, ...]], ast.FunctionDecl] = {}
+        self.diagnostics: list[P4Error] = []  # the errors reported so far, in the order found
+        self.incomplete: set[int] = set()  # ids of declarations checked on after an error
 
     # -- driver ---------------------------------------------------------------------------------
 
     def run(self, program: ast.Program) -> CheckedProgram:
+        try:
+            checked = self._check_program(program)
+        except _ErrorLimit:
+            raise P4Errors(self.diagnostics, truncated=True) from None
+        if self.diagnostics or checked is None:
+            raise P4Errors.of(self.diagnostics)
+        return checked
+
+    def _check_program(self, program: ast.Program) -> CheckedProgram | None:
         self._collect_members(program)
         for d in program.declarations:
-            self._guarded(d, lambda d=d: self.top_declaration(d))
-        main = self.top.lookup_local("main")
+            self.recover(d, lambda d=d: self.top_declaration(d), self.top)
+        try:
+            main = self.top.lookup_local("main")
+        except ErroneousName:
+            return None  # its declaration's error was reported
         loc = program.loc if program.declarations == [] else program.declarations[-1].loc
         if not isinstance(main, ast.InstanceDecl):
-            raise P4TypeError("the program has no 'main' package instance", loc)
-        blocks = self._guarded(main, lambda: build_blocks(self, main))
+            if not self.diagnostics:  # a program with errors is not looked at as a whole
+                self.report(P4TypeError("the program has no 'main' package instance", loc))
+            return None
+        found: list[Any] = []
+        if not self.recover(main, lambda: found.append(build_blocks(self, main))):
+            return None
+        if self.diagnostics:
+            return None  # the annotations of a program with errors may be half-checked
+        blocks = found[0]
+        for exc in checksum_control_errors(blocks):  # what p4c-bm2-ss allows there
+            self.report(exc)
+        if self.diagnostics:
+            return None
         self._annotation_values(program, set())
         return CheckedProgram(
             program=program,
@@ -103,16 +161,47 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             source_file=self.source_file,
         )
 
+    def recover(self, node: ast.Node, fn: Any, scope: Scope | None = None) -> bool:
+        """Run `fn` (which checks `node`); on an error, report it and return False so the caller
+        goes on with the next node. A failed declaration `node` (or one checked on after a bad
+        parameter, in `incomplete`) is marked erroneous in `scope`."""
+        try:
+            self._guarded(node, fn)
+            if id(node) not in self.incomplete:
+                return True
+        except ErroneousName:
+            pass  # uses a declaration whose own error was reported
+        except P4Error as exc:
+            self.report(exc)
+        name = getattr(node, "name", None)
+        if scope is not None and isinstance(node, ast.Declaration) and isinstance(name, str):
+            scope.mark_erroneous(name, node)
+        return False
+
+    def report(self, exc: P4Error) -> None:
+        """Record one error; raises _ErrorLimit at MAX_ERRORS."""
+        if isinstance(exc, P4Errors):
+            for e in exc.errors:
+                self.report(e)
+            return
+        if isinstance(exc, _InternalError) and self.diagnostics:
+            return
+        if any(e.location == exc.location and e.message == exc.message for e in self.diagnostics):
+            return  # the same node checked twice (e.g. a literal re-checked once typed)
+        self.diagnostics.append(exc)
+        if len(self.diagnostics) >= MAX_ERRORS:
+            raise _ErrorLimit
+
     def _guarded(self, d: ast.Node, fn: Any) -> Any:
         try:
             return fn()
-        except P4Error:
+        except (P4Error, _ErrorLimit):
             raise
         except RecursionError as exc:
             raise P4Error("expression nesting too deep", d.loc) from exc
         except Exception as exc:  # a checker bug must still name where it happened
             name = getattr(d, "name", type(d).__name__)
-            raise P4Error(
+            raise _InternalError(
                 f"internal error while checking '{name}': {type(exc).__name__}: {exc}", d.loc
             ) from exc
 
@@ -142,7 +231,8 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             if isinstance(d, ast.ErrorDecl):
                 for m in d.members:
                     if m in self.error_codes:
-                        raise P4TypeError(f"duplicate declaration of 'error.{m}'", d.loc)
+                        self.report(P4TypeError(f"duplicate declaration of 'error.{m}'", d.loc))
+                        continue
                     self.error_codes[m] = len(self.errors)
                     self.errors.append(m)
 
@@ -269,18 +359,26 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         self, params: list[ast.Parameter], scope: Scope, what: str, ctor: bool = False
     ) -> None:
         for p in params:
-            t = self.resolve_type(p.type_ref, scope)
-            if ctor and p.direction:
-                raise P4TypeError(
-                    f"constructor parameter '{p.name}' cannot have a direction", p.loc
-                )
-            if ctor:
-                self.ctor_param_ids.add(id(p))
-            if isinstance(t, VoidType):
-                raise P4TypeError(f"parameter '{p.name}' of {what} cannot be void", p.loc)
-            if p.default is not None:
-                self.checked(p.default, scope, t, f"default value of '{p.name}'")
-            scope.declare(p.name, p, p.loc)
+            if scope.owner is None:
+                self._declare_param(p, scope, what, ctor)
+            elif not self.recover(p, lambda p=p: self._declare_param(p, scope, what, ctor), scope):
+                # the body is still checked (without the parameter); the owner is erroneous
+                self.incomplete.add(id(scope.owner))
+
+    def _declare_param(self, p: ast.Parameter, scope: Scope, what: str, ctor: bool) -> None:
+        t = self.resolve_type(p.type_ref, scope)
+        if ctor and p.direction:
+            raise P4TypeError(f"constructor parameter '{p.name}' cannot have a direction", p.loc)
+        if ctor:
+            self.ctor_param_ids.add(id(p))
+        if isinstance(t, VoidType):
+            raise P4TypeError(f"parameter '{p.name}' of {what} cannot be void", p.loc)
+        if isinstance(t, ObjectType) and isinstance(t.decl, ast.ParserDecl | ast.ControlDecl):
+            # as p4c: a parser/control declaration is not a type; its type declaration is
+            raise P4TypeError(f"parameter '{p.name}' cannot have type {t}", p.loc)
+        if p.default is not None:
+            self.checked(p.default, scope, t, f"default value of '{p.name}'")
+        scope.declare(p.name, p, p.loc)
 
     # -- declarations ---------------------------------------------------------------------------
 
@@ -408,20 +506,45 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             methods.declare(("ctor:" if m.is_constructor else "") + m.name, m, m.loc)
 
     def function(self, d: ast.FunctionDecl, scope: Scope) -> None:
-        if d.type_params:
-            raise UnsupportedError("generic functions", d.loc)
+        """A function; directionless parameters are read-only, like `in` (as p4c treats them).
+
+        A generic function's body is checked with its type variables (the spec allows only
+        assignment on their values) and once more per specialisation (`specialize_function`)."""
+        pristine = copy.deepcopy(d) if d.type_params else None
+        self._function_body(d, self._type_param_scope(d.type_params, scope))
+        scope.declare(d.name, d, d.loc)
+        if pristine is not None:
+            self._generic_functions[id(d)] = (pristine, scope)
+
+    def _function_body(self, d: ast.FunctionDecl, scope: Scope) -> None:
         rt = self.resolve_type(d.return_type, scope)
         inner = Scope(scope, owner=d)
         self.declare_params(d.params, inner, f"function '{d.name}'")
-        for p in d.params:
-            if not p.direction:
-                raise P4TypeError(
-                    f"parameter '{p.name}' of function '{d.name}' needs a direction", p.loc
-                )
         self.block(d.body, inner)
         if not isinstance(rt, VoidType) and not _always_returns(d.body):
             raise P4TypeError(f"function '{d.name}' does not return a value on every path", d.loc)
-        scope.declare(d.name, d, d.loc)
+
+    def specialize_function(
+        self, d: ast.FunctionDecl, bindings: dict[str, Type]
+    ) -> ast.FunctionDecl:
+        """The copy of generic `d` with its type parameters bound, checked (once per binding), as
+        p4c's SpecializeGenericFunctions makes it; calls are bound to it, so the engine sees
+        ordinary functions."""
+        args = tuple(bindings[tp.name] for tp in d.type_params)
+        key = (id(d), args)
+        spec = self._function_specs.get(key)
+        if spec is not None:
+            return spec
+        pristine, scope = self._generic_functions[id(d)]
+        spec = copy.deepcopy(pristine)
+        spec.type_params = []
+        inner = Scope(scope)
+        for tp, t in zip(pristine.type_params, args):
+            ref = ast.NamedTypeRef(name=str(t), loc=tp.loc, resolved=t)
+            inner.declare(tp.name, ast.TypedefDecl(name=tp.name, type_ref=ref, resolved=t), tp.loc)
+        self._function_specs[key] = spec
+        self._function_body(spec, inner)
+        return spec
 
     def action(self, d: ast.ActionDecl, scope: Scope) -> None:
         inner = Scope(scope, owner=d)
@@ -446,7 +569,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         self.declare_params(c.params, scope, f"control '{c.name}'")
         self.declare_params(c.ctor_params, scope, f"control '{c.name}'", ctor=True)
         for d in c.locals:
-            self._guarded(d, lambda d=d: self.control_local(d, scope))
+            self.recover(d, lambda d=d: self.control_local(d, scope), scope)
         self.block(c.body, scope)
 
     def control_local(self, d: ast.Declaration, scope: Scope) -> None:
@@ -507,6 +630,12 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
     ) -> tuple[Type, list[ast.Parameter]]:
         """The instance type and constructor parameters for instantiating `decl`."""
         if isinstance(decl, ast.ExternDecl):
+            if name not in BMV2_EXTERN_OBJECTS:
+                raise P4TypeError(
+                    f"unknown extern '{name}': p4c-bm2-ss translates only the extern objects of "
+                    "v1model.p4 (BMv2 has no other)",
+                    loc,
+                )
             ctors = [m for m in decl.methods if m.is_constructor]
             if not ctors:
                 raise P4TypeError(f"extern '{name}' has no constructor", loc)

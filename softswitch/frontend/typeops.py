@@ -141,6 +141,8 @@ def castable(source: Type, target: Type) -> bool:
     if isinstance(s, BitType) and isinstance(t, BitType):
         # sign and width may change, but not both at once (p4c allows both; so do we)
         return True
+    if isinstance(s, BitType) and isinstance(t, IntType):
+        return True  # value kept, as an arbitrary-precision int (compile-time values only)
     if isinstance(s, BoolType) and isinstance(t, BitType):
         return t.width == 1 and not t.signed
     if isinstance(s, BitType) and isinstance(t, BoolType):

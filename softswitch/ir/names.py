@@ -4,6 +4,11 @@ p4c names an object by the path of the block instance that holds it plus the obj
 ``MyIngress.ipv4_lpm`` for a table of the ingress control, ``MyIngress.sub.t`` for a table of a
 control instantiated as ``sub`` inside it, plain ``NoAction`` for a top-level declaration.
 ``@name("x")`` replaces the object's own name; ``@name(".x")`` makes the whole name ``x``.
+
+Instances of parsers and controls are path elements by the same rule (`block_path`): a directly
+invoked ``Sub.apply(...)`` gets an instance annotated ``@name("Sub")`` (frontend/stmtcheck.py,
+after p4c's InstantiateDirectCalls), so its tables are ``MyIngress.Sub.t``; a parser or control
+passed as constructor argument is named after the parameter (frontend/blocks.py).
 """
 
 from __future__ import annotations
@@ -24,6 +29,35 @@ def qualified_name(decl: ast.Declaration, block_path: str | None) -> str:
         return annotated[1:]
     own = annotated if annotated is not None else decl.name
     return f"{block_path}.{own}" if block_path else own
+
+
+def action_name(decl: ast.ActionDecl, block: BlockInstance | None, top_path: str | None) -> str:
+    """The control-plane name of action `decl` as used in `block` (None: outside any block),
+    inside the top-level block at `top_path`.
+
+    p4c copies a top-level action into each top-level control using it (LocalizeAllActions),
+    keeping its @name: without one (or with an absolute ``@name(".x")``) it stays top-level
+    named, but a relative ``@name("x")`` then becomes ``<top-level control>.x``."""
+    if block is not None and any(local is decl for local in block.decl.locals):
+        return qualified_name(decl, block.path)
+    annotated = decl.control_plane_name()
+    if annotated is not None and not annotated.startswith(".") and top_path:
+        return f"{top_path}.{annotated}"
+    return qualified_name(decl, None)
+
+
+def top_block_paths(checked: CheckedProgram) -> dict[int, str]:
+    """id(block) → the path of the main-package block it is (or is nested in)."""
+    found: dict[int, str] = {}
+
+    def visit(block: BlockInstance, top: str) -> None:
+        found[id(block)] = top
+        for child in block.children.values():
+            visit(child, top)
+
+    for block in checked.blocks.values():
+        visit(block, block.path)
+    return found
 
 
 def block_path(parent_path: str, instance: ast.InstanceDecl) -> str:
@@ -66,9 +100,14 @@ def _is_extern_instance(decl: ast.Declaration) -> bool:
 
 
 def walk_blocks(checked: CheckedProgram) -> Iterator[BlockInstance]:
-    """Every block instance, depth first, the main package's blocks in package order."""
+    """Every block instance, depth first, the main package's blocks in package order; an
+    instance passed to several blocks (a constructor argument naming it) comes once."""
+    seen: set[int] = set()
 
     def visit(block: BlockInstance) -> Iterator[BlockInstance]:
+        if id(block) in seen:
+            return
+        seen.add(id(block))
         yield block
         for child in block.children.values():
             yield from visit(child)

@@ -40,6 +40,7 @@ _ANNOTATIONS: dict[type, frozenset[str]] = {
     ast.ParserState: frozenset({"next_state"}),
     ast.ActionRef: frozenset({"decl", "bound_args"}),
     ast.TableEntryDecl: frozenset({"priority_value"}),
+    ast.ForStatement: frozenset({"index", "index_values"}),
 }
 
 

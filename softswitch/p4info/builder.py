@@ -24,9 +24,9 @@ from softswitch.frontend.types import (
 )
 from softswitch.ir.checked import CheckedProgram
 from softswitch.p4info.annotations import (
+    add_annotations,
     format_annotation,
     int_arg,
-    serialize_annotations,
     set_documentation,
     string_arg,
     user_id,
@@ -145,7 +145,7 @@ class _Builder:
         preamble.id = self.symbols.id(prefix, name)
         preamble.name = name
         preamble.alias = self.symbols.alias(name)
-        preamble.annotations.extend(serialize_annotations(annotated, skip))
+        add_annotations(preamble, annotated, skip)
         set_documentation(preamble.doc, annotated)
         if not preamble.doc.brief and not preamble.doc.description:
             preamble.ClearField("doc")
@@ -214,7 +214,7 @@ class _Builder:
             pm = msg.params.add()
             pm.id = pid
             pm.name = param.control_plane_name() or param.name
-            pm.annotations.extend(serialize_annotations(param))
+            add_annotations(pm, param)
             set_documentation(pm.doc, param)
             if not pm.doc.brief and not pm.doc.description:
                 pm.ClearField("doc")
@@ -250,7 +250,7 @@ class _Builder:
         for ref, name in zip(table.action_refs, names):
             ar = msg.action_refs.add()
             ar.id = self.symbols.id(Prefix.ACTION, name)
-            ar.annotations.extend(serialize_annotations(ref))
+            add_annotations(ar, ref)
             table_only = ref.annotation("tableonly") is not None
             default_only = ref.annotation("defaultonly") is not None
             if table_only and default_only:
@@ -269,8 +269,9 @@ class _Builder:
         if timeout is not None and timeout.value.value is True:
             msg.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
         if decl.entries is not None:
+            # p4c: const-ness from the property, initial entries only if there is one
             msg.is_const_table = decl.entries_const
-            msg.has_initial_entries = True
+            msg.has_initial_entries = len(decl.entries) > 0
 
     def _match_fields(self, msg: p4info_pb2.Table, decl: ast.TableDecl) -> None:
         ids = allocate_field_ids([user_id(k) for k in decl.keys], (), decl.loc)
@@ -281,7 +282,7 @@ class _Builder:
             mf = msg.match_fields.add()
             mf.id = fid
             mf.name = key_name(key, self.specs)
-            mf.annotations.extend(serialize_annotations(key))
+            add_annotations(mf, key)
             set_documentation(mf.doc, key)
             if not mf.doc.brief and not mf.doc.description:
                 mf.ClearField("doc")
@@ -409,14 +410,21 @@ class _Builder:
                 raise P4TypeError("register needs its element type", ext.annotated.loc)
             msg.type_spec.CopyFrom(self.specs.convert(ext.type.type_args[0]))
             msg.size = _const_int(ctor_arg(ext.args, "size", 0)) or 0
-            if len(ext.type.type_args) > 1 and isinstance(ext.type.type_args[1], NewType):
-                msg.index_type_name.name = self.specs.type_name(ext.type.type_args[1].name)
+            self._index_type(msg, ext, 1)  # register<T, I>
         elif ext.kind in ("action_profile", "action_selector"):
             self._add_action_profile(ext)
 
-    def _index_type(self, msg: p4info_pb2.Counter | p4info_pb2.Meter, ext: ExternObj) -> None:
-        if ext.type.type_args and isinstance(ext.type.type_args[0], NewType):
-            msg.index_type_name.name = self.specs.type_name(ext.type.type_args[0].name)
+    def _index_type(self, msg: p4info_pb2.Counter | p4info_pb2.Meter | p4info_pb2.Register,
+                    ext: ExternObj, position: int = 0) -> None:
+        """index_type_name of a counter<I>, meter<I> or register<T, I> whose I is a ``type``;
+        like p4c, a named index type is also described in type_info."""
+        if len(ext.type.type_args) <= position:
+            return
+        index = ext.type.type_args[position]
+        if isinstance(index, NewType | EnumType):
+            self.specs.convert(index)
+        if isinstance(index, NewType):
+            msg.index_type_name.name = self.specs.type_name(index.name)
 
     def _add_action_profile(self, ext: ExternObj) -> None:
         msg = self.p4info.action_profiles.add()
@@ -495,7 +503,7 @@ class _Builder:
                     m.match_type = _MATCH_TYPES[kind]
                 else:
                     m.other_match_type = kind
-                m.annotations.extend(serialize_annotations(f, skip=("match",)))
+                add_annotations(m, f, skip=("match",))
         elif isinstance(et, EnumType) and et.underlying is not None:
             for index, member in enumerate(et.members, start=1):
                 m = msg.match.add()
@@ -525,7 +533,7 @@ class _Builder:
         msg.preamble.id = self.symbols.id(Prefix.CONTROLLER_HEADER, type_name)
         msg.preamble.name = label
         msg.preamble.alias = label
-        msg.preamble.annotations.extend(serialize_annotations(header))
+        add_annotations(msg.preamble, header)
         set_documentation(msg.preamble.doc, header)
         if not msg.preamble.doc.brief and not msg.preamble.doc.description:
             msg.preamble.ClearField("doc")
@@ -538,7 +546,7 @@ class _Builder:
             md = msg.metadata.add()
             md.id = fid
             md.name = f.string_annotation("name") or f.name
-            md.annotations.extend(serialize_annotations(f))
+            add_annotations(md, f)
             width = self._param_width(ftype, f.loc)
             md.bitwidth = width or 0
             type_name_ = self._record_type(ftype)
@@ -556,7 +564,7 @@ class _Builder:
                 if key in ("name", "version", "organization", "contact", "url", "arch") and \
                         raw.startswith('"') and raw.endswith('"'):
                     setattr(pkg, key, raw[1:-1])
-        pkg.annotations.extend(serialize_annotations(main, skip=("pkginfo",)))
+        add_annotations(pkg, main, skip=("pkginfo",))
         set_documentation(pkg.doc, main)
         if not pkg.doc.brief and not pkg.doc.description:
             pkg.ClearField("doc")

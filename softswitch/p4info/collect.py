@@ -1,16 +1,24 @@
 """What a checked program exposes to the control plane, in the order p4c serializes it.
 
-p4c builds P4Info from the program as its frontend leaves it, which matters here:
+p4c (p4c-bm2-ss) writes P4Info from the program as its *frontend* leaves it (the midend runs
+later), so the frontend decides what exists:
 
-* sub-controls and sub-parsers are inlined into their parent, their locals taking the place of
-  the instance declaration (so they follow the parent's declaration order);
-* unused tables, actions and value sets are removed (unused extern instances are kept); actions
-  called directly from apply blocks or other actions are inlined, so an action is kept only if
-  a table refers to it;
+* constant ``if`` conditions are folded away first, so whatever only dead code uses is unused;
+* unused declarations are removed (RemoveAllUnusedDeclarations): tables nothing applies, actions
+  no table lists and no apply block calls, parser/control instances nothing applies; extern
+  instances are always kept;
+* sub-controls and sub-parsers are inlined: the locals of an applied instance take the place of
+  its declaration, named ``<instance @name or name>.<local>``; a control applied through a
+  constructor parameter is inlined where the argument instance is declared; a direct
+  invocation ``C.apply(...)`` is an instance ``C_inst`` with ``@name("C")`` appended to the
+  caller's locals (InstantiateDirectCalls);
+* actions called from other actions are inlined into their callers and then removed as unused,
+  so an action is listed when a table refers to it or an apply block calls it (the midend,
+  which turns apply-block calls into hidden tables, runs after P4Info is written);
 * a table without ``default_action`` gets ``@defaultonly NoAction`` appended to its actions and
   ``default_action = NoAction()``;
-* top-level actions are copied into each control whose tables use them, before that control's
-  own locals, in order of first use.
+* top-level actions are copied into each top-level control using them, before that control's
+  own locals, in order of first use (tables in declaration order, then the apply block).
 
 P4Info objects then come in the order p4c visits the evaluated blocks (breadth first): top-level
 extern instances first, then actions, digests and value sets block by block (package order),
@@ -27,7 +35,7 @@ from softswitch.errors import P4TypeError, UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend.types import ExternType, Type
 from softswitch.ir.checked import BlockInstance, CheckedProgram
-from softswitch.ir.names import qualified_name
+from softswitch.ir.names import action_name, qualified_name
 
 # Fields of AST nodes that point back into the tree (or to annotations) rather than to children.
 _NOT_CHILDREN = frozenset({
@@ -50,19 +58,36 @@ def children(node: ast.Node) -> Iterator[ast.Node]:
                     yield item
 
 
-def walk(node: ast.Node) -> Iterator[ast.Node]:
-    """`node` and everything under it, pre-order."""
+def live_children(node: ast.Node) -> Iterator[ast.Node]:
+    """`children`, without the branch of an ``if`` that a constant condition rules out (p4c
+    folds such ifs before removing unused declarations)."""
+    if isinstance(node, ast.IfStatement) and isinstance(node.cond.value, bool):
+        taken = node.then if node.cond.value else node.otherwise
+        if taken is not None:
+            yield taken
+        return
+    yield from children(node)
+
+
+def walk(node: ast.Node, live: bool = False) -> Iterator[ast.Node]:
+    """`node` and everything under it, pre-order (`live`: skipping dead ``if`` branches)."""
+    step = live_children if live else children
     stack = [node]
+    seen: set[int] = set()
     while stack:
         current = stack.pop()
+        if id(current) in seen:
+            continue  # a node reachable twice (a field another pass added) is visited once
+        seen.add(id(current))
         yield current
-        stack.extend(reversed(list(children(current))))
+        stack.extend(reversed(list(step(current))))
 
 
 def referenced_decls(node: ast.Node) -> set[int]:
-    """ids of the declarations named anywhere under `node` (paths and resolved calls)."""
+    """ids of the declarations named anywhere in the live code under `node` (paths and
+    resolved calls)."""
     found: set[int] = set()
-    for n in walk(node):
+    for n in walk(node, live=True):
         if isinstance(n, ast.PathExpression) and n.decl is not None:
             found.add(id(n.decl))
         elif isinstance(n, ast.MethodCall) and n.call is not None and n.call.decl is not None:
@@ -153,6 +178,145 @@ def ctor_arg(args: dict[str, ast.Expression | None], name: str,
     return values[index] if index < len(values) else None
 
 
+def _position(node: ast.Node) -> tuple[int, int]:
+    return (node.loc.line, node.loc.column)
+
+
+@dataclass(eq=False)
+class _BlockUse:
+    """What the live code of one control instance uses: its tables, the actions it calls
+    directly, and the events of its apply block in order (with applied sub-blocks expanded in
+    place, as p4c inlines them)."""
+
+    tables: set[int] = field(default_factory=set)
+    called: list[ast.ActionDecl] = field(default_factory=list)
+    body_events: list[ast.ActionDecl | ast.MethodCall] = field(default_factory=list)
+
+
+class _ControlFlattener:
+    """One top-level control as p4c's frontend leaves it (see the module docstring)."""
+
+    def __init__(self, collector: _Collector, top: BlockInstance) -> None:
+        self.collector = collector
+        self.top = top
+        self.uses: dict[int, _BlockUse] = {}
+        self.applied: set[int] = set()  # ids of BlockInstances some live code applies
+        self._use(top, None)
+
+    # --- what the apply blocks use --------------------------------------------------------
+
+    def _use(self, block: BlockInstance, parent: BlockInstance | None) -> _BlockUse:
+        use = self.uses.get(id(block))
+        if use is not None:
+            return use
+        use = self.uses[id(block)] = _BlockUse()
+        assert isinstance(block.decl, ast.ControlDecl)
+        for node in walk(block.decl.body, live=True):
+            if isinstance(node, ast.MethodCall) and node.call is not None:
+                self._call(node, block, parent, use)
+        return use
+
+    def _call(self, node: ast.MethodCall, block: BlockInstance, parent: BlockInstance | None,
+              use: _BlockUse) -> None:
+        info = node.call
+        assert info is not None
+        if info.kind == "table_apply" and info.decl is not None:
+            use.tables.add(id(info.decl))
+        elif info.kind == "action" and isinstance(info.decl, ast.ActionDecl):
+            use.called.append(info.decl)
+            use.body_events.append(info.decl)
+        elif info.kind == "extern_function" and info.name == "digest":
+            use.body_events.append(node)
+        elif info.kind == "function" and isinstance(info.decl, ast.FunctionDecl):
+            use.body_events.extend(self.collector.digest_calls(info.decl.body))
+        elif info.kind == "apply":
+            target = self._apply_target(node, block, parent)
+            if target is not None:
+                child, owner = target
+                self.applied.add(id(child))
+                use.body_events.extend(self._use(child, owner).body_events)
+
+    @staticmethod
+    def _apply_target(node: ast.MethodCall, block: BlockInstance, parent: BlockInstance | None,
+                      ) -> tuple[BlockInstance, BlockInstance | None] | None:
+        """The control instance `node` applies, with the block it sits in: a local instance,
+        or the block bound to a constructor parameter (frontend/blocks.py makes it a child too:
+        a new one for a constructor call, else the instance the argument names)."""
+        assert node.call is not None
+        decl = node.call.decl
+        if isinstance(decl, ast.InstanceDecl | ast.Parameter):
+            child = block.children.get(decl.name)
+            if child is not None and isinstance(child.decl, ast.ControlDecl):
+                return child, block
+        if isinstance(decl, ast.Parameter) and parent is not None:
+            arg = block.ctor_args.get(decl.name)
+            if isinstance(arg, ast.PathExpression) and isinstance(arg.decl, ast.InstanceDecl):
+                child = parent.children.get(arg.decl.name)
+                if child is not None and isinstance(child.decl, ast.ControlDecl):
+                    return child, parent
+        return None
+
+    # --- the inlined locals ---------------------------------------------------------------
+
+    def locals(self, block: BlockInstance | None = None) -> Iterator[
+            tuple[ast.Declaration, BlockInstance]]:
+        """The locals left after inlining and unused-declaration removal, in p4c's order."""
+        block = block or self.top
+        use = self.uses.get(id(block), _BlockUse())
+        assert isinstance(block.decl, ast.ControlDecl)
+        kept_actions = self._kept_actions(block, use)
+        for param in block.decl.ctor_params:
+            # a block constructed in the argument: p4c's specialisation declares it first in
+            # the specialised control; one the argument names is inlined where it is declared
+            child = block.children.get(param.name)
+            if (child is not None and child.path == f"{block.path}.{param.name}"
+                    and id(child) in self.applied):
+                yield from self.locals(child)
+        for local in block.decl.locals:
+            child = block.children.get(local.name) if isinstance(local, ast.InstanceDecl) else None
+            if child is not None:
+                if id(child) in self.applied:
+                    yield from self.locals(child)
+                continue
+            if isinstance(local, ast.TableDecl):
+                if id(local) in use.tables:
+                    yield local, block
+            elif isinstance(local, ast.ActionDecl):
+                if id(local) in kept_actions:
+                    yield local, block
+            else:
+                yield local, block
+
+    def _kept_actions(self, block: BlockInstance, use: _BlockUse) -> set[int]:
+        assert isinstance(block.decl, ast.ControlDecl)
+        kept = {id(a) for a in use.called}
+        for local in block.decl.locals:
+            if isinstance(local, ast.TableDecl) and id(local) in use.tables:
+                kept.update(id(r.decl) for r in self.collector.table_refs(local))
+        return kept
+
+    def global_actions(self, items: list[tuple[ast.Declaration, BlockInstance]],
+                       ) -> list[ast.ActionDecl]:
+        """Top-level actions the control uses, in order of first use (LocalizeAllActions):
+        the inlined locals' tables first, then the inlined apply block."""
+        local_ids = {id(d) for d, _ in items if isinstance(d, ast.ActionDecl)}
+        found: dict[int, ast.ActionDecl] = {}
+        for decl, _ in items:
+            if isinstance(decl, ast.TableDecl):
+                for action in self.collector.use_order(decl):
+                    found.setdefault(id(action), action)
+        for event in self.uses[id(self.top)].body_events:
+            if isinstance(event, ast.ActionDecl):
+                found.setdefault(id(event), event)
+        return [a for a in found.values() if id(a) not in local_ids and self._is_global(a)]
+
+    def _is_global(self, decl: ast.ActionDecl) -> bool:
+        return id(decl) in self.collector.global_action_ids
+
+    def body_digests(self) -> list[ast.MethodCall]:
+        return [e for e in self.uses[id(self.top)].body_events if isinstance(e, ast.MethodCall)]
+
+
 class _Collector:
     def __init__(self, checked: CheckedProgram) -> None:
         self.checked = checked
@@ -162,6 +326,9 @@ class _Collector:
              if isinstance(d, ast.ActionDecl) and d.name == "NoAction"),
             None,
         )
+        self.global_action_ids = {id(d) for d in checked.program.declarations
+                                  if isinstance(d, ast.ActionDecl)}
+        self._refs: dict[int, list[ast.ActionRef]] = {}
 
     # --- blocks -------------------------------------------------------------------------
 
@@ -175,28 +342,36 @@ class _Collector:
             elif isinstance(decl, ast.HeaderDecl) and decl.annotation("controller_header"):
                 self.model.controller_headers.append(decl)
         for block in self.checked.blocks.values():
-            locals_ = list(self._flatten(block))
             if isinstance(block.decl, ast.ParserDecl):
-                self._parser(locals_)
+                self._parser(list(self._flatten_parser(block)))
             else:
-                self.model.controls.append(self._control(block, locals_))
+                self.model.controls.append(self._control(block))
         return self.model
 
-    def _flatten(self, block: BlockInstance) -> Iterator[tuple[ast.Declaration, BlockInstance]]:
-        """The block's locals with used sub-block instances expanded in place."""
+    def _flatten_parser(self, block: BlockInstance,
+                        ) -> Iterator[tuple[ast.Declaration, BlockInstance]]:
+        """The parser's locals with used sub-parser instances expanded in place."""
         decl = block.decl
-        used = referenced_decls(decl.body) if isinstance(decl, ast.ControlDecl) else set()
-        if isinstance(decl, ast.ParserDecl):
-            for state in decl.states:
-                used |= referenced_decls(state)
+        assert isinstance(decl, ast.ParserDecl)
+        used: set[int] = set()
+        for state in decl.states:
+            used |= referenced_decls(state)
+        for local in reversed(decl.locals):  # an instance passed to a used one is used
+            if isinstance(local, ast.InstanceDecl) and id(local) in used:
+                for arg in local.args:
+                    used |= referenced_decls(arg)
+        for param in decl.ctor_params:
+            # a sub-parser constructed in the argument comes first (p4c's specialisation)
+            child = block.children.get(param.name)
+            if (child is not None and child.path == f"{block.path}.{param.name}"
+                    and id(param) in used):
+                yield from self._flatten_parser(child)
         for local in decl.locals:
             child = block.children.get(local.name)
             if child is not None and isinstance(local, ast.InstanceDecl):
                 if id(local) in used:
-                    yield from self._flatten(child)
+                    yield from self._flatten_parser(child)
                 continue
-            if isinstance(local, ast.TableDecl) and id(local) not in used:
-                continue  # p4c removes tables nothing applies
             yield local, block
 
     def _parser(self, locals_: list[tuple[ast.Declaration, BlockInstance]]) -> None:
@@ -212,55 +387,69 @@ class _Collector:
             if kind is not None:
                 self.model.block_items.append(self._instance(local, kind, block))
 
-    def _control(self, top: BlockInstance,
-                 locals_: list[tuple[ast.Declaration, BlockInstance]]) -> ControlObj:
+    def _control(self, top: BlockInstance) -> ControlObj:
+        flat = _ControlFlattener(self, top)
+        items = list(flat.locals())
         control = ControlObj(top)
         tables: list[TableObj] = []
-        for local, block in locals_:
+        for local, block in items:
             if isinstance(local, ast.TableDecl):
                 table = TableObj(qualified_name(local, block.path), local, block,
-                                 self._action_refs(local))
+                                 self.table_refs(local))
                 tables.append(table)
                 self.model.block_items.append(table)
                 self.model.block_items.extend(self._table_externs(table))
             elif (kind := extern_type_name(local)) is not None:
                 self.model.block_items.append(self._instance(local, kind, block))
 
-        used_actions: dict[int, ast.ActionDecl] = {}
-        for table in tables:
-            for ref in table.action_refs:
-                if ref.decl is None:
-                    raise P4TypeError(f"unknown action '{ref.name}' in table '{table.name}'",
-                                      ref.loc)
-                used_actions.setdefault(id(ref.decl), ref.decl)
-        own = {id(local) for local, _ in locals_ if isinstance(local, ast.ActionDecl)}
-        # top-level actions are localized first, in order of first use
-        for decl in used_actions.values():
-            if id(decl) not in own:
-                control.actions.append(ActionObj(self._global_action_name(decl, top), decl))
-        for local, block in locals_:
-            if isinstance(local, ast.ActionDecl) and id(local) in used_actions:
-                control.actions.append(ActionObj(qualified_name(local, block.path), local))
+        # localized top-level actions first, then the inlined locals' own; a sub-control
+        # instantiated twice has its actions twice, so names are by (action, block)
+        names: dict[tuple[int, int], str] = {}
+        for decl in flat.global_actions(items):
+            name = action_name(decl, None, top.path)
+            names[(id(decl), 0)] = name
+            control.actions.append(ActionObj(name, decl))
+        for local, block in items:
+            if isinstance(local, ast.ActionDecl):
+                name = qualified_name(local, block.path)
+                names[(id(local), id(block))] = name
+                control.actions.append(ActionObj(name, local))
 
-        by_decl = {id(a.decl): a.name for a in control.actions}
         for table in tables:
-            table.action_names = [by_decl[id(r.decl)] for r in table.action_refs]
+            table.action_names = [
+                names.get((id(r.decl), id(table.block))) or names[(id(r.decl), 0)]
+                for r in table.action_refs]
         for action in control.actions:
-            control.digests.extend(self._digest_calls(action.decl.body))
-        assert isinstance(top.decl, ast.ControlDecl)
-        control.digests.extend(self._digest_calls(top.decl.body))
+            control.digests.extend(self.digest_calls(action.decl.body))
+        control.digests.extend(flat.body_digests())
         return control
 
-    @staticmethod
-    def _global_action_name(decl: ast.ActionDecl, top: BlockInstance) -> str:
-        # p4c tags top-level actions with @name(".a") unless they already carry a @name; a
-        # relative @name("x") is then prefixed with the control it is localized into.
-        annotated = decl.control_plane_name()
-        if annotated is not None and not annotated.startswith("."):
-            return f"{top.path}.{annotated}"
-        return qualified_name(decl, None)
-
     # --- tables -------------------------------------------------------------------------
+
+    def table_refs(self, table: ast.TableDecl) -> list[ast.ActionRef]:
+        """The table's action references: its actions list (plus the implicit NoAction), in
+        order; checked to resolve."""
+        refs = self._refs.get(id(table))
+        if refs is None:
+            refs = self._refs[id(table)] = self._action_refs(table)
+        return refs
+
+    def use_order(self, table: ast.TableDecl) -> list[ast.ActionDecl]:
+        """The actions `table` names, in the order p4c's traversal meets them: its properties
+        in source order, the implicit NoAction at the end of the actions list."""
+        placed: list[tuple[tuple[int, int], int, ast.ActionDecl]] = []
+        position = _position(table)
+        for ref in self.table_refs(table):
+            if ref in table.actions:
+                position = _position(ref)
+            assert ref.decl is not None
+            placed.append((position, len(placed), ref.decl))
+        others = [table.default_action] if table.default_action is not None else []
+        others += [entry.action for entry in table.entries or []]
+        for ref in others:
+            if ref.decl is not None:
+                placed.append((_position(ref), len(placed), ref.decl))
+        return [decl for _, _, decl in sorted(placed, key=lambda p: (p[0], p[1]))]
 
     def _action_refs(self, table: ast.TableDecl) -> list[ast.ActionRef]:
         refs = list(table.actions)
@@ -274,6 +463,10 @@ class _Collector:
                 name="NoAction", decl=self.no_action, loc=table.loc,
                 annotations=[ast.Annotation(name="defaultonly", loc=table.loc)],
             ))
+        for ref in refs:
+            if ref.decl is None:
+                raise P4TypeError(f"unknown action '{ref.name}' in table '{table.name}'",
+                                  ref.loc)
         return refs
 
     def _table_externs(self, table: TableObj) -> list[ExternObj]:
@@ -314,13 +507,14 @@ class _Collector:
             args=_bound_args(decl.ctor_params, decl.ctor_args, decl.args),
         )
 
-    def _digest_calls(self, body: ast.Node) -> list[ast.MethodCall]:
-        """digest() calls in `body`, following direct action/function calls and sub-controls."""
+    def digest_calls(self, body: ast.Node) -> list[ast.MethodCall]:
+        """digest() calls in `body` (an action's or function's), following the action and
+        function calls p4c inlines into it."""
         found: list[ast.MethodCall] = []
         seen: set[int] = set()
 
         def visit(node: ast.Node) -> None:
-            for n in walk(node):
+            for n in walk(node, live=True):
                 if not isinstance(n, ast.MethodCall) or n.call is None:
                     continue
                 info = n.call
@@ -333,12 +527,6 @@ class _Collector:
                         seen.add(id(target))
                         visit(target.body)
                         seen.discard(id(target))
-                elif info.kind == "apply" and isinstance(info.decl, ast.InstanceDecl):
-                    sub = info.decl.type_decl
-                    if isinstance(sub, ast.ControlDecl) and id(sub) not in seen:
-                        seen.add(id(sub))
-                        visit(sub.body)
-                        seen.discard(id(sub))
 
         visit(body)
         return found
@@ -359,4 +547,3 @@ def digest_type(call: ast.MethodCall) -> Type | None:
     if data is None and len(call.args) > 1:
         data = call.args[1].expr
     return data.type if data is not None else None
-

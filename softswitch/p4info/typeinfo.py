@@ -27,7 +27,7 @@ from softswitch.frontend.types import (
     VarbitType,
     type_bit_width,
 )
-from softswitch.p4info.annotations import serialize_annotations, string_arg
+from softswitch.p4info.annotations import add_annotations, string_arg
 
 
 def to_bytes(value: int, width: int) -> bytes:
@@ -223,9 +223,7 @@ class TypeSpecs:
             entry = p4types_pb2.P4NewTypeSpec()
             decl = self._decls.get(t.name)
             if decl is not None:
-                entry.annotations.extend(
-                    serialize_annotations(decl, skip=("p4runtime_translation",))
-                )
+                add_annotations(entry, decl, skip=("p4runtime_translation",))
             tr = self.translation(t)
             if tr is not None:
                 entry.translated_type.uri = tr[0]

@@ -121,3 +121,27 @@ def test_parser_has_compile_subcommand() -> None:
     args = build_parser().parse_args(["compile", "x.p4", "-I", "a", "-I", "b", "-D", "X=2"])
     assert args.include_dirs == ["a", "b"] and args.defines == ["X=2"]
     assert args.handler.__name__ == "cmd_compile"
+
+
+def test_p4c_command_lines(program: Path, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    """p4c's and p4c-bm2-ss's command lines run unchanged: -o folder or file, P4Info files."""
+    build = tmp_path / "build"
+    files = f"{build}/prog.p4info.txtpb,{build}/prog.p4info.json"
+    build.mkdir()
+    assert main(_args(program, "--target", "bmv2", "--arch", "v1model", "--std", "p4-16",
+                      "--p4runtime-files", files, "-o", str(build))) == 0
+    assert json.loads((build / "prog.json").read_text())        # <stem>.json in the folder
+    text = text_format.Parse((build / "prog.p4info.txtpb").read_text(), p4info_pb2.P4Info())
+    as_json = json_format.Parse((build / "prog.p4info.json").read_text(), p4info_pb2.P4Info())
+    assert text == as_json and [t.preamble.name for t in text.tables] == ["I.fwd"]
+
+    old = tmp_path / "old.bin"
+    assert main(_args(program, "--p4v", "16", "--p4runtime-file", str(old),
+                      "--p4runtime-format", "binary", "-o", str(tmp_path / "x.json"))) == 0
+    assert p4info_pb2.P4Info.FromString(old.read_bytes()) == text
+    assert (tmp_path / "x.json").is_file()
+
+    assert main(_args(program, "--target", "tofino", "-o", str(tmp_path / "t.json"))) == 1
+    assert "--target tofino: softswitch compiles for bmv2 only" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()

@@ -347,9 +347,11 @@ control I(inout H h, inout M m, inout standard_metadata_t s) {
 def test_names_ids_hidden_and_removed_objects(tmp_path: Path) -> None:
     p4info = compile_p4info(tmp_path, _NAMES)
     assert [t.preamble.name for t in p4info.tables] == ["I.sub.t", "I.tagged"]
-    # localized top-level actions first (first use order), then the control's own, in place
+    # localized top-level actions first (first use order), then the control's own, in place;
+    # an action the apply block calls is listed too (p4c lists every unhidden action the
+    # frontend keeps)
     assert [a.preamble.name for a in p4info.actions] == [
-        "NoAction", "global_act", "top_named", "I.sub.set_x", "I.renamed"]
+        "NoAction", "global_act", "top_named", "I.sub.set_x", "I.renamed", "I.called_directly"]
     tagged = by_name(p4info.tables, "I.tagged")
     assert tagged.preamble.id == 0x02000007
     assert list(tagged.preamble.annotations) == ['@my_anno(1 , "two")']
@@ -553,3 +555,263 @@ control I(inout H h, inout M m, inout standard_metadata_t s) {
     assert members["flag"].HasField("bool")
     assert members["s"].bitstring.int.bitwidth == 4
     assert members["err"].HasField("error")
+
+
+# ---------------------------------------------------------------------------------------------
+# which actions p4c lists (issue 12): everything its frontend keeps, apply-block calls included
+
+_ACTIONS = """
+struct H { eth_t eth; }
+struct M { bit<8> x; }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t s) {
+    state start { pk.extract(h.eth); transition accept; }
+}
+@name("shared") action shared_rel(inout bit<8> x) { x = 1; }
+action top_direct() { }
+action top_helper() { }
+action top_caller() { top_helper(); }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    action set_x(bit<8> v) { m.x = v; }
+    action helper() { m.x = 2; }
+    action calls_helper() { helper(); }
+    action dead_only() { m.x = 3; }
+    @hidden action hidden_direct() { m.x = 4; }
+    action direct(bit<8> v) { m.x = v; }
+    table t {
+        key = { h.eth.etype : exact; }
+        actions = { set_x; calls_helper; shared_rel(m.x); top_caller; }
+    }
+    apply {
+        direct(7);
+        t.apply();
+        top_direct();
+        hidden_direct();
+        if (false) { dead_only(); }
+    }
+}
+control E(inout H h, inout M m, inout standard_metadata_t s) {
+    table te { key = { m.x : exact; } actions = { shared_rel(m.x); } }
+    apply { te.apply(); }
+}
+control VC(inout H h, inout M m) { apply { } }
+control CC(inout H h, inout M m) { apply { } }
+control D(packet_out pk, in H h) { apply { } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_actions_called_from_apply_blocks_are_listed(tmp_path: Path) -> None:
+    p4info = compile_p4info(tmp_path, _ACTIONS, skeleton=False)
+    # Top-level actions first, in order of first use (the table, then the apply block); then
+    # I's own kept locals in declaration order. Not listed: helper and top_helper (only called
+    # from actions, which p4c inlines), dead_only (only in an if(false) branch), hidden_direct
+    # (@hidden). The relative @name("shared") is per control: I.shared and E.shared.
+    names = ["I.shared", "top_caller", "NoAction", "top_direct", "I.set_x", "I.calls_helper",
+             "I.direct", "E.shared"]
+    assert [a.preamble.name for a in p4info.actions] == names
+    assert [a.preamble.id for a in p4info.actions] == [hashed_id(Prefix.ACTION, n)
+                                                      for n in names]
+    assert [a.preamble.alias for a in p4info.actions] == [
+        "I.shared", "top_caller", "NoAction", "top_direct", "set_x", "calls_helper", "direct",
+        "E.shared"]
+    direct = by_name(p4info.actions, "I.direct")
+    assert [(p.id, p.name, p.bitwidth) for p in direct.params] == [(1, "v", 8)]
+    t, te = p4info.tables
+    assert [r.id for r in t.action_refs] == [hashed_id(Prefix.ACTION, n) for n in (
+        "I.set_x", "I.calls_helper", "I.shared", "top_caller", "NoAction")]
+    assert [r.id for r in te.action_refs] == [hashed_id(Prefix.ACTION, n) for n in (
+        "E.shared", "NoAction")]
+
+
+def test_fabric_switch_lists_its_apply_block_actions() -> None:
+    root = Path(__file__).resolve().parents[2]
+    source = root / "p4src" / "switch" / "srv6_switch.p4"
+    p4info = build_p4info(check(parse_file(source), str(source)))
+    names = [a.preamble.name for a in p4info.actions]
+    behaviours = [n for n in names if n.startswith("SwitchIngress.srv6_behaviors.")]
+    assert behaviours == ["SwitchIngress.srv6_behaviors.shift_usid_16",
+                          "SwitchIngress.srv6_behaviors.shift_usid_32",
+                          "SwitchIngress.srv6_behaviors.decap"]
+    decap = by_name(p4info.actions, "SwitchIngress.srv6_behaviors.decap")
+    assert decap.preamble.id == hashed_id(Prefix.ACTION, decap.preamble.name)
+    assert decap.preamble.alias == "decap" and not decap.params
+
+
+_INLINING = """
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { bit<8> x; }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t s) {
+    state start { pk.extract(h.h); transition accept; }
+}
+control Leaf(inout H h) {
+    action set_b(bit<8> v) { h.h.b = v; }
+    table leaf_t { key = { h.h.a : exact; } actions = { set_b; } }
+    apply { leaf_t.apply(); }
+}
+control LeafT(inout H h);
+control Wrap(inout H h)(LeafT inner) {
+    action w() { }
+    table wrap_t { key = { h.h.b : exact; } actions = { w; } }
+    apply { inner.apply(h); wrap_t.apply(); }
+}
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    Leaf() existing;
+    Wrap(existing) uses_existing;
+    Wrap(Leaf()) builds_one;
+    @name("renamed") Leaf() named_leaf;
+    Leaf() never_applied;
+    apply {
+        Leaf.apply(h);
+        uses_existing.apply(h);
+        builds_one.apply(h);
+        named_leaf.apply(h);
+    }
+}
+"""
+
+
+def test_tables_of_inlined_controls_are_named_and_ordered_as_p4c(tmp_path: Path) -> None:
+    p4info = compile_p4info(tmp_path, _INLINING)
+    # inlined where declared: an instance passed as a constructor argument where it is
+    # declared; one constructed in the argument first in the specialised control; a direct
+    # invocation Leaf.apply() as an instance @name("Leaf") appended to I's locals
+    tables = ["I.existing.leaf_t", "I.uses_existing.wrap_t", "I.builds_one.inner.leaf_t",
+              "I.builds_one.wrap_t", "I.renamed.leaf_t", "I.Leaf.leaf_t"]
+    assert [t.preamble.name for t in p4info.tables] == tables
+    assert [t.preamble.id for t in p4info.tables] == [hashed_id(Prefix.TABLE, n) for n in tables]
+    actions = ["NoAction", "I.existing.set_b", "I.uses_existing.w", "I.builds_one.inner.set_b",
+               "I.builds_one.w", "I.renamed.set_b", "I.Leaf.set_b"]
+    assert [a.preamble.name for a in p4info.actions] == actions
+    for table in p4info.tables:
+        prefix = table.preamble.name.rsplit(".", 1)[0]
+        own = hashed_id(Prefix.ACTION, prefix + (".set_b" if "leaf" in table.preamble.name
+                                                 else ".w"))
+        assert [r.id for r in table.action_refs] == [own, 21257015]
+
+
+def test_engine_p4info_and_server_agree_on_action_names(tmp_path: Path) -> None:
+    from softswitch.engine.switch import Switch
+
+    path = tmp_path / "prog.p4"
+    path.write_text(_PRELUDE + _ACTIONS)
+    checked = check(parse_file(path), str(path))
+    p4info = build_p4info(checked)
+    switch = Switch(checked)
+    names = {a.preamble.id: a.preamble.name for a in p4info.actions}
+    for table in p4info.tables:
+        engine = switch.table(table.preamble.name)
+        listed = [names[r.id] for r in table.action_refs if names[r.id] != "NoAction"]
+        assert [n for n in listed if n not in engine.actions] == []
+    assert "I.shared" in switch.table("I.t").actions
+    assert "E.shared" in switch.table("E.te").actions
+
+
+_KEYS = """
+header h_t { bit<8> a; bit<8> b; @name("renamed_c") bit<16> c; }
+struct H { h_t h; h_t[2] s; }
+struct M { bit<16> x; bit<8> i; }
+const bit<16> MASK = 0x00FF;
+typedef bit<16> T16;
+const T16 TMASK = 0xF0;
+const int W = 8;
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t s) {
+    state start { pk.extract(h.h); transition accept; }
+}
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    action a() { }
+    action_selector(HashAlgorithm.crc16, 32w8, 32w4) sel;
+    table t {
+        key = {
+            h.h.a[7:4] : exact;
+            h.h.a[W-1:0x4] : exact;
+            h.h.isValid() : exact;
+            m.x & 0xFF : ternary;
+            m.x & MASK : ternary;
+            m.x & TMASK : ternary;
+            m.x & 16w0b1010 : ternary;
+            m.x & (bit<16>)0xF : ternary;
+            h.s[1].b : exact;
+            h.s[m.i].c : exact;
+            h.h.a ++ h.h.b : exact @name("cat");
+            (bit<16>)h.h.a : exact @name("cast");
+            h.s[0].isValid() : exact;
+            m.i : selector;
+        }
+        actions = { a; }
+        implementation = sel;
+    }
+    apply { t.apply(); }
+}
+"""
+
+
+def test_key_names_are_p4c_s_after_its_constant_folding(tmp_path: Path) -> None:
+    table = compile_p4info(tmp_path, _KEYS).tables[0]
+    assert [(f.id, f.name, f.bitwidth) for f in table.match_fields] == [
+        (1, "h.h.a[7:4]", 4),
+        (2, "h.h.a[7:0x4]", 4),      # W - 1 folded, written in W's base
+        (3, "h.h.$valid$", 1),
+        (4, "m.x & 0xff", 16),       # lowercase hex, as p4c prints constants
+        (5, "m.x & 0xff", 16),       # a bit<16> constant is folded into its literal
+        (6, "m.x & TMASK", 16),      # ... one of a typedef'd type is not (not typed yet)
+        (7, "m.x & 0b1010", 16),     # the width is not printed
+        (8, "m.x & 0xf", 16),        # a cast of a constant folds too
+        (9, "h.s[1].b", 8),
+        (10, "h.s[m.i].renamed_c", 16),
+        (11, "cat", 16),
+        (12, "cast", 16),
+        (13, "h.s[0].$valid$", 1),
+    ]                                # the selector key (14) is the selector's, not a field
+
+
+def test_structured_annotations_and_initial_entries(tmp_path: Path) -> None:
+    p4info = compile_p4info(tmp_path, """
+struct H { eth_t eth; }
+struct M { }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t s) {
+    state start { pk.extract(h.eth); transition accept; }
+}
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    @plain(1) @list[1, "two", true] @kv[size = 8w16, label = "x", on = false] @empty[]
+    action a(@fld["p"] bit<8> v) { }
+    table none { key = { h.eth.etype : exact; } actions = { a; } entries = { } }
+    table one { key = { h.eth.etype : exact; } actions = { a; } entries = { 1 : a(2); } }
+    table fixed { key = { h.eth.etype : exact; } actions = { a; } const entries = { } }
+    apply { none.apply(); one.apply(); fixed.apply(); }
+}
+""")
+    action = by_name(p4info.actions, "I.a")
+    expected = expect("""
+        actions {
+          preamble {
+            id: 1 name: "I.a" alias: "a" annotations: "@plain(1)"
+            structured_annotations {
+              name: "list"
+              expression_list { expressions { int64_value: 1 }
+                                expressions { string_value: "two" }
+                                expressions { bool_value: true } }
+            }
+            structured_annotations {
+              name: "kv"
+              kv_pair_list {
+                kv_pairs { key: "size" value { int64_value: 16 } }
+                kv_pairs { key: "label" value { string_value: "x" } }
+                kv_pairs { key: "on" value { bool_value: false } }
+              }
+            }
+            structured_annotations { name: "empty" }
+          }
+          params {
+            id: 1 name: "v" bitwidth: 8
+            structured_annotations {
+              name: "fld" expression_list { expressions { string_value: "p" } }
+            }
+          }
+        }
+    """).actions[0]
+    expected.preamble.id = action.preamble.id
+    assert text_format.MessageToString(action) == text_format.MessageToString(expected)
+    flags = {t.preamble.name: (t.is_const_table, t.has_initial_entries) for t in p4info.tables}
+    assert flags == {"I.none": (False, False), "I.one": (False, True),
+                     "I.fixed": (True, False)}

@@ -355,15 +355,18 @@ CASES: dict[str, tuple[Path, Edit, str]] = {
         FUNCS, lambda p: p.actions.add().preamble.CopyFrom(
             p4i.Preamble(id=0x01000001, name="I.bumpy", alias="bumpy")),
         "action 'I.bumpy' is not in the program"),
-    "extra action with a wrong parameter": (
-        FUNCS, lambda p: add_action(p, "I.bump", ("amount", 16)),
+    "apply-block action with a wrong parameter": (
+        FUNCS, lambda p: setattr(param(p, "I.bump", "amount"), "bitwidth", 16),
         "action 'I.bump' parameter 'amount' has bitwidth 16, the program's is 8"),
-    "extra action with a missing parameter": (
-        FUNCS, lambda p: add_action(p, "I.bump"),
+    "apply-block action with a missing parameter": (
+        FUNCS, lambda p: action(p, "I.bump").params.pop(),
         "action 'I.bump' lacks the program's parameter 'amount'"),
-    "extra action with a parameter that is not one": (
-        FUNCS, lambda p: add_action(p, "I.incr", ("x", 8)),
+    "apply-block action with a parameter that is not one": (
+        FUNCS, lambda p: action(p, "I.incr").params.add(id=1, name="x", bitwidth=8),
         "action 'I.incr' has parameter 'x', which the program's lacks"),
+    "extra action with a wrong parameter": (
+        FUNCS, lambda p: (remove_action(p, "I.bump"), add_action(p, "I.bump", ("amount", 16))),
+        "action 'I.bump' parameter 'amount' has bitwidth 16, the program's is 8"),
 }
 
 
@@ -469,17 +472,21 @@ def test_annotations_and_documentation_are_ignored(stub: p4runtime_pb2_grpc.P4Ru
     assert cookie(stub) == 0xA
 
 
-def test_actions_p4c_lists_beyond_the_tables_are_accepted(
+def test_actions_no_table_uses_are_compared_leniently(
         stub: p4runtime_pb2_grpc.P4RuntimeStub) -> None:
-    """p4c lists the actions called from apply blocks too (the generator does not, issue 12):
-    I.bump(bit<8> amount) and I.incr(inout bit<8> x), whose only parameter is directional."""
+    """The actions called from apply blocks, I.bump(bit<8> amount) and I.incr(inout bit<8> x),
+    are listed as p4c lists them; a P4Info without them (another generator) is accepted too."""
     p4info = p4i.P4Info()
     p4info.CopyFrom(config(FUNCS)[0])
-    assert not p4info.actions
-    add_action(p4info, "I.bump", ("amount", 8))
-    add_action(p4info, "I.incr")
+    assert [(a.preamble.name, [p.name for p in a.params]) for a in p4info.actions] == [
+        ("I.bump", ["amount"]), ("I.incr", [])]
+    del p4info.actions[:]
     stub.SetForwardingPipelineConfig(request(FUNCS, p4info, cookie=0xF00))
     assert cookie(stub) == 0xF00
+    add_action(p4info, "I.bump", ("amount", 8))
+    add_action(p4info, "I.incr")
+    stub.SetForwardingPipelineConfig(request(FUNCS, p4info, cookie=0xF01))
+    assert cookie(stub) == 0xF01
 
 
 PRELUDE = """
@@ -503,9 +510,9 @@ def test_a_top_level_action_is_named_as_p4c_localizes_it(
     path.write_text(source)
     p4info = p4i.P4Info()
     p4info.CopyFrom(config(path)[0])
-    add_action(p4info, "I.tl", ("v", 8))
+    assert [a.preamble.name for a in p4info.actions] == ["NoAction", "I.tl", "I.set_b"]
     stub.SetForwardingPipelineConfig(request(path, p4info, cookie=0x7))
     assert cookie(stub) == 0x7
-    p4info.actions[-1].params[0].bitwidth = 7
+    param(p4info, "I.tl", "v").bitwidth = 7
     assert refused(stub, request(path, p4info)) == (
         PREFIX + "action 'I.tl' parameter 'v' has bitwidth 7, the program's is 8")

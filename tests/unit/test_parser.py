@@ -782,6 +782,45 @@ def test_switch_with_fall_through_and_default() -> None:
     assert trailing.cases[-1].body is None
 
 
+def test_for_loops() -> None:
+    three, in_range, in_stack, in_list, existing = body(
+        """
+        @unroll for (bit<8> i = 0, j = 1; i < 4; i = i + 1, f(j)) { if (i == 2) { continue; } break; }
+        for (bit<8> k in 1 .. n + 1) x = k;
+        for (@a H h in hs) { }
+        for (T v in {1, 2}) ;
+        for (x in 0 .. 3) { }
+        """,
+        "typedef bit<8> T; header H { }",
+    )
+    assert isinstance(three, ast.ForStatement) and three.annotation("unroll") is not None
+    assert [type(s).__name__ for s in three.init] == ["VariableDecl", "AssignmentStatement"]
+    assert show(three.cond) == "(i < 4)"
+    assert [type(s).__name__ for s in three.updates] == [
+        "AssignmentStatement",
+        "MethodCallStatement",
+    ]
+    assert isinstance(three.body, ast.BlockStatement)
+    if_stmt, brk = three.body.statements
+    assert isinstance(brk, ast.BreakStatement)
+    assert isinstance(if_stmt, ast.IfStatement) and isinstance(if_stmt.then, ast.BlockStatement)
+    assert isinstance(if_stmt.then.statements[0], ast.ContinueStatement)
+    assert isinstance(in_range, ast.ForInStatement) and in_range.var is not None
+    assert isinstance(in_range.collection, ast.RangeExpression)
+    assert show(in_range.collection.right) == "(n + 1)"
+    assert isinstance(in_stack, ast.ForInStatement) and in_stack.var is not None
+    assert in_stack.var.annotation("a") is not None and show(in_stack.collection) == "hs"
+    assert isinstance(in_list, ast.ForInStatement)
+    assert isinstance(in_list.collection, ast.ListExpression)
+    assert isinstance(existing, ast.ForInStatement) and existing.var is None
+    assert existing.ref is not None and existing.ref.name == "x"
+
+
+def test_for_loop_is_not_a_parser_state_statement() -> None:
+    with pytest.raises(P4SyntaxError, match="cannot be a statement of a parser state"):
+        parse_text("parser p() { state start { for (x in 0 .. 1) { } transition accept; } }")
+
+
 # ---------------------------------------------------------------------------------------------
 # Annotations
 
@@ -875,10 +914,7 @@ def test_syntax_errors(src: str, message: str, line: int, col: int) -> None:
     "src",
     [
         "control C() { apply { this.x = 1; } }",
-        "control C() { apply { for (bit<8> i = 0; i < 4; i = i + 1) { } } }",
-        "control C() { apply { break; } }",
         "typedef list<bit<8>> L;",
-        "const S s = {a = 1, ...};",
         "typedef struct { bit<8> a; } S;",
         "E() e = { void f() { } };",
     ],
@@ -886,6 +922,15 @@ def test_syntax_errors(src: str, message: str, line: int, col: int) -> None:
 def test_unsupported_constructs(src: str) -> None:
     with pytest.raises(UnsupportedError, match="not supported by softswitch"):
         parse_text(src)
+
+
+def test_dots_default_initializers() -> None:
+    """``...`` (spec 8.26): alone, last in a list, and after the fields of a struct expression."""
+    prog = parse_text("const S a = ...; const S b = {1, ...}; const S c = {x = 1, ..., };")
+    a, b, c = (d.init for d in prog.declarations)  # type: ignore[attr-defined]
+    assert isinstance(a, ast.DotsExpression)
+    assert isinstance(b, ast.ListExpression) and isinstance(b.elements[1], ast.DotsExpression)
+    assert isinstance(c, ast.StructExpression) and c.dots and [f.name for f in c.fields] == ["x"]
 
 
 # ---------------------------------------------------------------------------------------------

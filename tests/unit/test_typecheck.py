@@ -480,8 +480,12 @@ TERNARY_TABLE = """
 """
 
 
-def _entries(checker, entries: str, props: str = "") -> list[ast.TableEntryDecl]:
+def _entries(
+    checker, entries: str, props: str = "", const: bool = True
+) -> list[ast.TableEntryDecl]:
     locals_ = TERNARY_TABLE.replace("@@PROPS@@", props).replace("@@ENTRIES@@", entries)
+    if not const:
+        locals_ = locals_.replace("const entries", "entries")
     cp = checker(source(locals_=locals_, apply="t.apply();"))
     t = local(cp, "t")
     assert isinstance(t, ast.TableDecl) and t.entries is not None
@@ -503,35 +507,76 @@ def test_implicit_priorities_first_entry_wins(checker) -> None:
     assert entries[2].keys[0].type == BitType(8)
 
 
-def test_implicit_priorities_with_delta_and_smallest_wins(checker) -> None:
-    entries = _entries(checker, THREE, "priority_delta = 10;")
-    assert [e.priority_value for e in entries] == [21, 11, 1]
-    entries = _entries(checker, THREE, "largest_priority_wins = false; priority_delta = 5;")
-    values = [e.priority_value for e in entries]
-    assert values[0] > values[1] > values[2]
+def test_bmv2_matches_by_position_whatever_delta_and_largest_wins_say(checker) -> None:
+    # p4c's BMv2 back end numbers entries by position (1 = first, the smallest wins on BMv2);
+    # priority_delta and largest_priority_wins only change P4Runtime's numbers
+    entries = _entries(checker, THREE, "priority_delta = 10;", const=False)
+    assert [e.priority_value for e in entries] == [3, 2, 1]
+    entries = _entries(
+        checker, THREE, "largest_priority_wins = false; priority_delta = 5;", const=False
+    )
+    assert [e.priority_value for e in entries] == [3, 2, 1]
 
 
-def test_explicit_priorities(checker) -> None:
+def test_explicit_priorities_are_checked_but_bmv2_uses_position_or_at_priority(checker) -> None:
     entries = _entries(
         checker,
         """
         priority = 100 : (1, 1) : set(1);
         (2, 2) : set(2);
-        @priority(50) (3, 3) : set(3);
+        (3, 3) : set(3) @priority(50);
         (4, 4) : set(4);
     """,
+        const=False,
     )
-    assert [e.priority_value for e in entries] == [100, 99, 50, 49]
+    # BMv2 priorities 1, 2, 50, 4 (smallest wins) -> larger-wins 50, 49, 1, 47
+    assert [e.priority_value for e in entries] == [50, 49, 1, 47]
+
+
+def test_at_priority_in_const_entries_smallest_wins(checker) -> None:
     entries = _entries(
         checker,
         """
-        priority = 1 : (1, 1) : set(1);
+        (1, 1) : set(1) @priority(2);
         (2, 2) : set(2);
+        (3, 3) : set(3) @priority(1);
     """,
-        "largest_priority_wins = false;",
     )
-    # smaller wins in the P4 program; converted so the first (priority 1) is the larger number
-    assert entries[0].priority_value > entries[1].priority_value
+    # BMv2 priorities 2, 2, 1: the third entry wins, the first two tie (the earlier wins)
+    assert [e.priority_value for e in entries] == [1, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("entries", "props", "const", "message", "needle"),
+    [
+        (
+            "(1, 1) : set(1);\n priority = 5 : (2, 2) : set(2);",
+            "",
+            True,
+            "Table with 'const' entries cannot have priorities",
+            "priority = 5",
+        ),
+        (
+            "(1, 1) : set(1);\n priority = 5 : (2, 2) : set(2);",
+            "",
+            False,
+            "entry must have a priority",
+            "(1, 1) : set(1);",
+        ),
+        (
+            "priority = 1 : (1, 1) : set(1);\n (2, 2) : set(2);",
+            "priority_delta = 2;",
+            False,
+            "Overflow in priority computation",
+            "priority = 1",
+        ),
+    ],
+)
+def test_entry_priority_errors(checker, entries, props, const, message, needle) -> None:
+    locals_ = TERNARY_TABLE.replace("@@PROPS@@", props).replace("@@ENTRIES@@", entries)
+    if not const:
+        locals_ = locals_.replace("const entries", "entries")
+    expect_error(checker, source(locals_=locals_, apply="t.apply();"), message, needle)
 
 
 def test_action_refs_and_properties(checker) -> None:
@@ -702,8 +747,8 @@ ERROR_CASES = [
             locals_="table t { key = { hdr.h.a : exact; } actions = { NoAction; }\n"
             "entries = { priority = 3 : (1) : NoAction(); } }"
         ),
-        "do not use priorities",
-        "priority = 3",
+        "does not require priorities",
+        "hdr.h.a : exact",
     ),
     (
         "switch_label",
@@ -836,12 +881,6 @@ UNSUPPORTED_CASES = [
         "control G<T>",
     ),
     ("this", dict(apply="meta.m8 = this;"), "'this'", "this;"),
-    (
-        "if_in_parser",
-        dict(states="state start { if (true) { } transition accept; }"),
-        "'if'",
-        "if (true)",
-    ),
 ]
 
 
@@ -1135,16 +1174,32 @@ def test_more_error_messages(checker, case) -> None:
     expect_error(checker, source(**kwargs), message, needle)
 
 
-def test_optional_parameters_and_static_assert(checker) -> None:
+def test_optional_parameters_and_static_assert(checker, tmp_path: Path) -> None:
     top = """
 extern void ext_opt(in bit<8> a, @optional in bit<8> b);
 const bool CHECKED = static_assert(true, "fine");
 """
-    cp = checker(source(top=top, apply="ext_opt(1); ext_opt(b = 2, a = 3);"))
-    first, second = (s.call.call for s in apply_stmts(cp))  # type: ignore[union-attr]
-    assert first.args[1] is None and first.args[0].type == BitType(8)
-    assert [a.value for a in second.args] == [3, 2]
+    cp = checker(source(top=top))
     assert top_decl(cp, "CHECKED").init.value is True  # type: ignore[union-attr]
+    # a program's own extern functions cannot be called (p4c-bm2-ss has no BMv2 primitive for
+    # them), so the binding of @optional parameters is checked on the declaration directly
+    decl = top_decl(cp, "ext_opt")
+    assert isinstance(decl, ast.ExternFunctionDecl)
+
+    def args(**named: int) -> list[ast.Argument]:
+        return [ast.Argument(expr=ast.IntLiteral(number=v), name=n) for n, v in named.items()]
+
+    bind = Checker().bind_arguments
+    first = bind(decl.params, [ast.Argument(expr=ast.IntLiteral(number=1))], decl.loc, "ext_opt")
+    assert first[1] is None and first[0].number == 1  # type: ignore[union-attr]
+    second = bind(decl.params, args(b=2, a=3), decl.loc, "ext_opt")
+    assert [a.number for a in second] == [3, 2]  # type: ignore[union-attr]
+    expect_error(
+        checker,
+        source(top=top, apply="ext_opt(1);"),
+        "unknown extern function 'ext_opt'",
+        "ext_opt(1)",
+    )
     expect_error(
         checker, source(top='const bool NO = static_assert(false, "too big");'), "too big", "NO ="
     )

@@ -1,10 +1,10 @@
 """P4Info ids ⇄ engine objects, matched by name.
 
 P4Info preamble names (p4info/collect.py, as p4c writes them) equal the engine's control-plane
-names (ir/names.py) for tables, match fields, externs, value sets and digests. Actions differ in
-one case (DESIGN.md, "Known naming difference"): a top-level action with a relative ``@name("x")``
-is ``<Control>.x`` in P4Info but ``x`` in the engine, so an action is looked up by its full
-name first, then by the engine name that is a dot-suffix of it.
+names (ir/names.py) for tables, actions (a top-level action with a relative ``@name("x")`` is
+``<Control>.x`` in both, ir/names.action_name), match fields, externs, value sets and digests.
+An action is looked up by its full name first, then by an engine name that is a dot-suffix of
+it (a P4Info written by another generator).
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class P4InfoIndex:
         """The table's FastPath, or None when P4Info and engine disagree somewhere (the
         general path then reports each problem as the engine finds it)."""
         table = info.table
-        if (info.proto.is_const_table or table.const_entries or table.profile is not None
+        if (info.proto.is_const_table or table.immutable_entries or table.profile is not None
                 or table.mode == "none" or info.needs_priority != table.needs_priority):
             return None
         decoders: dict[int, FieldDecoder] = {}

@@ -1,4 +1,6 @@
-// Const entries with explicit priorities: the largest priority wins, whatever the order.
+// expect-error: Computations are not supported in verify_checksum
+// expect-line: 26
+// A checksum field list may hold fields and constants only (BMv2 concatenates fields); a slice is a computation.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -6,7 +8,6 @@ header h_t {
     bit<8>  a;
     bit<8>  b;
     bit<16> c;
-    bit<32> d;
 }
 
 struct headers_t { h_t h; }
@@ -20,24 +21,16 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 }
 
 control VC(inout headers_t hdr, inout meta_t meta) {
-    apply { }
+    apply {
+        verify_checksum(true, { hdr.h.a,
+                                hdr.h.b[3:0] },  // <- error
+                        hdr.h.c, HashAlgorithm.csum16);
+    }
 }
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    action set_b(bit<8> v) {
-        hdr.h.b = v;
-    }
-    table tern {
-        key = { hdr.h.a : ternary; }
-        actions = { set_b; }
-        const entries = {
-            priority = 10 : 0x00 &&& 0xf0 : set_b(2);
-            priority = 20 : 0x01 &&& 0xff : set_b(1);
-            priority = 1 : _ : set_b(3);
-        }
-    }
     apply {
-        tern.apply();
+        sm.egress_spec = 1;
     }
 }
 

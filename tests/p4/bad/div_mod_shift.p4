@@ -1,4 +1,6 @@
-// Division and modulo of bit<8> by constants, shifts by a constant >= the width, and shifts by run-time amounts up to 200 (bit and int).
+// expect-error: hdr.h.x / 3: could not evaluate expression at compilation time
+// expect-line: 36
+// Division and modulo by a constant that is not a power of two: BMv2 has no division, so p4c keeps only what it can turn into shifts and masks.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -31,7 +33,7 @@ control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     apply {
-        hdr.h.q = hdr.h.x / 3;
+        hdr.h.q = hdr.h.x / 3;  // <- error
         hdr.h.r = hdr.h.x % 3;
         hdr.h.q16 = hdr.h.x / 16;
         hdr.h.r16 = hdr.h.x % 16;

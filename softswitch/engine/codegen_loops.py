@@ -1,0 +1,138 @@
+"""Code generation for loops: ``for`` (three-clause and ``for``-``in``), ``break``, ``continue``.
+
+BMv2 runs only loops p4c has unrolled, so a three-clause loop runs its body once per index value
+p4c computed at compile time (`ForStatement.index_values`): the generated Python loop iterates
+over those values, setting the index variable, rather than re-testing the condition. For every
+loop p4c can unroll this is what the condition would decide, also where P4's wrap-around
+arithmetic would make the condition never false (p4c unrolls with unbounded integers).
+``continue`` runs the update statements before the next iteration, as the spec says.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from softswitch.engine.codegen_types import is_composite, unwrap
+from softswitch.errors import UnsupportedError
+from softswitch.frontend import ast
+from softswitch.frontend import types as t
+
+if TYPE_CHECKING:
+    from softswitch.engine.codegen_expr import FnContext
+
+
+class LoopGen:
+    """Mixin of `codegen.Generator`: loops."""
+
+    fn: FnContext
+
+    def loop_stmt(self, s: ast.Statement) -> None:
+        """Emit a loop statement, ``break`` or ``continue``."""
+        if isinstance(s, ast.ForStatement):
+            self.for_stmt(s)
+        elif isinstance(s, ast.ForInStatement):
+            self.for_in_stmt(s)
+        elif isinstance(s, ast.BreakStatement):
+            self.line("break")
+        elif isinstance(s, ast.ContinueStatement):
+            updates = self._loop_updates()
+            for u in updates:
+                self.stmt(u)
+            self.line("continue")
+        else:  # pragma: no cover - dispatch covers the loop statements only
+            raise UnsupportedError(f"statement {type(s).__name__}", s.loc)
+
+    def _loop_updates(self) -> list[ast.Statement]:
+        """The update statements of the innermost loop being emitted in this function."""
+        for fn, updates in reversed(self._loop_stack()):
+            if fn is self.fn:
+                return updates
+        return []
+
+    def _loop_stack(self) -> list[tuple[FnContext, list[ast.Statement]]]:
+        stack: list[tuple[FnContext, list[ast.Statement]]] | None = getattr(self, "_loops", None)
+        if stack is None:
+            stack = self._loops = []
+        return stack
+
+    def _loop_body(self, body: ast.Statement, updates: list[ast.Statement]) -> None:
+        stack = self._loop_stack()
+        stack.append((self.fn, updates))
+        try:
+            with self.indent():
+                self.stmt(body)
+                for u in updates:
+                    self.stmt(u)
+        finally:
+            stack.pop()
+
+    def for_stmt(self, s: ast.ForStatement) -> None:
+        if s.index is None or s.index_values is None:
+            raise UnsupportedError("a loop the checker did not unroll", s.loc)
+        for item in s.init:
+            self.stmt(item)
+        target = self.ex(s.index)
+        self.line(f"for {target} in {_values_code(s.index_values)}:")
+        self._loop_body(s.body, s.updates)
+
+    def for_in_stmt(self, s: ast.ForInStatement) -> None:
+        c = s.collection
+        if s.var is not None:
+            var: ast.Expression = ast.PathExpression(name=s.var.name, decl=s.var, loc=s.var.loc)
+            var.type = s.var.type_ref.resolved
+            self.fn.env[s.var] = self.fn.fresh(f"v_{s.var.name}_")
+        else:
+            assert s.ref is not None
+            var = s.ref
+        if isinstance(c, ast.RangeExpression):
+            lo, hi = self.ex(c.left), self.ex(c.right)
+            if isinstance(c.left.value, int) and isinstance(c.right.value, int):
+                values = f"range({c.left.value}, {c.right.value + 1})"
+            else:  # pragma: no cover - the checker refuses ranges p4c cannot unroll
+                values = f"range({lo}, ({hi}) + 1)"
+            self._for_each(s, var, values)
+            return
+        if isinstance(c, ast.ListExpression):
+            items = self.fn.fresh("l")
+            codes = []
+            for el in c.elements:  # evaluated once, before the first iteration (spec)
+                code = self.ex(el)
+                if is_composite(el.type) and not self.is_fresh(el):
+                    code = f"{code}._copy()"
+                codes.append(code)
+            self.line(f"{items} = ({''.join(x + ', ' for x in codes)})")
+            source = items
+        elif isinstance(unwrap(c.type), t.HeaderStackType):
+            source = f"{self.ex(c)}.h"
+        else:  # pragma: no cover - the checker allows only ranges, lists and stacks
+            raise UnsupportedError(f"a loop over {c.type}", c.loc)
+        self._for_each(s, var, source)
+
+    def _for_each(self, s: ast.ForInStatement, var: ast.Expression, source: str) -> None:
+        """``for var in source``: the loop variable itself when it is a plain scalar variable,
+        else an assignment per element (a composite variable gets a copy, as assigning the
+        element to it would)."""
+        if not is_composite(var.type) and (
+            s.var is not None or isinstance(var, ast.PathExpression)
+        ):
+            self.line(f"for {self.ex(var)} in {source}:")
+            self._loop_body(s.body, [])
+            return
+        elem = self.fn.fresh("e")
+        self.line(f"for {elem} in {source}:")
+        with self.indent():
+            if s.var is not None:
+                self.line(f"{self.ex(var)} = {elem}._copy()")
+            else:
+                self.assign(var, elem)
+        self._loop_body(s.body, [])
+
+
+def _values_code(values: list[int]) -> str:
+    """A Python iterable of `values`: a range when they step evenly, else a tuple."""
+    if len(values) >= 3:
+        step = values[1] - values[0]
+        if step != 0 and all(b - a == step for a, b in itertools.pairwise(values)):
+            return f"range({values[0]}, {values[-1] + step}, {step})"
+    return "(" + "".join(f"{v}, " for v in values) + ")"

@@ -1,0 +1,38 @@
+// expect-error: operator + needs integer operands, got T
+// expect-line: 16
+// Arithmetic on a value of a type variable: only assignment is defined on such values.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8> x;
+    bit<8> n;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+T twice<T>(in T v) {
+    return v + v;  // <- error
+}
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.n = twice(hdr.h.x);
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

@@ -1,0 +1,40 @@
+// expect-error: unknown extern 'tally'
+// expect-line: 30
+// An instance of an extern object type the program declares itself: BMv2 has no such extern.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8> x;
+    bit<8> n;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { }
+
+extern tally {
+    tally();
+    void bump();
+}
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    tally() t;  // <- error
+    apply {
+        t.bump();
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
