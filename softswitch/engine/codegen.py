@@ -568,6 +568,13 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
                 new = wrap(new, base_t)
             self.assign(lhs.expr, new)
             return
+        if (isinstance(lhs, ast.ArrayIndex) and not is_composite(ty)
+                and isinstance(unwrap(lhs.expr.type), t.TupleType)):
+            # tuples are Python tuples: a scalar element is written by rebuilding the tuple
+            i = int(lhs.index.value)  # type: ignore[arg-type]
+            base = self.ex(lhs.expr)
+            self.assign(lhs.expr, f"{base}[:{i}] + ({rhs},) + {base}[{i + 1}:]")
+            return
         target = self.ex(lhs)
         if is_composite(ty):
             self.line(f"{target}._set({rhs})")

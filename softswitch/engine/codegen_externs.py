@@ -61,9 +61,9 @@ class ExternGen:
             with self.indent():
                 self.line(f"{g}.values[{i}] = {self.ex(args[1])}")
         elif kind == "Checksum16" and m == "get":
-            fields = self.flatten(args[0])
-            self.line(f"{result or '_'} = checksum16_get({self.tuple_of(fields, 0)}, "
-                      f"{self.tuple_of(fields, 1)})")
+            # a csum16 calculation in BMv2's JSON: invalid headers' fields are left out
+            values, widths = self.checksum_data(args[0])
+            self.line(f"{result or '_'} = checksum16_get({values}, {widths})")
         else:
             raise UnsupportedError(f"extern method {kind}.{m}", e.loc)
 

@@ -199,7 +199,8 @@ class CallMixin:
         u = unwrap_newtype(bt)
         if isinstance(u, ExternType):
             return self._call_extern_method(e, callee, u, scope, expected)
-        if isinstance(u, StructLikeType | HeaderStackType):
+        if isinstance(u, StructLikeType | HeaderStackType) or name in _SIZE_METHODS:
+            # p4c types e.minSizeInBits() & co. for a value or type name of any type
             return self._call_builtin(e, callee, u, scope)
         raise P4TypeError(f"type {bt} has no method '{name}'", callee.loc)
 

@@ -46,6 +46,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         actions = { set_b; }
         implementation = sel;
     }
+    table prof2 {
+        key = { hdr.h.b : exact; }
+        actions = { set_b; NoAction; }
+        implementation = action_profile(2);
+    }
     table plain {
         key = { hdr.h.a : exact; }
         actions = { set_b; NoAction; }
@@ -60,7 +65,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         switch (selt.apply().action_run) {
             default: { hdr.h.c = hdr.h.c | 0x10; }
         }
-        switch (prof.apply().action_run) {
+        switch (prof2.apply().action_run) {
             NoAction: { hdr.h.c = hdr.h.c | 0x20; }
         }
         hdr.h.d = 0xdd;  // the statement after the switches runs

@@ -100,6 +100,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o = (o_t){ y = 0x99, ... };
         hdr.q = { 0x42, ... };
         hdr.p = ...;
+        o_t z = (o_t){...};  // a valid header with every field 0
+        if (z.isValid() && z.x == 0 && z.y == 0) {
+            hdr.h.d = hdr.h.d | 0x80;
+        }
     }
 }
 

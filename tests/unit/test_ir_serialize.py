@@ -27,6 +27,7 @@ ROUND_TRIP = [
     "for_loops",  # the unrolled index values are rebuilt too
     "direct_invocation",  # stored with the instances the checker added
     "ctor_block_params",
+    "default_initializers",  # `...` is stored as the default values the checker put there
 ]
 
 
