@@ -90,6 +90,7 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
         self.errors = checked.errors
         self.sm_param_names: dict[int, str] = {}
         self._side_effects: dict[ast.Node, bool] = {}
+        self._loops: list[tuple[FnContext, list[ast.Statement]]] = []
 
     # -- small utilities ---------------------------------------------------------------------
 

@@ -26,6 +26,8 @@ class LoopGen:
     """Mixin of `codegen.Generator`: loops."""
 
     fn: FnContext
+    # the loops being emitted, innermost last: the function each is in, its update statements
+    _loops: list[tuple[FnContext, list[ast.Statement]]]
 
     def loop_stmt(self, s: ast.Statement) -> None:
         """Emit a loop statement, ``break`` or ``continue``."""
@@ -45,27 +47,20 @@ class LoopGen:
 
     def _loop_updates(self) -> list[ast.Statement]:
         """The update statements of the innermost loop being emitted in this function."""
-        for fn, updates in reversed(self._loop_stack()):
+        for fn, updates in reversed(self._loops):
             if fn is self.fn:
                 return updates
         return []
 
-    def _loop_stack(self) -> list[tuple[FnContext, list[ast.Statement]]]:
-        stack: list[tuple[FnContext, list[ast.Statement]]] | None = getattr(self, "_loops", None)
-        if stack is None:
-            stack = self._loops = []
-        return stack
-
     def _loop_body(self, body: ast.Statement, updates: list[ast.Statement]) -> None:
-        stack = self._loop_stack()
-        stack.append((self.fn, updates))
+        self._loops.append((self.fn, updates))
         try:
             with self.indent():
                 self.stmt(body)
                 for u in updates:
                     self.stmt(u)
         finally:
-            stack.pop()
+            self._loops.pop()
 
     def for_stmt(self, s: ast.ForStatement) -> None:
         if s.index is None or s.index_values is None:
@@ -95,12 +90,7 @@ class LoopGen:
             return
         if isinstance(c, ast.ListExpression):
             items = self.fn.fresh("l")
-            codes = []
-            for el in c.elements:  # evaluated once, before the first iteration (spec)
-                code = self.ex(el)
-                if is_composite(el.type) and not self.is_fresh(el):
-                    code = f"{code}._copy()"
-                codes.append(code)
+            codes = self.ex_seq(c.elements, copy=True)  # once, before the first iteration
             self.line(f"{items} = ({''.join(x + ', ' for x in codes)})")
             source = items
         elif isinstance(unwrap(c.type), t.HeaderStackType):

@@ -165,7 +165,8 @@ class TableGen:
             default_args = self.const_action_args(ref)
         entries = []
         impl = decl.property("implementation")
-        for ent in decl.entries or [] if impl is None else []:  # profile tables: see below
+        program_entries = (decl.entries or []) if impl is None else []  # profile: see below
+        for ent in program_entries:
             matches = [self.const_match(kexpr, f) for kexpr, f in zip(ent.keys, key_fields)]
             adecl = ent.action.decl
             assert adecl is not None
@@ -182,7 +183,7 @@ class TableGen:
             # with an action profile or selector ("Target does not support default_action ...
             # (due to action profiles)"): BMv2 starts it empty, and a miss runs no action
             info.default_action, info.default_args, info.const_default = "", (), False
-            info.entries, info.entries_const = [], False
+            info.entries_const = False
         counters = decl.property("counters")
         if counters is not None:
             info.direct_counter = self.property_extern(counters.value, block, "counters")

@@ -353,6 +353,14 @@ class InvalidHeaderExpression(Expression):
     """``{#}`` — an invalid header or union value (P4_16 1.2.2)."""
 
 
+def lvalue_root(e: Expression) -> Expression:
+    """The expression an l-value selects part of: ``hs[i].f[3:0]`` → ``hs`` (a path, for any
+    checked l-value)."""
+    while isinstance(e, Member | ArrayIndex | Slice):
+        e = e.expr
+    return e
+
+
 # ---------------------------------------------------------------------------------------------
 # Statements
 

@@ -13,6 +13,8 @@ argument naming an existing instance (``C(inner) c;``) is that instance, not a c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from softswitch.errors import P4TypeError, SourceLocation
@@ -69,38 +71,34 @@ class _Instances:
     ) -> BlockInstance:
         """The BlockInstance of `decl` at `path`, its constructor bound to `args` (written in
         the block `site`, None at the top level), with its nested parser/control instances."""
+        with self._building(decl):
+            outer = site.ctor_args if site is not None else None
+            block = BlockInstance(decl=decl, path=path, ctor_args=_ctor_values(params, args, outer))
+            for p, a in zip(params, args):
+                if a is not None and _is_block_type(p.type):
+                    block.children[p.name] = self.argument(a, f"{path}.{p.name}", site)
+                    del block.ctor_args[p.name]  # a block, not a value
+            for local in decl.locals:
+                if isinstance(local, ast.InstanceDecl) and isinstance(local.type_decl, _BlockDecl):
+                    block.children[local.name] = self.block(
+                        local.type_decl,
+                        block_path(path, local),
+                        local.ctor_params,
+                        local.ctor_args,
+                        block,
+                    )
+            return block
+
+    @contextmanager
+    def _building(self, decl: _BlockDecl) -> Iterator[None]:
+        """Refuse a block that (through its locals or arguments) instantiates itself."""
         if any(d is decl for d in self.building):
             raise P4TypeError(f"'{decl.name}' instantiates itself", decl.loc)
         self.building.append(decl)
         try:
-            return self._build(decl, path, params, args, site)
+            yield
         finally:
             self.building.pop()
-
-    def _build(
-        self,
-        decl: _BlockDecl,
-        path: str,
-        params: list[ast.Parameter],
-        args: list[ast.Expression | None],
-        site: BlockInstance | None,
-    ) -> BlockInstance:
-        outer = site.ctor_args if site is not None else None
-        block = BlockInstance(decl=decl, path=path, ctor_args=_ctor_values(params, args, outer))
-        for p, a in zip(params, args):
-            if a is not None and _is_block_type(p.type):
-                block.children[p.name] = self.argument(a, f"{path}.{p.name}", site)
-                del block.ctor_args[p.name]  # a block, not a value
-        for local in decl.locals:
-            if isinstance(local, ast.InstanceDecl) and isinstance(local.type_decl, _BlockDecl):
-                block.children[local.name] = self.block(
-                    local.type_decl,
-                    block_path(path, local),
-                    local.ctor_params,
-                    local.ctor_args,
-                    block,
-                )
-        return block
 
     def argument(self, a: ast.Expression, path: str, site: BlockInstance | None) -> BlockInstance:
         """The block a parser/control constructor argument `a` (written in `site`) stands for:

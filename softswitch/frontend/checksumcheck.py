@@ -70,9 +70,8 @@ def _statement_errors(
 
 
 def _writes_parameter(lhs: ast.Expression) -> bool:
-    while isinstance(lhs, ast.Member | ast.ArrayIndex | ast.Slice):
-        lhs = lhs.expr
-    return isinstance(lhs, ast.PathExpression) and isinstance(lhs.decl, ast.Parameter)
+    root = ast.lvalue_root(lhs)
+    return isinstance(root, ast.PathExpression) and isinstance(root.decl, ast.Parameter)
 
 
 def _data_errors(e: ast.Expression, function: str) -> Iterator[P4TypeError]:

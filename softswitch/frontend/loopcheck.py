@@ -186,18 +186,12 @@ def _evaluate(e: ast.Expression, decl: ast.Node, v: int) -> int:
 # -- definitions of the index ---------------------------------------------------------------
 
 
-def _base(e: ast.Expression) -> ast.Expression:
-    while isinstance(e, ast.Member | ast.ArrayIndex | ast.Slice):
-        e = e.expr
-    return e
-
-
 def _is_whole(e: ast.Expression, decl: ast.Node) -> bool:
     return isinstance(e, ast.PathExpression) and e.decl is decl
 
 
 def _writes(e: ast.Expression | None, decl: ast.Node) -> bool:
-    b = _base(e) if e is not None else None
+    b = ast.lvalue_root(e) if e is not None else None
     return isinstance(b, ast.PathExpression) and b.decl is decl
 
 

@@ -12,8 +12,8 @@ Two decisions need more than one token of lookahead, as in p4c:
   type names seen so far (declared types, typedefs, type parameters in scope), like p4c's
   ``TYPE_IDENTIFIER`` feedback into its lexer.
 
-Constructs softswitch does not implement (``this``, ``list<T>``, ``...``, abstract method
-implementations in instantiations) raise `UnsupportedError`.
+Constructs softswitch does not implement (``this``, ``list<T>``, abstract method implementations
+in instantiations) raise `UnsupportedError`.
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ class StmtMixin:
                 self.statement(branch, Scope(scope))
 
     def _stmt_ForStatement(self: Checker, s: ast.ForStatement, scope: Scope) -> None:
-        statements, i = getattr(self, "_position", ((), 0))
+        statements, i = self._position
         preceding = statements[:i] if i < len(statements) and statements[i] is s else ()
         inner = Scope(scope, owner=s)  # the init declarations are the loop's own
         for item in s.init:

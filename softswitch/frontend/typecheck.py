@@ -116,6 +116,8 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         self._function_specs: dict[tuple[int, tuple[Type, ...]], ast.FunctionDecl] = {}
         self.diagnostics: list[P4Error] = []  # the errors reported so far, in the order found
         self.incomplete: set[int] = set()  # ids of declarations checked on after an error
+        # the block statement list and index being checked (a loop needs what precedes it)
+        self._position: tuple[list[ast.Statement | ast.Declaration], int] = ([], 0)
 
     # -- driver ---------------------------------------------------------------------------------
 
