@@ -80,6 +80,11 @@ class _Instances:
                     del block.ctor_args[p.name]  # a block, not a value
             for local in decl.locals:
                 if isinstance(local, ast.InstanceDecl) and isinstance(local.type_decl, _BlockDecl):
+                    if local.type_decl.type_params:  # never applied, so never specialised
+                        raise P4TypeError(
+                            f"cannot infer the type arguments of '{local.type_decl.name}'",
+                            local.loc,
+                        )
                     block.children[local.name] = self.block(
                         local.type_decl,
                         block_path(path, local),
@@ -159,8 +164,8 @@ def _block_argument(
         decl = ck.resolve_name(arg.callee.name, arg.callee.is_global, ck.top, arg.callee.loc)
         if isinstance(decl, _BlockDecl):
             arg.type = ck.check_constructor_call(arg, decl, ck.top)
-            assert arg.call is not None
-            return decl, arg.call.params, arg.call.args
+            assert arg.call is not None and isinstance(arg.call.decl, _BlockDecl)
+            return arg.call.decl, arg.call.params, arg.call.args  # a generic one's specialisation
     if isinstance(arg, ast.PathExpression):
         inst = ck.resolve_name(arg.name, arg.is_global, ck.top, arg.loc)
         arg.decl = inst

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from softswitch.errors import P4TypeError, UnsupportedError
+from softswitch.errors import P4Error, P4TypeError, UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend.blocks import check_block_argument
 from softswitch.frontend.scopes import Scope
@@ -233,10 +233,34 @@ class CallMixin:
         ref = decl.type_ref
         written = ref.type_args if isinstance(ref, ast.NamedTypeRef) else []
         fixed = {n: a.resolved for n, a in zip(type_params, written) if a.resolved is not None}
+        pending = self.pending_bindings.get(id(decl))
+        if pending is not None:  # a generic block's instance: T from this apply's arguments
+            fixed = dict(pending)
         info.type_bindings.update(fixed)
         self._bind(e, info, scope, set(type_params) - set(fixed), fixed, "apply")
+        if pending is not None:
+            assert isinstance(decl, ast.InstanceDecl)
+            self._specialize_applied(decl, bt, info, e.loc)
         callee.type = ObjectType("function", "apply")
         return VoidType()
+
+    def _specialize_applied(
+        self: Checker, d: ast.InstanceDecl, bt: ObjectType, info: ast.CallInfo, loc: object
+    ) -> None:
+        """Bind the instance `d` of a generic block to the specialisation its first apply
+        infers (its type arguments were neither written nor given by constructor arguments)."""
+        assert isinstance(bt.decl, ast.ParserDecl | ast.ControlDecl)
+        del self.pending_bindings[id(d)]
+        try:
+            spec = self.specialize_block(bt.decl, info.type_bindings, loc)  # type: ignore[arg-type]
+        except P4Error:
+            d.type_decl = None  # reported here, not again as a block without type arguments
+            raise
+        d.type_decl, d.resolved = spec, ObjectType(bt.kind, bt.name, spec)
+        d.ctor_params = list(spec.ctor_params)
+        info.params = list(spec.params)
+        if info.receiver is not None:
+            info.receiver.type = d.resolved
 
     def _call_extern_method(
         self: Checker,
@@ -358,11 +382,14 @@ class CallMixin:
         type_args = [self.resolve_type(t, scope) for t in e.type_args]
         t, params = self.instantiable(decl, name, type_args, e.args, e.loc)
         info = ast.CallInfo(kind="constructor", name=name, decl=decl, params=params)
-        fixed = self._fixed_bindings(decl, t)
+        fixed = self._fixed_bindings(decl, t, type_args)
         info.type_bindings.update(fixed)
         variables = {tp.name for tp in getattr(decl, "type_params", [])} - set(fixed)
         self._bind(e, info, scope, variables, fixed, "constructor")
         self.require_constant_args(info, e.loc)
+        if isinstance(t, ObjectType) and getattr(decl, "type_params", None):
+            t, _ = self.specialized_instance(t, info, e.loc)
+            e.callee.decl = t.decl
         if isinstance(t, ExternType) and variables:
             args = tuple(
                 info.type_bindings.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params
@@ -371,10 +398,14 @@ class CallMixin:
         e.callee.type = t
         return t
 
-    def _fixed_bindings(self, decl: ast.Node, t: Type) -> dict[str, Type]:
+    def _fixed_bindings(
+        self, decl: ast.Node, t: Type, type_args: list[Type] | None = None
+    ) -> dict[str, Type]:
+        names = [tp.name for tp in getattr(decl, "type_params", [])]
         if isinstance(t, ExternType) and t.type_args:
-            names = [tp.name for tp in getattr(decl, "type_params", [])]
             return dict(zip(names, t.type_args))
+        if isinstance(t, ObjectType) and type_args:
+            return dict(zip(names, type_args))  # a generic parser/control's
         return {}
 
     def require_constant_args(self: Checker, info: ast.CallInfo, loc: object) -> None:

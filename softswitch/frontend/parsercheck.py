@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from softswitch.errors import P4TypeError, UnsupportedError
+from softswitch.errors import P4TypeError
 from softswitch.frontend import ast
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import is_key_type
@@ -32,8 +32,8 @@ class ParserMixin:
     """Parser rules; `self` is the Checker."""
 
     def parser(self: Checker, p: ast.ParserDecl, outer: Scope) -> None:
-        if p.type_params:
-            raise UnsupportedError("generic parsers", p.loc)
+        if self.generic_block(p, outer):
+            return
         scope = Scope(outer, owner=p)
         self.declare_params(p.params, scope, f"parser '{p.name}'")
         self.declare_params(p.ctor_params, scope, f"parser '{p.name}'", ctor=True)

@@ -110,10 +110,15 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         # where a list/struct literal was checked, to re-check it once its type is known
         self._literal_scopes: dict[int, Scope] = {}
         self.ctor_param_ids: set[int] = set()  # parser/control constructor parameters
+        # instances of generic blocks whose type arguments come from their first apply
+        self.pending_bindings: dict[int, dict[str, Type]] = {}
         self._generic_structs: dict[tuple[str, tuple[Type, ...]], StructLikeType] = {}
         # generic functions: the unchecked declaration and its scope; checked specialisations
         self._generic_functions: dict[int, tuple[ast.FunctionDecl, Scope]] = {}
         self._function_specs: dict[tuple[int, tuple[Type, ...]], ast.FunctionDecl] = {}
+        # generic parsers/controls likewise: unchecked copy and scope; checked specialisations
+        self._generic_blocks: dict[int, tuple[ast.ParserDecl | ast.ControlDecl, Scope]] = {}
+        self._block_specs: dict[tuple[int, tuple[Type, ...]], ast.ParserDecl | ast.ControlDecl] = {}
         self.diagnostics: list[P4Error] = []  # the errors reported so far, in the order found
         self.incomplete: set[int] = set()  # ids of declarations checked on after an error
         # the block statement list and index being checked (a loop needs what precedes it)
@@ -311,8 +316,10 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             return ExternType(name, tuple(args), decl)
         if isinstance(decl, ast.StructLikeDecl) and decl.type_params:
             return self._specialize(decl, args, ref)
-        if args and not isinstance(
-            decl, ast.ParserTypeDecl | ast.ControlTypeDecl | ast.PackageTypeDecl
+        if (
+            args
+            and not isinstance(decl, ast.ParserTypeDecl | ast.ControlTypeDecl | ast.PackageTypeDecl)
+            and not (isinstance(decl, ast.ParserDecl | ast.ControlDecl) and decl.type_params)
         ):
             raise P4TypeError(f"type '{name}' takes no type arguments", ref.loc)
         if isinstance(decl, ast.TypedefDecl | ast.StructLikeDecl | ast.EnumDecl):
@@ -564,9 +571,50 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         self.block(d.body, inner)
         scope.declare(d.name, d, d.loc)
 
+    def generic_block(self, d: ast.ParserDecl | ast.ControlDecl, outer: Scope) -> bool:
+        """For a generic parser/control: keep an unchecked copy and check only its parameters
+        (for binding instantiations); its body is checked per specialisation
+        (`specialize_block`), as p4c checks it once SpecializeGenericTypes made the copies."""
+        if not d.type_params:
+            return False
+        self._generic_blocks[id(d)] = (copy.deepcopy(d), outer)
+        scope = Scope(self._type_param_scope(d.type_params, outer), owner=d)
+        what = f"'{d.name}'"
+        self.declare_params(d.params, scope, what)
+        self.declare_params(d.ctor_params, scope, what, ctor=True)
+        return True
+
+    def specialize_block(
+        self, d: ast.ParserDecl | ast.ControlDecl, bindings: dict[str, Type], loc: SourceLocation
+    ) -> ast.ParserDecl | ast.ControlDecl:
+        """The copy of generic parser/control `d` with its type parameters bound, checked once
+        per binding; instances are bound to it, so later stages see ordinary blocks."""
+        for tp in d.type_params:
+            t = bindings.get(tp.name)
+            if t is None or isinstance(t, IntType) or has_type_vars(t):
+                raise P4TypeError(f"cannot infer type parameter '{tp.name}' of '{d.name}'", loc)
+        args = tuple(bindings[tp.name] for tp in d.type_params)
+        key = (id(d), args)
+        spec = self._block_specs.get(key)
+        if spec is not None:
+            return spec
+        pristine, outer = self._generic_blocks[id(d)]
+        spec = copy.deepcopy(pristine)
+        spec.type_params = []
+        inner = Scope(outer)
+        for tp, t in zip(pristine.type_params, args):
+            ref = ast.NamedTypeRef(name=str(t), loc=tp.loc, resolved=t)
+            inner.declare(tp.name, ast.TypedefDecl(name=tp.name, type_ref=ref, resolved=t), tp.loc)
+        self._block_specs[key] = spec
+        if isinstance(spec, ast.ParserDecl):
+            self.parser(spec, inner)
+        else:
+            self.control(spec, inner)
+        return spec
+
     def control(self, c: ast.ControlDecl, outer: Scope) -> None:
-        if c.type_params:
-            raise UnsupportedError("generic controls", c.loc)
+        if self.generic_block(c, outer):
+            return
         scope = Scope(outer, owner=c)
         self.declare_params(c.params, scope, f"control '{c.name}'")
         self.declare_params(c.ctor_params, scope, f"control '{c.name}'", ctor=True)
@@ -603,9 +651,11 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             raise P4TypeError(f"type {t} cannot be instantiated", d.type_ref.loc)
         name = getattr(decl, "name", str(t))
         type_args = list(t.type_args) if isinstance(t, ExternType) else []
+        if isinstance(d.type_ref, ast.NamedTypeRef) and isinstance(t, ObjectType):
+            type_args = [a.resolved for a in d.type_ref.type_args if a.resolved is not None]
         t, params = self.instantiable(decl, name, type_args, d.args, d.loc)
         info = ast.CallInfo(kind="constructor", name=name, decl=decl, params=params)
-        fixed = self._fixed_bindings(decl, t)
+        fixed = self._fixed_bindings(decl, t, type_args)
         info.type_bindings.update(fixed)
         variables = {tp.name for tp in getattr(decl, "type_params", [])} - set(fixed)
         call = ast.MethodCall(
@@ -618,6 +668,13 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             t = ExternType(t.name, args, decl)
         if isinstance(t, ExternType) and has_type_vars(t):
             raise P4TypeError(f"cannot infer the type arguments of '{name}'", d.loc)
+        if isinstance(t, ObjectType) and getattr(decl, "type_params", None):
+            # specialised now when the type arguments are known, else at its first apply
+            if set(info.type_bindings) >= variables | set(fixed):
+                t, params = self.specialized_instance(t, info, d.loc)
+                decl = t.decl
+            else:
+                self.pending_bindings[id(d)] = dict(info.type_bindings)
         d.resolved, d.type_decl = t, decl
         d.ctor_params, d.ctor_args = params, info.args
         scope.declare(d.name, d, d.loc)
@@ -652,11 +709,23 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
                 )
             return ExternType(name, tuple(type_args), decl), list(ctor.params)  # type: ignore[attr-defined]
         if isinstance(decl, ast.ParserDecl | ast.ControlDecl):
-            if decl.type_params:
-                raise UnsupportedError("generic parsers and controls", loc)
+            if type_args and len(type_args) != len(decl.type_params):
+                raise P4TypeError(
+                    f"'{name}' expects {len(decl.type_params)} type arguments, got {len(type_args)}",
+                    loc,
+                )
             kind = "parser" if isinstance(decl, ast.ParserDecl) else "control"
             return ObjectType(kind, name, decl), list(decl.ctor_params)
         raise P4TypeError(f"'{name}' cannot be instantiated", loc)
+
+    def specialized_instance(
+        self, t: ObjectType, info: ast.CallInfo, loc: SourceLocation
+    ) -> tuple[ObjectType, list[ast.Parameter]]:
+        """Bind the instantiation `info` of generic block type `t` to its specialisation."""
+        assert isinstance(t.decl, ast.ParserDecl | ast.ControlDecl)
+        spec = self.specialize_block(t.decl, info.type_bindings, loc)
+        info.decl, info.params = spec, list(spec.ctor_params)
+        return ObjectType(t.kind, t.name, spec), info.params
 
 
 def _always_returns(s: ast.Statement | ast.Declaration) -> bool:

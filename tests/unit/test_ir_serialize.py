@@ -28,6 +28,7 @@ ROUND_TRIP = [
     "direct_invocation",  # stored with the instances the checker added
     "ctor_block_params",
     "default_initializers",  # `...` is stored as the default values the checker put there
+    "generic_blocks",  # generic parsers/controls: specialised again by the re-check
 ]
 
 
