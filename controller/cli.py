@@ -199,8 +199,29 @@ def _push_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
         return 2
 
 
+def _tofino_programs(args: argparse.Namespace, topo: Any) -> dict[str, Any]:
+    """target -> Program for the topology's Tofino switches, from --tofino-out (bf-p4c's output
+    folder) and its P4Info (--tofino-p4info, default OUT/p4info.txt)."""
+    from controller.devices.session import Program
+    from controller.devices.tofino_config import pack_pi, pack_stratum, read_output
+    from p4rt.schema import Schema
+
+    wanted = sorted({s.target for s in topo.switches if s.target != "bmv2"})
+    if args.tofino_out is None:
+        return {}
+    out = Path(args.tofino_out)
+    p4info_path = args.tofino_p4info or str((out if out.is_dir() else out.parent) / "p4info.txt")
+    compiled = read_output(out)
+    p4info = Schema.load(p4info_path).p4info
+    packers = {"tofino-stratum": pack_stratum, "tofino-pi": pack_pi}
+    return {target: Program(p4info, packers[target](compiled), f"{p4info_path} + {out}")
+            for target in wanted}
+
+
 def cmd_push(args: argparse.Namespace) -> int:
     from controller.devices.push import push
+    from controller.devices.tofino_config import TofinoConfigError
+    from softswitch.errors import ControlPlaneError
 
     setup = _push_setup(args)
     if isinstance(setup, int):
@@ -209,16 +230,21 @@ def cmd_push(args: argparse.Namespace) -> int:
     for name in args.switch or ():
         if name not in {s.name for s in topo.switches}:
             raise TopologyError(f"no switch '{name}'", topo.source)
+    try:
+        targets = _tofino_programs(args, topo)
+    except (TofinoConfigError, ControlPlaneError) as exc:  # a bad output folder or P4Info
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.workers > 1:
         from controller.devices.sharded import push_sharded
 
         report = push_sharded(topo, program, workers=args.workers, switches=args.switch,
                               concurrency=args.concurrency, batch_size=args.batch_size,
-                              connect_timeout=args.connect_timeout)
+                              connect_timeout=args.connect_timeout, targets=targets)
     else:
         report = push(topo, plan, program, concurrency=args.concurrency, switches=args.switch,
                       batch_size=args.batch_size, connect_timeout=args.connect_timeout,
-                      progress=True)
+                      progress=True, targets=targets)
     print(report.summary())
     return report.exit_code
 
@@ -286,6 +312,11 @@ def add_push_parsers(sub: Any) -> None:
                       help="push only this switch (repeatable)")
     push.add_argument("--workers", type=int, default=1,
                       help="processes, each pushing a share of the switches (default 1)")
+    push.add_argument("--tofino-out", default=None, metavar="DIR",
+                      help="bf-p4c's output folder (or its .conf): the device config of switches "
+                           "whose topology target is tofino-stratum or tofino-pi")
+    push.add_argument("--tofino-p4info", default=None, metavar="FILE",
+                      help="the P4Info bf-p4c wrote for --tofino-out (default DIR/p4info.txt)")
     push.set_defaults(func=cmd_push)
 
     fabric = sub.add_parser("fabric", help="in-process fabrics of softswitches")
@@ -297,6 +328,71 @@ def add_push_parsers(sub: Any) -> None:
     up.add_argument("--seconds", type=float, default=None,
                     help="stop after this long (default: run until Ctrl-C)")
     up.set_defaults(func=cmd_fabric_up)
+
+
+# --- mrc-ctl tofino-config ... ------------------------------------------------------------------
+
+
+def cmd_tofino_pack(args: argparse.Namespace) -> int:
+    from controller.devices.tofino_config import TofinoConfigError, pack
+
+    try:
+        data = pack(args.out_dir, args.format)
+        Path(args.output).write_bytes(data)
+    except TofinoConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {args.output}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output}: {len(data):,} bytes ({args.format} p4_device_config)")
+    return 0
+
+
+def cmd_tofino_unpack(args: argparse.Namespace) -> int:
+    from controller.devices.tofino_config import (
+        TofinoConfigError,
+        detect_format,
+        unpack,
+        write_output,
+    )
+
+    try:
+        data = Path(args.config).read_bytes()
+    except OSError as exc:
+        print(f"error: {args.config}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        fmt = args.format or detect_format(data, args.config)
+        conf = write_output(unpack(data, fmt, args.config), args.output)
+    except TofinoConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"unpacked {args.config} ({fmt}) to {conf.parent}: {conf.name}"
+          + (" (the PI format carries no bfrt.json)" if fmt == "pi" else ""))
+    return 0
+
+
+def add_tofino_parser(sub: Any) -> None:
+    tofino = sub.add_parser("tofino-config", help="Tofino p4_device_config: pack bf-p4c's output "
+                                                  "for Stratum or PI, unpack it again")
+    tsub = tofino.add_subparsers(dest="tofino_command", required=True)
+    formats = ("stratum", "pi")
+    pk = tsub.add_parser("pack", help="pack a bf-p4c output folder (OUT/<prog>.conf and the "
+                                      "files it names) into p4_device_config bytes")
+    pk.add_argument("out_dir", help="bf-p4c's output folder (or its .conf file)")
+    pk.add_argument("-o", "--output", required=True, help="file to write the bytes to")
+    pk.add_argument("--format", choices=formats, default="stratum",
+                    help="stratum: BfPipelineConfig (stratum_bfrt; default); "
+                         "pi: PI's legacy packing in a p4.tmp.P4DeviceConfig")
+    pk.set_defaults(func=cmd_tofino_pack)
+    up = tsub.add_parser("unpack", help="recreate the compiler's files from p4_device_config "
+                                        "bytes")
+    up.add_argument("config", help="device config file")
+    up.add_argument("-o", "--output", required=True, help="folder to write the files to")
+    up.add_argument("--format", choices=formats, default=None,
+                    help="the packing (default: recognised from the bytes)")
+    up.set_defaults(func=cmd_tofino_unpack)
 
 
 # --- mrc-ctl plan / check -----------------------------------------------------------------------
@@ -585,7 +681,8 @@ from emulation.sweep import add_sweep_parser  # noqa: E402
 # Each feature's `add_*_parser(subparsers)`; append yours.
 _PARSERS: list[Callable[[Any], None]] = [add_topo_parser, add_push_parsers,
                                           add_plan_parsers, add_operator_parsers,
-                                          add_run_parser, add_emulate_parser, add_sweep_parser]
+                                          add_run_parser, add_emulate_parser, add_sweep_parser,
+                                          add_tofino_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -66,8 +66,8 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
                  clock: VirtualClock | Callable[[], int] | None = None,
                  link_delay_ns: int = 0) -> tuple[Fabric, Topology]:
     """The fabric (not started) and a copy of `topology` whose endpoints name the servers'
-    actual addresses: with `ephemeral_ports`, or for a switch without an endpoint, a free port
-    on 127.0.0.1 is taken instead of the endpoint's. `nic_program` makes every NIC a device
+    actual addresses (and `target: bmv2`, as softswitches): with `ephemeral_ports`, or for a
+    switch without an endpoint, a free port on 127.0.0.1 is taken instead of the endpoint's. `nic_program` makes every NIC a device
     running it; `clock` (µs) is the fabric's injected clock, a VirtualClock for virtual time;
     `link_delay_ns` is every cable's propagation delay (virtual time only)."""
     fabric = Fabric(clock=clock)
@@ -80,7 +80,8 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
                                      cpu_port=CPU_PORT, grpc_address=address,
                                      priority_queues=priority_queues)
             actual = dataclasses.replace(endpoint, grpc_address=node.grpc_address)
-            switches.append(dataclasses.replace(switch, endpoint=actual))
+            # A softswitch runs the v1model program whatever the topology's target says.
+            switches.append(dataclasses.replace(switch, endpoint=actual, target="bmv2"))
         names = {switch.name for switch in topology.switches}
         for link in topology.iter_links():
             if link.a in names and link.b in names:  # NIC ends become hosts below

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import any_pb2, descriptor_pb2
 
+from p4rt.device_config import message_class
 from p4rt.errors import SchemaError
 from p4rt.schema import Schema
 
@@ -42,9 +43,7 @@ def _role_config_class() -> Any:
                      label=f.LABEL_OPTIONAL)
     config.field.add(name="can_push_pipeline", number=5, type=f.TYPE_BOOL,
                      label=f.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(ROLE_CONFIG_TYPE))
+    return message_class(file, ROLE_CONFIG_TYPE)
 
 
 P4RoleConfig = _role_config_class()

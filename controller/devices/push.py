@@ -214,21 +214,34 @@ async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[
                      switches: Sequence[str] | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
                      connect_timeout: float = 10.0, rpc_timeout: float = 30.0,
                      progress: Progress | None = None,
-                     on_done: Callable[[SwitchReport], None] | None = None) -> PushReport:
-    """Push to every switch (or those named in `switches`), at most `concurrency` at once."""
+                     on_done: Callable[[SwitchReport], None] | None = None,
+                     targets: Mapping[str, Program] | None = None) -> PushReport:
+    """Push to every switch (or those named in `switches`), at most `concurrency` at once.
+
+    `program` goes to `bmv2` switches; a switch of another target (tofino-stratum, tofino-pi)
+    gets `targets[its target]`, and fails when there is none."""
     started = time.monotonic()
     chosen = [topology.switch(name) for name in switches] if switches else topology.switches
     limit = asyncio.Semaphore(max(1, concurrency))
 
+    def prepare(switch: Switch) -> tuple[list[PlannedEntry], Program] | str:
+        """(entries, program) for `switch`, or why it cannot be pushed."""
+        try:
+            chosen_program = program_for(switch, program, targets)
+        except ValueError as error:
+            return str(error)
+        try:
+            return _entries_of(plan, switch.name), chosen_program
+        except (KeyError, ValueError) as error:
+            return f"no plan for this switch: {error}"
+
     async def one(switch: Switch) -> SwitchReport:
         async with limit:
-            try:
-                entries = _entries_of(plan, switch.name)
-            except (KeyError, ValueError) as error:
-                report = SwitchReport(switch.name, status="failed",
-                                      errors=[f"no plan for this switch: {error}"])
+            ready = prepare(switch)
+            if isinstance(ready, str):
+                report = SwitchReport(switch.name, status="failed", errors=[ready])
             else:
-                report = await push_switch(switch, entries, program, batch_size=batch_size,
+                report = await push_switch(switch, *ready, batch_size=batch_size,
                                            rpc_timeout=rpc_timeout,
                                            connect_timeout=connect_timeout)
         if progress is not None:
@@ -243,16 +256,29 @@ async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[
     return PushReport(list(reports), time.monotonic() - started)
 
 
+def program_for(switch: Switch, program: Program,
+                targets: Mapping[str, Program] | None) -> Program:
+    """The program (so the device config) for `switch`'s target; ValueError when none given."""
+    if switch.target == "bmv2":
+        return program
+    chosen = (targets or {}).get(switch.target)
+    if chosen is None:
+        raise ValueError(f"target {switch.target}: no device config for it (mrc-ctl push "
+                         "--tofino-out DIR: bf-p4c's output folder)")
+    return chosen
+
+
 def push(topology: Topology, plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
          program: Program, *, concurrency: int = 64, switches: Sequence[str] | None = None,
          batch_size: int = DEFAULT_BATCH_SIZE, connect_timeout: float = 10.0, rpc_timeout: float = 30.0,
-         progress: Progress | bool = False) -> PushReport:
+         progress: Progress | bool = False,
+         targets: Mapping[str, Program] | None = None) -> PushReport:
     """`push_async` in its own event loop. `progress=True` reports on stderr."""
     shown = Progress(len(switches or topology.switches)) if progress is True else progress
     cpu = time.process_time()
     report = asyncio.run(push_async(topology, plan, program, concurrency=concurrency,
                                     switches=switches, batch_size=batch_size,
                                     connect_timeout=connect_timeout, rpc_timeout=rpc_timeout,
-                                    progress=shown or None))
+                                    progress=shown or None, targets=targets))
     report.cpu_seconds = time.process_time() - cpu
     return report

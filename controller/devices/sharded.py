@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
@@ -33,15 +33,19 @@ def _build_plan(topology: Topology) -> PlanLike:
 
 def _push_share(topology: Topology, p4info: bytes, device_config: bytes, names: list[str],
                 concurrency: int, batch_size: int, connect_timeout: float,
-                plan: PlanMaker) -> tuple[list[SwitchReport], float]:
+                plan: PlanMaker, targets: dict[str, tuple[bytes, bytes]] | None = None
+                ) -> tuple[list[SwitchReport], float]:
     """One worker's push: its reports and the CPU time it took (planning included)."""
     from finsy.proto import p4i
 
     cpu = time.process_time()
     program = Program(p4i.P4Info.FromString(p4info), device_config)
+    by_target = {target: Program(p4i.P4Info.FromString(info), config)
+                 for target, (info, config) in (targets or {}).items()}
     report = asyncio.run(push_async(topology, plan(topology), program,
                                     concurrency=concurrency, switches=names,
-                                    batch_size=batch_size, connect_timeout=connect_timeout))
+                                    batch_size=batch_size, connect_timeout=connect_timeout,
+                                    targets=by_target))
     return report.switches, time.process_time() - cpu
 
 
@@ -61,7 +65,8 @@ def _context() -> BaseContext:
 def push_sharded(topology: Topology, program: Program, *, workers: int,
                  switches: Sequence[str] | None = None, concurrency: int = 64,
                  batch_size: int = 1000, connect_timeout: float = 10.0,
-                 plan: PlanMaker | None = None) -> PushReport:
+                 plan: PlanMaker | None = None,
+                 targets: Mapping[str, Program] | None = None) -> PushReport:
     """Push the topology's plan with `workers` processes (1: in this process, as `push`).
 
     `cpu_seconds` of the report is the client's CPU time: this process's and the workers'."""
@@ -71,7 +76,7 @@ def push_sharded(topology: Topology, program: Program, *, workers: int,
         cpu = time.process_time()
         planned = make_plan(topology)
         report = push(topology, planned, program, concurrency=concurrency, switches=names,
-                      batch_size=batch_size, connect_timeout=connect_timeout)
+                      batch_size=batch_size, connect_timeout=connect_timeout, targets=targets)
         report.cpu_seconds = time.process_time() - cpu
         return report
     started = time.monotonic()
@@ -80,8 +85,10 @@ def push_sharded(topology: Topology, program: Program, *, workers: int,
     with ProcessPoolExecutor(len(shares), mp_context=_context()) as pool:
         # The P4Info travels as bytes (its protobuf class does not pickle by name).
         p4info = program.p4info.SerializeToString()
+        sent = {target: (p.p4info.SerializeToString(), p.device_config)
+                for target, p in (targets or {}).items()}
         futures = [pool.submit(_push_share, topology, p4info, program.device_config, share,
-                               concurrency, batch_size, connect_timeout, make_plan)
+                               concurrency, batch_size, connect_timeout, make_plan, sent)
                    for share in shares]
         results = [future.result() for future in futures]
     reports = [report for share, _ in results for report in share]

@@ -48,6 +48,11 @@ class Endpoint:
     role_config: RoleConfig | None = None  # sent when arbitrating (Stratum's P4RoleConfig)
 
 
+# What a switch runs, so what `p4_device_config` it takes: BMv2 (or softswitch) JSON, Stratum's
+# BfPipelineConfig, or PI's legacy Tofino packing (controller/devices/tofino_config.py).
+TARGETS = ("bmv2", "tofino-stratum", "tofino-pi")
+
+
 @dataclass(frozen=True)
 class Switch:
     name: str
@@ -56,6 +61,7 @@ class Switch:
     index: int  # 0-based within its tier and plane
     endpoint: Endpoint | None = None
     radix: int = 0  # ports; 0 = the topology's radix
+    target: str = "bmv2"  # one of TARGETS: which p4_device_config the switch takes
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from controller.topology.generate import (
     clos_switches,
 )
 from controller.topology.model import (
+    TARGETS,
     Endpoint,
     Link,
     Nic,
@@ -234,7 +235,8 @@ class _Reader(NodeReader):
         for i, snode in enumerate(self.seq(top["switches"][1], "switches")):
             field = f"switches[{i}]"
             got = self.mapping(snode, field, ("name", "tier", "plane", "index", "endpoint",
-                                              "radix"), ("name", "tier", "plane", "index"))
+                                              "radix", "target"),
+                               ("name", "tier", "plane", "index"))
             name = self.unique(got["name"][1], f"{field}.name", names)
             tnode = got["tier"][1]
             tier_text = self.str_(tnode, f"{field}.tier")
@@ -254,7 +256,8 @@ class _Reader(NodeReader):
                 ep: Endpoint | None = self.endpoint(got["endpoint"][1], f"{field}.endpoint")
             else:
                 ep = rule.endpoint(i) if rule is not None else None
-            topo.switches.append(Switch(name, tier, plane, index, ep, radix))
+            topo.switches.append(Switch(name, tier, plane, index, ep, radix,
+                                        self.target(got, field)))
         switches = {s.name: s for s in topo.switches}
         used: dict[tuple[str, int], str] = {}
         if "nics" in top:
@@ -264,6 +267,12 @@ class _Reader(NodeReader):
             for i, lnode in enumerate(self.seq(top["links"][1], "links")):
                 topo.links.append(self.link(lnode, f"links[{i}]", topo, switches, used,
                                             nic_names))
+
+    def target(self, got: dict[str, tuple[Node, Node]], field: str) -> str:
+        """A switch's `target` (default bmv2)."""
+        if "target" not in got:
+            return "bmv2"
+        return self.choice(got["target"][1], f"{field}.target", TARGETS)
 
     def unique(self, node: Node, field: str, names: dict[str, Node]) -> str:
         name = self.name(node, field)
@@ -383,15 +392,16 @@ class _Reader(NodeReader):
             seen: dict[str, Node] = {}
             for i, snode in enumerate(self.seq(top["switches"][1], "switches")):
                 field = f"switches[{i}]"
-                got = self.mapping(snode, field, ("name", "endpoint"), ("name", "endpoint"))
+                got = self.mapping(snode, field, ("name", "endpoint", "target"), ("name",))
                 name = self.unique(got["name"][1], f"{field}.name", seen)
                 if name not in position:
                     raise self.fail(got["name"][1], f"{field}.name", f"no switch '{name}' in "
                                     "this clos fabric (names are p<plane>-t0-<i>, p<plane>-t1-<j>)")
                 k = position[name]
                 old = switches[k]
-                switches[k] = Switch(old.name, old.tier, old.plane, old.index,
-                                     self.endpoint(got["endpoint"][1], f"{field}.endpoint"))
+                ep = (self.endpoint(got["endpoint"][1], f"{field}.endpoint")
+                      if "endpoint" in got else old.endpoint)
+                switches[k] = replace(old, endpoint=ep, target=self.target(got, field))
         topo.switches = switches
         topo.nics = clos_nics(topo.planes, topo.radix, count)
 
@@ -461,14 +471,16 @@ def _dump_clos(topo: Topology, put: Callable[[str], None]) -> None:
     if rule is not None:
         put("endpoints: " + _flow(_rule_dict(rule)))
     overrides = [s for k, s in enumerate(topo.switches)
-                 if rule is None or s.endpoint != rule.endpoint(k)]
+                 if rule is None or s.endpoint != rule.endpoint(k) or s.target != "bmv2"]
     if any(s.endpoint is None for s in overrides):
         raise TopologyError("a clos topology gives every switch an endpoint")
     if overrides:
-        put("switches:  # endpoints that differ from the rule")
+        put("switches:  # endpoints that differ from the rule, targets other than bmv2")
         for s in overrides:
             assert s.endpoint is not None
-            put(f"  - {{name: {_q(s.name)}, endpoint: {_flow(_endpoint_dict(s.endpoint))}}}")
+            target = f", target: {s.target}" if s.target != "bmv2" else ""
+            put(f"  - {{name: {_q(s.name)}, endpoint: {_flow(_endpoint_dict(s.endpoint))}"
+                f"{target}}}")
 
 
 def _dump_explicit(topo: Topology, put: Callable[[str], None]) -> None:
@@ -480,6 +492,8 @@ def _dump_explicit(topo: Topology, put: Callable[[str], None]) -> None:
             item["radix"] = s.radix
         if s.endpoint is not None:
             item["endpoint"] = _endpoint_dict(s.endpoint)
+        if s.target != "bmv2":
+            item["target"] = s.target
         put(f"  - {_flow(item)}")
     put("nics:")
     for k, n in enumerate(topo.nics):
