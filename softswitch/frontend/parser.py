@@ -878,8 +878,9 @@ class _Parser:
         self.expect("{", f"to begin state '{name.text}'")
         stmts: list[ast.Statement | ast.Declaration] = []
         while self.tok.kind not in ("}", "transition", EOF):
-            if self.tok.kind == "for":  # not a parserStatement in the grammar (p4c agrees)
-                self.fail("a 'for' loop cannot be a statement of a parser state")
+            if self.tok.kind in ("for", "switch"):  # not parserStatements (spec, p4c grammar)
+                what = "a 'for' loop" if self.tok.kind == "for" else "a switch statement"
+                self.fail(f"{what} cannot be a statement of a parser state")
             stmts.append(self.statement_or_decl())
         transition: ast.Expression | None = None
         if self.tok.kind == "transition":

@@ -17,6 +17,7 @@ P4Errors of all of them (at most MAX_ERRORS).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from softswitch.errors import P4Error, P4Errors, P4TypeError, SourceLocation, UnsupportedError
@@ -539,20 +540,30 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         """The copy of generic `d` with its type parameters bound, checked (once per binding), as
         p4c's SpecializeGenericFunctions makes it; calls are bound to it, so the engine sees
         ordinary functions."""
+        return self._specialization(d, bindings, self._generic_functions, self._function_specs,
+                                    self._function_body)
+
+    def _specialization(self, d: Any, bindings: dict[str, Type],
+                        generics: dict[int, tuple[Any, Scope]],
+                        specs: dict[tuple[int, tuple[Type, ...]], Any],
+                        check: Callable[[Any, Scope], None]) -> Any:
+        """The checked copy of generic declaration `d` (a function, parser or control) for
+        `bindings`, made once per binding: each type parameter becomes a typedef of its
+        argument in a scope around the pristine copy kept in `generics`."""
         args = tuple(bindings[tp.name] for tp in d.type_params)
         key = (id(d), args)
-        spec = self._function_specs.get(key)
-        if spec is not None:
-            return spec
-        pristine, scope = self._generic_functions[id(d)]
-        spec = copy.deepcopy(pristine)
-        spec.type_params = []
-        inner = Scope(scope)
-        for tp, t in zip(pristine.type_params, args):
-            ref = ast.NamedTypeRef(name=str(t), loc=tp.loc, resolved=t)
-            inner.declare(tp.name, ast.TypedefDecl(name=tp.name, type_ref=ref, resolved=t), tp.loc)
-        self._function_specs[key] = spec
-        self._function_body(spec, inner)
+        spec = specs.get(key)
+        if spec is None:
+            pristine, outer = generics[id(d)]
+            spec = copy.deepcopy(pristine)
+            spec.type_params = []
+            inner = Scope(outer)
+            for tp, t in zip(pristine.type_params, args):
+                ref = ast.NamedTypeRef(name=str(t), loc=tp.loc, resolved=t)
+                inner.declare(tp.name, ast.TypedefDecl(name=tp.name, type_ref=ref, resolved=t),
+                              tp.loc)
+            specs[key] = spec
+            check(spec, inner)
         return spec
 
     def action(self, d: ast.ActionDecl, scope: Scope) -> None:
@@ -593,24 +604,13 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
             t = bindings.get(tp.name)
             if t is None or isinstance(t, IntType) or has_type_vars(t):
                 raise P4TypeError(f"cannot infer type parameter '{tp.name}' of '{d.name}'", loc)
-        args = tuple(bindings[tp.name] for tp in d.type_params)
-        key = (id(d), args)
-        spec = self._block_specs.get(key)
-        if spec is not None:
-            return spec
-        pristine, outer = self._generic_blocks[id(d)]
-        spec = copy.deepcopy(pristine)
-        spec.type_params = []
-        inner = Scope(outer)
-        for tp, t in zip(pristine.type_params, args):
-            ref = ast.NamedTypeRef(name=str(t), loc=tp.loc, resolved=t)
-            inner.declare(tp.name, ast.TypedefDecl(name=tp.name, type_ref=ref, resolved=t), tp.loc)
-        self._block_specs[key] = spec
-        if isinstance(spec, ast.ParserDecl):
-            self.parser(spec, inner)
-        else:
-            self.control(spec, inner)
-        return spec
+        def check(spec: ast.ParserDecl | ast.ControlDecl, inner: Scope) -> None:
+            if isinstance(spec, ast.ParserDecl):
+                self.parser(spec, inner)
+            else:
+                self.control(spec, inner)
+
+        return self._specialization(d, bindings, self._generic_blocks, self._block_specs, check)
 
     def control(self, c: ast.ControlDecl, outer: Scope) -> None:
         if self.generic_block(c, outer):

@@ -1,7 +1,7 @@
 """Loops (which ones p4c unrolls for BMv2, the rest refused), direct invocation of parsers and
 controls, and parsers/controls as constructor arguments: checker rules and what they build.
 
-The STF corpus (for_loops, parser_if_switch, direct_invocation, ctor_block_params) covers the
+The STF corpus (for_loops, parser_conditionals, direct_invocation, ctor_block_params) covers the
 packet behaviour; these tests cover the decisions behind it and the error messages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// if and switch statements in parser states, mixed with extract, verify, assignments, a local variable and a function call; the state's transition follows them.
+// if statements (chains and nested) in parser states, mixed with extract, verify, assignments, a local variable and a function call; the state's transition follows them.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -49,14 +49,13 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
         } else {
             meta.path = 3;
         }
-        switch (hdr.t.len) {
-            0: { meta.tag = meta.tag + 0x10; }
-            1:
-            2: { meta.tag = meta.tag + 0x20; }
-            default: {
-                verify(hdr.t.len < 8, error.BadLen);
-                meta.tag = meta.tag + 0x30;
-            }
+        if (hdr.t.len == 0) {
+            meta.tag = meta.tag + 0x10;
+        } else if (hdr.t.len == 1 || hdr.t.len == 2) {
+            meta.tag = meta.tag + 0x20;
+        } else {
+            verify(hdr.t.len < 8, error.BadLen);
+            meta.tag = meta.tag + 0x30;
         }
         transition select(meta.path) {
             3: third;
