@@ -13,10 +13,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from softswitch.engine.codegen_types import is_composite, unwrap
 from softswitch.errors import UnsupportedError
 from softswitch.frontend import ast
-from softswitch.frontend import types as t
 
 if TYPE_CHECKING:
     from softswitch.engine.codegen_expr import FnContext
@@ -80,42 +78,18 @@ class LoopGen:
         else:
             assert s.ref is not None
             var = s.ref
-        if isinstance(c, ast.RangeExpression):
-            lo, hi = self.ex(c.left), self.ex(c.right)
-            if isinstance(c.left.value, int) and isinstance(c.right.value, int):
-                values = f"range({c.left.value}, {c.right.value + 1})"
-            else:  # pragma: no cover - the checker refuses ranges p4c cannot unroll
-                values = f"range({lo}, ({hi}) + 1)"
-            self._for_each(s, var, values)
-            return
-        if isinstance(c, ast.ListExpression):
-            items = self.fn.fresh("l")
-            codes = self.ex_seq(c.elements, copy=True)  # once, before the first iteration
-            self.line(f"{items} = ({''.join(x + ', ' for x in codes)})")
-            source = items
-        elif isinstance(unwrap(c.type), t.HeaderStackType):
-            source = f"{self.ex(c)}.h"
-        else:  # pragma: no cover - the checker allows only ranges, lists and stacks
-            raise UnsupportedError(f"a loop over {c.type}", c.loc)
-        self._for_each(s, var, source)
-
-    def _for_each(self, s: ast.ForInStatement, var: ast.Expression, source: str) -> None:
-        """``for var in source``: the loop variable itself when it is a plain scalar variable,
-        else an assignment per element (a composite variable gets a copy, as assigning the
-        element to it would)."""
-        if not is_composite(var.type) and (
-            s.var is not None or isinstance(var, ast.PathExpression)
-        ):
-            self.line(f"for {self.ex(var)} in {source}:")
+        # loopcheck admits only a range of two constants (what p4c's UnrollLoops unrolls)
+        assert isinstance(c, ast.RangeExpression)
+        assert isinstance(c.left.value, int) and isinstance(c.right.value, int)
+        values = f"range({c.left.value}, {c.right.value + 1})"
+        if s.var is not None or isinstance(var, ast.PathExpression):
+            self.line(f"for {self.ex(var)} in {values}:")
             self._loop_body(s.body, [])
             return
-        elem = self.fn.fresh("e")
-        self.line(f"for {elem} in {source}:")
+        elem = self.fn.fresh("e")  # the index is a field or an element: assigned each time
+        self.line(f"for {elem} in {values}:")
         with self.indent():
-            if s.var is not None:
-                self.line(f"{self.ex(var)} = {elem}._copy()")
-            else:
-                self.assign(var, elem)
+            self.assign(var, elem)
         self._loop_body(s.body, [])
 
 

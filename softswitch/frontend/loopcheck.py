@@ -12,9 +12,7 @@ support loops"). This module makes the same decision on the checked AST:
 * ``for (x in lo .. hi)`` with constant bounds;
 * a loop annotated ``@nounroll`` is never unrolled.
 
-``for`` over a header stack or a list is run as written: p4c's unrolling covers only ranges,
-but a later p4c may unroll these too, and refusing a program p4c accepts costs more than the
-reverse.
+``for`` over a header stack or a list is refused: p4c's unrolling covers only ranges.
 """
 
 from __future__ import annotations
@@ -46,9 +44,11 @@ def check_for_in(loop: ast.ForInStatement) -> None:
     if loop.annotation("nounroll") is not None:
         raise refuse(loop, "it is marked @nounroll")
     c = loop.collection
-    if isinstance(c, ast.RangeExpression) and (
-        not isinstance(c.left.value, int) or not isinstance(c.right.value, int)
-    ):
+    # p4c's UnrollLoops unrolls a for-in only over a range of two constants
+    if not isinstance(c, ast.RangeExpression):
+        raise refuse(loop, "p4c unrolls only a for-in over a constant range, not over a header "
+                     "stack or a list")
+    if not isinstance(c.left.value, int) or not isinstance(c.right.value, int):
         raise refuse(loop, "the range bounds are not compile-time constants")
 
 

@@ -1,4 +1,4 @@
-// for loops: three-clause loops (continue still runs the updates, break does not), a decrementing loop, for-in over a constant range, a header stack and a list, nested loops, a loop in a function and one in a table action.
+// for loops: three-clause loops (continue still runs the updates, break does not), a decrementing loop, for-in over constant ranges (one indexing a header stack, one picking from three values), nested loops, a loop in a function and one in a table action.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -107,18 +107,18 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
 
         bit<8> cnt = 0;
         bit<8> total = 0;
-        for (item_t it in hdr.items) {
-            if (it.isValid()) {
+        for (bit<8> j in 0 .. 3) {  // unrolled: hdr.items[j] has a constant index each time
+            if (hdr.items[j].isValid()) {
                 cnt = cnt + 1;
-                total = total + it.v;
+                total = total + hdr.items[j].v;
             }
-            it.v = 0xff;  // the loop variable is a copy: the stack keeps its values
         }
         hdr.res.valid = cnt;
         hdr.res.stack_sum = total;
 
         bit<8> m = 0;
-        for (bit<8> x in {hdr.items[0].v, 7, hdr.items[1].v}) {
+        for (bit<8> k in 0 .. 2) {
+            bit<8> x = k == 0 ? hdr.items[0].v : (k == 1 ? 8w7 : hdr.items[1].v);
             if (x > m) {
                 m = x;
             }

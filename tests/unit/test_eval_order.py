@@ -86,18 +86,3 @@ def test_exit_while_evaluating_an_argument_skips_the_call(tmp_path):
     out = sw.process_packet(0, bytes([0, 0, 0, 0]))
     # the table's action exits: set_b never runs, nor does anything after it
     assert out[0].data == bytes([5, 0, 0, 0])
-
-
-def test_for_in_list_elements_left_to_right(tmp_path):
-    """The list of a `for (x in {...})` is evaluated once, left to right: an element read
-    before a call that changes it keeps the value it had."""
-    body = """
-    hdr.h.d = 0;
-    for (bit<8> x in {hdr.h.a, inc(hdr.h.a), hdr.h.a}) {
-        hdr.h.d = hdr.h.d * 10 + x;
-    }
-    """
-    sw = build_switch(tmp_path, ingress_program(PROGRAM, body, top=TOP))
-    out = sw.process_packet(0, bytes([1, 0, 0, 9]))
-    # elements 1, inc → 2 (a becomes 2), 2: d = ((0*10+1)*10+2)*10+2 = 122
-    assert out[0].data == bytes([2, 0, 0, 122])
