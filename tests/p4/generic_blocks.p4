@@ -1,4 +1,4 @@
-// Generic parsers and controls, specialised per instantiation as p4c does: a generic control instantiated with bit<8> and with bit<16> (each copy has its own table whose action parameter has the type argument's width), once with the type argument inferred from its apply call; a generic sub-parser instantiated for two header types.
+// Generic parsers and controls, specialised per instantiation as p4c does: a generic control instantiated with bit<8> and with bit<16> (each copy has its own table whose action parameter has the type argument's width); a generic sub-parser instantiated for two header types.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -53,7 +53,7 @@ control Set<T>(in bit<8> k, inout T x) {
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     Set<bit<8>>() s8;
-    Set() s16;  // T = bit<16>, inferred from the apply below
+    Set<bit<16>>() s16;
     apply {
         s8.apply(hdr.a.k, hdr.a.v);
         s16.apply(hdr.b.k, hdr.b.v);
