@@ -18,7 +18,7 @@ P4INFO     ?=
 CONFIG     ?=
 comma      := ,
 
-.PHONY: install test test-slow lint bench demo demo-fabric clean ptf ptf-veth shell shell-venv
+.PHONY: install test test-slow lint bench demo demo-fabric clean ptf ptf-veth tna shell shell-venv
 
 install: $(STAMP)
 
@@ -83,17 +83,44 @@ shell: shell-venv
 # PTF suites (ptf_tests/suites.py says which program and switch options each runs with).
 # `make ptf` uses nanomsg ports (no root); `make ptf-veth` veth pairs (root). The target is BMv2
 # (p4c + simple_switch_grpc) when both are on PATH, softswitch otherwise; TARGET=... overrides.
-# Logs and pcaps: out/ptf/<suite>-<target>/.
-TARGET              ?= $(if $(HAVE_BMV2),bmv2,softswitch)
+# ARCH=tna runs the same tests on the suites' TNA programs, on softswitch (BMv2 has no TNA);
+# PTF_SUITES defaults to every suite with a program for ARCH.
+# Logs and pcaps: out/ptf/<suite>-<target>[-tna]/.
+ARCH                ?= v1model
+TARGET              ?= $(if $(filter tna,$(ARCH)),softswitch,$(if $(HAVE_BMV2),bmv2,softswitch))
 PTF_ARGS            ?=
-PTF_SUITES          := runtime switch nic
-PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET)
+PTF_SUITES          ?=
+PTF_RUN              = $(PY) -m ptf_tests.runner --target $(TARGET) --arch $(ARCH)
+PTF_SUITE_LIST       = $(or $(PTF_SUITES),$$($(PY) -m ptf_tests.suites --arch $(ARCH)))
 
 ptf: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --suite $(s) $(PTF_ARGS) &&) true
+	set -e; suites="$(PTF_SUITE_LIST)"; for s in $$suites; do $(PTF_RUN) --suite $$s $(PTF_ARGS); done
 
 ptf-veth: install
-	$(foreach s,$(PTF_SUITES),$(PTF_RUN) --veth --suite $(s) $(PTF_ARGS) &&) true
+	set -e; suites="$(PTF_SUITE_LIST)"; \
+	for s in $$suites; do $(PTF_RUN) --veth --suite $$s $(PTF_ARGS); done
+
+# The TNA variants of the switch and the NIC, into out/tna/<program>/: with bf-p4c when it is on
+# PATH, as Stratum builds them (bf-p4c's output folder: <program>.conf, bfrt.json,
+# pipe/context.json, pipe/tofino.bin, and the P4Info with the standard externs, which
+# `mrc-ctl tofino-config` packs), with softswitch otherwise (its P4Info, the same names, and IR).
+BF_P4C              := $(shell command -v bf-p4c 2>/dev/null)
+TNA_PROGRAMS        := p4src/switch/tna/srv6_switch.p4 p4src/nic/tna/mrc_nic.p4
+
+tna: install
+	@set -e; for prog in $(TNA_PROGRAMS); do \
+	  name=$$(basename $$prog .p4); dir=$(OUT)/tna/$$name; \
+	  if [ ! -f $$prog ]; then echo "make tna: $$prog does not exist yet, skipped"; continue; fi; \
+	  mkdir -p $$dir; \
+	  if [ -n "$(BF_P4C)" ]; then \
+	    set -- $(BF_P4C) --arch tna -g --p4runtime-files $$dir/p4info.txt \
+	      --p4runtime-force-std-externs -o $$dir $$prog; \
+	  else \
+	    set -- $(VENV)/bin/softswitch compile --arch tna $$prog --p4info $$dir/p4info.txt \
+	      --ir $$dir/$$name.json; \
+	  fi; \
+	  echo "+ $$*"; "$$@"; \
+	done
 
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache build *.egg-info $(SHELL_VENV)

@@ -1,16 +1,17 @@
 """Run a PTF suite against a freshly started switch: softswitch (default) or BMv2.
 
     python -m ptf_tests.runner --suite NAME | --program P.p4|IR.json --test-dir DIR
-        [--target softswitch|bmv2]
+        [--target softswitch|bmv2] [--arch v1model|tna]
         [--veth] [--ports N] [--out-dir DIR] [--push-once] [--pcap] [--include DIR]...
         [--switch-args "ARGS"] [TESTS...] [--ptf-args ARG...]
 
-Steps: compile the program (P4Info + device config into the output folder), start the switch
+`--arch tna` runs the suite's TNA program (ptf_tests/suites.py), on softswitch only: BMv2 has
+no TNA. Steps: compile the program (P4Info + device config into the output folder), start the switch
 with simple_switch_grpc's command line (`--no-p4`; packets over nanomsg, or veth pairs with
 `--veth`), wait until its gRPC port answers, run `ptf` with the test parameters the base class
 reads (grpcaddr, p4info, config, device_id, cpu_port), stop the switch, print where the logs are
 and exit with ptf's status. Everything a run writes goes to `--out-dir`
-(default `out/ptf/<suite>-<target>[-veth]/`): the compiled program, `switch.log` (the switch's own
+(default `out/ptf/<suite>-<target>[-tna][-veth]/`): the compiled program, `switch.log` (the switch's own
 log), `switch.out` (its stdout/stderr), `ptf.log` and `ptf.pcap`.
 
 `--switch-args` adds simple_switch_grpc options to the switch's command line, the same text for
@@ -36,7 +37,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptf_tests.suites import SUITES
+from ptf_tests.suites import ARCHS, SUITES
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU_PORT = 255
@@ -127,6 +128,7 @@ class Plan:
     tests: list[str]
     include_dirs: list[Path] = field(default_factory=list)
     switch_args: SwitchArgs = field(default_factory=SwitchArgs)
+    arch: str = "v1model"
     grpc_port: int = 0
     thrift_port: int = 0  # bmv2 only; 0 = pick a free one
     p4info: Path = field(default=Path())
@@ -181,7 +183,9 @@ def compile_program(plan: Plan) -> None:
                      "softswitch compile")
         return
     plan.config = plan.out_dir / f"{stem}.json"
-    _run_checked([*softswitch, "compile", str(plan.program), *includes,
+    # without --arch softswitch takes the architecture from the include, as before
+    arch = ["--arch", plan.arch] if plan.arch != "v1model" else []
+    _run_checked([*softswitch, "compile", str(plan.program), *includes, *arch,
                   "--p4info", str(plan.p4info), "--ir", str(plan.config)], "softswitch compile")
 
 
@@ -377,7 +381,7 @@ def test_params(plan: Plan) -> str:
     """ptf's --test-params: Python assignments separated by ';' (strings quoted)."""
     params: dict[str, object] = {
         "grpcaddr": plan.grpc_addr, "p4info": str(plan.p4info), "config": str(plan.config),
-        "device_id": DEVICE_ID, "cpu_port": CPU_PORT, "target": plan.target,
+        "device_id": DEVICE_ID, "cpu_port": CPU_PORT, "target": plan.target, "arch": plan.arch,
         "pipeline_pushed": plan.push_once,
     }
     return ";".join(f"{key}={value!r}" for key, value in params.items())
@@ -444,10 +448,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a suite of this repository (ptf_tests/suites.py): sets --program, "
                         "--test-dir and --switch-args")
     parser.add_argument("--program", type=Path,
-                        help="P4_16 v1model source, or softswitch IR JSON (softswitch target)")
+                        help="P4_16 source (of --arch), or softswitch IR JSON (softswitch target)")
     parser.add_argument("--test-dir", type=Path, help="folder of PTF test modules")
     parser.add_argument("--target", choices=("softswitch", "bmv2"), default="softswitch",
                         help="bmv2 needs p4c and simple_switch_grpc on PATH")
+    parser.add_argument("--arch", choices=ARCHS, default="v1model",
+                        help="the program's architecture: with --suite, which of the suite's "
+                        "programs runs; tna needs the softswitch target")
     parser.add_argument("--veth", action="store_true",
                         help="use veth pairs and ptf's eth platform (root) instead of nanomsg")
     parser.add_argument("--ports", type=int, default=8, help="data ports 0..N-1 (default 8)")
@@ -473,9 +480,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_plan(argv: Sequence[str] | None = None) -> Plan:
     args = build_parser().parse_args(argv)
+    if args.arch == "tna" and args.target == "bmv2":
+        raise RunnerError("--arch tna needs --target softswitch: BMv2 runs v1model programs "
+                          "only (a TNA program needs Tofino, or its model, through bf-p4c)")
     if args.suite is not None:
         suite = SUITES[args.suite]
-        args.program = args.program or suite.program
+        if args.program is None:
+            args.program = suite.program_for(args.arch)
+            if args.program is None:
+                raise RunnerError(f"suite '{args.suite}' has no {args.arch} program "
+                                  "(ptf_tests/suites.py)")
         args.test_dir = args.test_dir or suite.test_dir
         args.switch_args = " ".join(filter(None, (suite.switch_args, args.switch_args)))
     if args.program is None or args.test_dir is None:
@@ -489,7 +503,7 @@ def make_plan(argv: Sequence[str] | None = None) -> Plan:
     for folder in args.include_dirs:
         if not folder.is_dir():
             raise RunnerError(f"--include {folder}: no such folder")
-    suffix = "-veth" if args.veth else ""
+    suffix = ("-tna" if args.arch == "tna" else "") + ("-veth" if args.veth else "")
     out_dir = args.out_dir or (ROOT / "out" / "ptf" /
                                f"{args.test_dir.resolve().name}-{args.target}{suffix}")
     return Plan(program=args.program.resolve(), test_dir=args.test_dir.resolve(),
@@ -498,7 +512,7 @@ def make_plan(argv: Sequence[str] | None = None) -> Plan:
                 switch_pcap=args.switch_pcap, ptf_args=list(args.ptf_args),
                 tests=list(args.tests),
                 include_dirs=[folder.resolve() for folder in args.include_dirs],
-                switch_args=parse_switch_args(args.switch_args))
+                switch_args=parse_switch_args(args.switch_args), arch=args.arch)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """The ``softswitch`` command line: one function per subcommand, one parser for all of them.
 
     softswitch compile PROGRAM.p4 [-I DIR]... [-D NAME[=V]]... [--p4info FILE] [--ir FILE.json]
-                       [p4c's -o, --p4runtime-files, --target bmv2, --arch v1model, ...]
+                       [p4c's -o, --p4runtime-files, --target bmv2|tofino, --arch v1model|tna,
+                        bf-p4c's --p4runtime-force-std-externs, -g, ...]
     softswitch stf PROGRAM.p4|IR.json TEST.stf... [-I DIR]... [-D NAME[=V]]... [--log-console]
+                   [--arch v1model|tna]
     softswitch run [PROGRAM.p4|IR.json|--no-p4] [simple_switch_grpc options] [-- target options]
 
 Errors in the user's input (P4 source, files) are printed as ``file:line:col: error: ...`` on
@@ -24,14 +26,15 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def load_program(path: str, include_dirs: Sequence[str] = (),
-                 defines: Sequence[str] = ()) -> CheckedProgram:
-    """A checked program from P4 source or IR JSON (shared by the subcommands)."""
+                 defines: Sequence[str] = (), arch: str | None = None) -> CheckedProgram:
+    """A checked program from P4 source or IR JSON (shared by the subcommands); `arch` None:
+    the architecture its include file names."""
     from softswitch.compiler import load_program as load
     from softswitch.compiler import parse_defines
 
     if not Path(path).is_file():
         raise P4Error(f"{path}: no such file")
-    return load(path, include_dirs, parse_defines(defines))
+    return load(path, include_dirs, parse_defines(defines), arch)
 
 
 def _save_ir(checked: CheckedProgram, path: str) -> None:
@@ -43,9 +46,21 @@ def _save_ir(checked: CheckedProgram, path: str) -> None:
         raise P4Error(f"cannot write IR file {path}: {exc.strerror}") from exc
 
 
-# p4c's choices softswitch stands in for; any other value is refused by name.
-P4C_CHOICES = {"--target": ("bmv2",), "--arch": ("v1model",), "--std": ("p4-16", "p4_16"),
-               "--p4v": ("16",)}
+# p4c's choices softswitch stands in for (p4c-bm2-ss's bmv2/v1model, bf-p4c's tofino/tna); any
+# other value is refused by name.
+P4C_CHOICES = {"--target": ("bmv2", "tofino"), "--arch": ("v1model", "tna"),
+               "--std": ("p4-16", "p4_16"), "--p4v": ("16",)}
+# the architecture of each target (bf-p4c's default for tofino is tna), and the pairs p4c has
+TARGET_ARCH = {"bmv2": "v1model", "tofino": "tna"}
+
+
+def chosen_arch(target: str | None, arch: str | None) -> str | None:
+    """The architecture --target/--arch ask for (None: neither; the include decides)."""
+    target, arch = (v.lower() if v else None for v in (target, arch))
+    if target is not None and arch is not None and TARGET_ARCH[target] != arch:
+        raise P4Error(f"--target {target} --arch {arch}: the {target} target has the "
+                      f"{TARGET_ARCH[target]} architecture")
+    return arch or (TARGET_ARCH[target] if target else None)
 P4RUNTIME_FORMATS = {"text": "text", "json": "json", "binary": "binary"}
 
 
@@ -86,7 +101,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                           f"{' / '.join(allowed)} only")
     p4infos = _p4info_outputs(args)
     ir_path = _ir_output(args)
-    checked = load_program(args.program, args.include_dirs, args.defines)
+    arch = chosen_arch(args.target, args.arch)
+    checked = load_program(args.program, args.include_dirs, args.defines, arch)
     if p4infos:
         p4info = build_p4info(checked)
         for path, fmt in p4infos:
@@ -105,7 +121,7 @@ def cmd_stf(args: argparse.Namespace) -> int:
     from softswitch.stf.runner import run_stf
     from softswitch.stf.script import read_stf
 
-    checked = load_program(args.program, args.include_dirs, args.defines)
+    checked = load_program(args.program, args.include_dirs, args.defines, args.arch)
     trace = print if args.log_console else None
     failed = 0
     for test in args.tests:
@@ -128,7 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _add_source_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("program", metavar="PROGRAM.p4", help="the P4_16 v1model program")
+    parser.add_argument("program", metavar="PROGRAM.p4",
+                        help="the P4_16 program (v1model or TNA) or its IR JSON")
     parser.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
                         help="add DIR to the #include search path")
     parser.add_argument("-D", dest="defines", metavar="NAME[=V]", action="append", default=[],
@@ -139,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand; each sets `handler`."""
     parser = argparse.ArgumentParser(
         prog="softswitch",
-        description="An embedded P4_16 v1model target that behaves like p4c + BMv2.",
+        description="An embedded P4_16 target that behaves like p4c + BMv2 (v1model) and "
+        "like bf-p4c + Tofino (TNA).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -162,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the format of --p4runtime-file (default binary, as p4c)")
     for option in P4C_CHOICES:
         p4c.add_argument(option, metavar="V", help=f"accepted: {', '.join(P4C_CHOICES[option])}")
+    p4c.add_argument("--p4runtime-force-std-externs", action="store_true",
+                     help="bf-p4c's: P4Info with the standard P4Runtime externs (what softswitch "
+                     "always writes)")
+    p4c.add_argument("-g", dest="debug_info", action="store_true",
+                     help="bf-p4c's debug information (nothing to add here)")
     compile_.set_defaults(handler=cmd_compile)
 
     stf = sub.add_parser("stf", help="run p4c STF tests against the program",
@@ -170,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "print expected vs got per port on a mismatch.")
     _add_source_options(stf)
     stf.add_argument("tests", metavar="TEST.stf", nargs="+", help="STF script(s)")
+    stf.add_argument("--arch", choices=P4C_CHOICES["--arch"], type=str.lower,
+                     help="the architecture (default: the one the program includes)")
     stf.add_argument("--log-console", action="store_true",
                      help="print a BMv2-style packet trace")
     stf.set_defaults(handler=cmd_stf)

@@ -1,4 +1,4 @@
-"""The compile driver: a .p4 file (or IR JSON) to a CheckedProgram, as p4c-bm2-ss would see it."""
+"""The compile driver: a .p4 file (or IR JSON) to a CheckedProgram, as p4c-bm2-ss or bf-p4c see it."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from softswitch.errors import P4Error
+from softswitch.frontend.archs import arch_of_files, architecture
 from softswitch.frontend.parser import parse
-from softswitch.frontend.preprocess import BMV2_PREDEFINED, preprocess
+from softswitch.frontend.preprocess import PreprocessedSource, preprocess
 from softswitch.frontend.typecheck import check
 from softswitch.ir.checked import CheckedProgram
 from softswitch.ir.serialize import load_ir
@@ -17,26 +18,69 @@ def compile_file(
     path: str | Path,
     include_dirs: Sequence[str | Path] = (),
     defines: Mapping[str, str] | None = None,
+    arch: str | None = None,
 ) -> CheckedProgram:
-    """Preprocess (with p4c's predefined BMv2 macros), parse and check a P4_16 program.
+    """Preprocess (with the predefined macros of the architecture's compiler), parse and check
+    a P4_16 program.
 
+    `arch` ("v1model" or "tna", as ``--arch``) or, when None, the architecture file the program
+    includes decides the architecture; a program including the other one's file is refused.
     Raises the P4Error for a bad program: the first syntax error, or the type errors (a P4Errors
     when there are several)."""
-    all_defines = dict(BMV2_PREDEFINED)
-    all_defines.update(defines or {})
-    source = preprocess(path, include_dirs, all_defines)
-    return check(parse(source), source_file=str(path))
+    source, chosen = _preprocess(path, include_dirs, defines or {}, arch)
+    return check(parse(source), source_file=str(path), arch=chosen)
+
+
+def _preprocess(
+    path: str | Path,
+    include_dirs: Sequence[str | Path],
+    defines: Mapping[str, str],
+    arch: str | None,
+) -> tuple[PreprocessedSource, str]:
+    """The preprocessed program and its architecture. Without `arch` the program is read with
+    p4c-bm2-ss's macros first and, when it turns out to include tna.p4, again with bf-p4c's (as
+    bf-p4c would have read it: `#if __TARGET_TOFINO__` may choose other text)."""
+    wanted = architecture(arch).name if arch is not None else "v1model"
+    try:
+        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines})
+    except P4Error:
+        if arch is not None:
+            raise
+        # maybe text only bf-p4c's macros let through (`#ifndef __TARGET_TOFINO__ #error`)
+        try:
+            source = preprocess(path, include_dirs, {**architecture("tna").predefined, **defines})
+        except P4Error:
+            source = None
+        if source is None or arch_of_files(source.files) != "tna":
+            raise
+        return source, "tna"
+    included = arch_of_files(source.files)
+    if arch is None and included is not None and included != wanted:
+        wanted = included
+        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines})
+        included = arch_of_files(source.files)
+    if included is not None and included != wanted:
+        raise P4Error(
+            f"{path}: the program includes {architecture(included).include}, but the architecture "
+            f"is {wanted} (--arch {wanted}); compile it with --arch {included}"
+        )
+    return source, wanted
 
 
 def load_program(
     path: str | Path,
     include_dirs: Sequence[str | Path] = (),
     defines: Mapping[str, str] | None = None,
+    arch: str | None = None,
 ) -> CheckedProgram:
-    """A program from P4 source, or from the IR JSON that `softswitch compile --ir` wrote."""
+    """A program from P4 source, or from the IR JSON that `softswitch compile --ir` wrote (which
+    records its architecture; a different `arch` is refused)."""
     if str(path).endswith(".json"):
-        return load_ir(path)
-    return compile_file(path, include_dirs, defines)
+        checked = load_ir(path)
+        if arch is not None and architecture(arch).name != checked.arch:
+            raise P4Error(f"{path}: the IR is of a {checked.arch} program, not {arch}")
+        return checked
+    return compile_file(path, include_dirs, defines, arch)
 
 
 def parse_defines(items: Sequence[str]) -> dict[str, str]:

@@ -21,7 +21,9 @@ from typing import Protocol, TextIO
 from controller.devices.codec import PlanCodec
 from controller.devices.reconcile import compare, fresh_phases, read_back, read_requests
 from controller.devices.session import Program, Session
+from controller.devices.trim_sessions import sync_trim_sessions
 from controller.plan.entries import PlannedEntry
+from controller.plan.switch_plan import TrimSession
 from controller.topology.model import Switch, Topology
 from p4rt.client import DEFAULT_BATCH_SIZE
 from p4rt.protowire import collections_deferred
@@ -160,8 +162,10 @@ def _entries_of(plan: PlanLike | Mapping[str, Sequence[PlannedEntry]],
 
 async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: Program, *,
                       batch_size: int = DEFAULT_BATCH_SIZE, rpc_timeout: float = 30.0,
-                      connect_timeout: float = 10.0) -> SwitchReport:
-    """Bring one switch to its planned entries; never raises for a switch-side problem."""
+                      connect_timeout: float = 10.0,
+                      trim_sessions: Sequence[TrimSession] = ()) -> SwitchReport:
+    """Bring one switch to its planned entries (and a Tofino switch's trim clone sessions);
+    never raises for a switch-side problem."""
     started = time.monotonic()
     report = SwitchReport(switch.name, started=time.time())
     if switch.endpoint is None:
@@ -194,6 +198,12 @@ async def push_switch(switch: Switch, entries: Sequence[PlannedEntry], program: 
             failed = await session.write_encoded(updates)
             setattr(report, kind, updates.count - len(failed))
             report.errors.extend(str(error) for error in failed)
+        if trim_sessions:
+            synced = await sync_trim_sessions(session, trim_sessions)
+            report.inserted += synced.inserted
+            report.modified += synced.modified
+            report.unchanged += synced.unchanged
+            report.errors.extend(synced.errors)
         if report.status != "backup":
             report.status = "failed" if report.errors else "ok"
     except (ControlPlaneError, ValueError) as error:
@@ -224,14 +234,18 @@ async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[
     chosen = [topology.switch(name) for name in switches] if switches else topology.switches
     limit = asyncio.Semaphore(max(1, concurrency))
 
-    def prepare(switch: Switch) -> tuple[list[PlannedEntry], Program] | str:
-        """(entries, program) for `switch`, or why it cannot be pushed."""
+    def prepare(switch: Switch
+                ) -> tuple[list[PlannedEntry], Program, list[TrimSession]] | str:
+        """(entries, program, trim sessions) for `switch`, or why it cannot be pushed."""
         try:
             chosen_program = program_for(switch, program, targets)
         except ValueError as error:
             return str(error)
         try:
-            return _entries_of(plan, switch.name), chosen_program
+            # only a Tofino switch trims by mirroring (BMv2 refuses the class of service)
+            sessions = getattr(plan, "trim_sessions", None)
+            trims = sessions(switch.name) if sessions and switch.target != "bmv2" else []
+            return _entries_of(plan, switch.name), chosen_program, trims
         except (KeyError, ValueError) as error:
             return f"no plan for this switch: {error}"
 
@@ -241,9 +255,11 @@ async def push_async(topology: Topology, plan: PlanLike | Mapping[str, Sequence[
             if isinstance(ready, str):
                 report = SwitchReport(switch.name, status="failed", errors=[ready])
             else:
-                report = await push_switch(switch, *ready, batch_size=batch_size,
+                entries, chosen, trims = ready
+                report = await push_switch(switch, entries, chosen, batch_size=batch_size,
                                            rpc_timeout=rpc_timeout,
-                                           connect_timeout=connect_timeout)
+                                           connect_timeout=connect_timeout,
+                                           trim_sessions=trims)
         if progress is not None:
             progress.finished(report)
         if on_done is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from controller.plan.entries import PlannedEntry
-from controller.plan.switch_plan import SwitchPlanner
+from controller.plan.switch_plan import SwitchPlanner, TrimSession
 from controller.plan.templates import PathTemplate, TemplateBook
 from controller.plan.usid import (
     NIC_DECAP_USID,
@@ -62,6 +62,12 @@ class FabricPlan:
         if not self.topology.is_switch(name):
             raise PlanError(f"no switch {name!r} in {self.topology.name}")
         return self._planner.entries(self.topology.switch(name), self._roles.get(name))
+
+    def trim_sessions(self, name: str) -> list[TrimSession]:
+        """The switch's trim clone sessions (switch_plan.trim_sessions): for Tofino switches."""
+        if not self.topology.is_switch(name):
+            raise PlanError(f"no switch {name!r} in {self.topology.name}")
+        return self._planner.trim_sessions(self.topology.switch(name), self._roles.get(name))
 
     def items(self) -> Iterator[tuple[str, list[PlannedEntry]]]:
         for name in self.switch_names:

@@ -6,6 +6,10 @@ hop to a NIC), `route_v6` (a `/48` to every neighbour switch's uSID, `block::/32
 hop-limit policy, DSCP priorities, trimmable DSCPs, trimming on every connected port (TRIMMED on
 fabric ports, TRIMMED_LASTHOP on host ports) and ECN on fabric ports. Entries come table by table
 in TABLE_ORDER, each table sorted by key, so a plan is deterministic and diffs line by line.
+
+Trimming on TNA also needs a clone session per trimming port (`trim_sessions`): the switch
+mirrors a trimmed copy to it (p4src/README.md, "Trimming on TNA"). Only Tofino switches get them:
+BMv2 trims by recirculation, and its P4Runtime server refuses a class of service.
 """
 
 from __future__ import annotations
@@ -21,6 +25,19 @@ TABLE_ORDER = ("port_role", "egress_port_role", "sid_block", "my_sid", "route_v6
                "hop_limit_policy", "dscp_priority", "trimmable_dscp", "trim_config", "ecn_config")
 HIGH_PRIORITY = 7
 DATA_PRIORITY = 0
+# p4src/include/defines.p4: session TRIM_SESSION_BASE + port, truncating to trim_bytes plus the
+# TRIM_MIRROR_BYTES mirror header the copy carries.
+TRIM_SESSION_BASE = 256
+TRIM_MIRROR_BYTES = 4
+
+
+class TrimSession(NamedTuple):
+    """The clone session a TNA switch mirrors one port's trimmed copies to."""
+
+    session_id: int
+    port: int
+    class_of_service: int
+    packet_length_bytes: int
 
 
 class Peer(NamedTuple):
@@ -54,7 +71,7 @@ class SwitchPlanner:
         self.topology = topology
         self.block = block
         self.usid_of = usid_of
-        self._port_entries: dict[tuple[int, PortRole], tuple[PlannedEntry, ...]] = {}
+        self._port_entries: dict[tuple[int, PortRole, int], tuple[PlannedEntry, ...]] = {}
         self._fixed = self._fixed_entries()
 
     def entries(self, sw: Switch,
@@ -63,7 +80,8 @@ class SwitchPlanner:
         block, usid_of, nic = self.block, self.usid_of, self.topology.nic
         ports = peers_of(self.topology, sw.name)
         roles = port_roles(ports, role_overrides or {})
-        per_port = [self._for_port(port, role) for port, role in sorted(roles.items())]
+        cells = 1 if sw.target == "bmv2" else self.topology.qos.tofino_cells_per_packet
+        per_port = [self._for_port(port, role, cells) for port, role in sorted(roles.items())]
         me = usid_of(sw.name)
         my_mac = switch_mac(me)
         un: list[PlannedEntry] = [_entry("my_sid", "dst_addr", usid_prefix(block, me), "usid_un")]
@@ -98,9 +116,18 @@ class SwitchPlanner:
         out += [e[3] for e in per_port if len(e) > 3]
         return out
 
-    def _for_port(self, port: int, role: PortRole) -> tuple[PlannedEntry, ...]:
-        """(port_role, egress_port_role[, trim_config[, ecn_config]]) of one port."""
-        key = (port, role)
+    def trim_sessions(self, sw: Switch,
+                      role_overrides: Mapping[int, PortRole] | None = None) -> list[TrimSession]:
+        """One per port with a trim_config entry (every port not EXTERNAL), by port."""
+        roles = port_roles(peers_of(self.topology, sw.name), role_overrides or {})
+        length = self.topology.qos.trim_bytes + TRIM_MIRROR_BYTES
+        return [TrimSession(TRIM_SESSION_BASE + port, port, HIGH_PRIORITY, length)
+                for port, role in sorted(roles.items()) if role != PortRole.EXTERNAL]
+
+    def _for_port(self, port: int, role: PortRole, cells: int) -> tuple[PlannedEntry, ...]:
+        """(port_role, egress_port_role[, trim_config[, ecn_config]]) of one port; queue
+        thresholds in units of `cells` per packet (1 on BMv2, which counts packets)."""
+        key = (port, role, cells)
         found = self._port_entries.get(key)
         if found is not None:
             return found
@@ -111,11 +138,12 @@ class SwitchPlanner:
         if role != PortRole.EXTERNAL:
             trimmed = qos.dscp_trimmed_lasthop if role == PortRole.HOST else qos.dscp_trimmed
             out.append(_entry("trim_config", "port", port, "set_trim",
-                              (("threshold", qos.trim_threshold), ("trim_bytes", qos.trim_bytes),
+                              (("threshold", _depth(qos.trim_threshold, cells)),
+                               ("trim_bytes", qos.trim_bytes),
                                ("trimmed_dscp", trimmed))))
         if role == PortRole.FABRIC:
             out.append(_entry("ecn_config", "port", port, "set_ecn_threshold",
-                              (("threshold", qos.ecn_threshold),)))
+                              (("threshold", _depth(qos.ecn_threshold, cells)),)))
         self._port_entries[key] = found = tuple(out)
         return found
 
@@ -143,3 +171,9 @@ def _entry(table: str, field: str, value: int | tuple[int, int], action: str,
 
 def _lpm_key(e: PlannedEntry) -> tuple[int, int]:
     return e.match[0][1]  # type: ignore[return-value]
+
+
+def _depth(packets: int, cells: int) -> int:
+    """A queue-depth threshold of `packets` in units of `cells` per packet, within enq_qdepth's
+    19 bits."""
+    return min(packets * cells, (1 << 19) - 1)

@@ -96,6 +96,10 @@ class QosConfig:
     trim_threshold: int = 16  # packets in the egress queue (enq_qdepth)
     trim_bytes: int = 160  # keep every header through RETH
     ecn_threshold: int = 8  # fabric-facing ports only
+    # Tofino's enq_qdepth counts 80-byte cells, not packets: a threshold of N packets is
+    # N * this many cells on a Tofino switch (53: a 4 KiB RoCEv2 write segment with its
+    # SRv6 headers, about 4,200 B).
+    tofino_cells_per_packet: int = 53
 
 
 @dataclass

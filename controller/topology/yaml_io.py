@@ -47,7 +47,7 @@ from controller.topology.yaml_nodes import (
 )
 
 _QOS_LIMITS = {"trim_threshold": (0, (1 << 19) - 1), "ecn_threshold": (0, (1 << 19) - 1),
-               "trim_bytes": (0, 0xFFFF)}
+               "trim_bytes": (0, 0xFFFF), "tofino_cells_per_packet": (1, 1 << 10)}
 
 # Strings written without quotes: they start with a letter, so YAML cannot read them as numbers.
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/\-]*")

@@ -56,8 +56,17 @@ const bit<16> ETHERNET_HEADER_BYTES = 14;
 const bit<9> CPU_PORT = 255;
 const bit<8> PUNT_REASON_HOP_LIMIT = 6;   // packet_in.reason: the drop reason that punted it
 
-// The @field_list id of the metadata a trimmed packet carries through recirculation.
+// The @field_list id of the metadata a trimmed packet carries through recirculation (v1model).
 // A macro, not a const, because it also appears inside @field_list(...) annotations.
 #define FIELD_LIST_TRIM 1
+
+// Trimming on TNA (switch/tna/trim.p4): the trimmed copy of a packet leaving port P is mirrored
+// to clone session TRIM_SESSION_BASE + P, which the control plane sets up with P as its one
+// replica, the highest class of service and a truncation length of trim_bytes +
+// TRIM_MIRROR_BYTES (the mirror header the copy carries counts towards it). 256 + port is a
+// valid session id on Tofino (1..1015, every port) and on softswitch (1..511, ports below 256);
+// the NIC's sessions are 100 + plane. v1model trims by recirculation and needs no session.
+const bit<10> TRIM_SESSION_BASE = 256;
+const bit<16> TRIM_MIRROR_BYTES = 4;
 
 #endif

@@ -100,6 +100,17 @@ struct headers_t {
 }
 
 struct metadata_t {
+    // The architecture's intrinsic metadata, as the shared controls of p4src/switch/ see it:
+    // each architecture's top copies its own metadata into these fields before the shared
+    // controls run and back out after them (switch/srv6_switch.p4, switch/tna/srv6_switch.p4).
+    port_t      ingress_port;      // the port the packet arrived on
+    bit<4>      parser_drop;       // the drop reason of a failed parser check, else DROP_NONE
+    port_t      egress_spec;       // ingress: the port chosen for it
+    bool        drop;              // ingress: drop it
+    bit<3>      priority;          // ingress: its egress queue (larger is served first)
+    port_t      egress_port;       // egress: the port it leaves on
+    bit<19>     enq_qdepth;        // egress: the depth of its queue when it was enqueued
+    bool        trim;              // egress: TrimDecide chose to trim it (the architecture does)
     // Parser bookkeeping: SRH segments still to extract.
     bit<8>      srh_segments_to_parse;
     // Ingress decisions.
@@ -119,7 +130,8 @@ struct metadata_t {
     bool        trimmable;
     bit<19>     trim_threshold;
     bit<19>     ecn_threshold;
-    // Trimming state carried through recirculation (see trim.p4).
+    // The trimmed copy's state: carried through recirculation on v1model (the @field_list),
+    // in the trim mirror header on TNA (switch/v1model/trim.p4, switch/tna/trim.p4).
     @field_list(FIELD_LIST_TRIM)
     bit<1>      trim_pass;
     @field_list(FIELD_LIST_TRIM)

@@ -5,13 +5,20 @@
 #include <core.p4>
 #include <v1model.p4>
 
+// Shared with tna/mrc_nic.p4: nic_types.p4 (headers, metadata, constants), path.p4 (path stage,
+// SACK/NACK headers), settings.p4 (DSCP values, local port state), port_state.p4 (the EV
+// choice's port-state step) and the table fragments (tx_tables.p4, rx_tables.p4,
+// loss_injector_table.p4) the per-architecture controls include. v1model's own: v1model/
+// (macros, parser, registers, the host and plane sides' state).
+#include "v1model/nic_arch.p4"
 #include "nic_types.p4"
-#include "nic_state.p4"
-#include "nic_parser.p4"
-#include "host_tx.p4"
+#include "v1model/nic_state.p4"
+#include "v1model/nic_parser.p4"
+#include "v1model/host_tx.p4"
 #include "path.p4"
-#include "plane_rx.p4"
-#include "ev_state_change.p4"
+#include "settings.p4"
+#include "v1model/plane_rx.p4"
+#include "v1model/ev_state_change.p4"
 
 control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
@@ -19,45 +26,10 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     HostTxEncap() host_tx_encap;
     PlaneRx() plane_rx;
     PathStage() path_stage;
-    FeedbackHeaders() nack_headers;
+    NackHeaders() nack_headers;
     EvMarkBad() report_loss;
     EvRefill() refill_denied;
-
-    @name(".set_dscp")
-    action set_dscp(bit<6> trimmable, bit<6> trimmable_retx, bit<6> control_dscp, bit<6> trimmed,
-                    bit<6> trimmed_lasthop) {
-        meta.dscp_trimmable = trimmable;
-        meta.dscp_retx = trimmable_retx;
-        meta.dscp_control = control_dscp;
-        meta.dscp_trimmed = trimmed;
-        meta.dscp_trimmed_lasthop = trimmed_lasthop;
-    }
-
-    // Why: DSCP values are the operator's (UET fixes none). Installs: the default action, with
-    // the fabric's values (topology qos); until then the MRC emulator's defaults below.
-    @name(".nic_dscp")
-    table nic_dscp {
-        actions = { set_dscp; }
-        default_action = set_dscp(4, 8, 46, 12, 16);
-    }
-
-    @name(".set_port_state")
-    action set_port_state(bit<8> down_planes) {
-        meta.local_down = down_planes;
-    }
-
-    // Why: v1model has no port-status signal, so this NIC's agent tells the data plane which of
-    // its own ports are down (bit p set = plane p's port is down). Nothing is sent on a down
-    // port, the EV choice passes over that plane, and every SACK and NACK this NIC sends carries
-    // the bitmap (SETH/NETH port_state) so that the peer stops sending to it on that plane.
-    // Installs: the default action, rewritten whenever a NIC port goes down or comes back up;
-    // until then every port is up. (A table, not a register: BMv2's P4Runtime server refuses
-    // register writes.)
-    @name(".local_port_state")
-    table local_port_state {
-        actions = { set_port_state; }
-        default_action = set_port_state(0);
-    }
+    NicSettings() settings;
 
     action drop_malformed() {
         mark_to_drop(standard_metadata);
@@ -65,8 +37,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     }
 
     apply {
-        nic_dscp.apply();
-        local_port_state.apply();
+        settings.apply(meta);
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to egress for SACKs
         if (standard_metadata.parser_error != error.NoError) {
             drop_malformed();
@@ -127,22 +98,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             standard_metadata.egress_spec = meta.path_port;
         } else if (meta.rx_nack) {
             // The trimmed (or out-of-window) packet itself becomes the NACK.
-            hdr.neth.setValid();
-            hdr.neth.header_type = 0;
-            hdr.neth.next_header = 0;
-            hdr.neth.reserved0 = 0;
-            hdr.neth.nack_reason = meta.nack_reason;
-            hdr.neth.vendor_info = 0;
-            hdr.neth.entropy = meta.fb_entropy;
-            hdr.neth.spdcid = 0;
-            hdr.neth.dpdcid = 0;
-            hdr.neth.port_state = meta.local_down;
-            hdr.neth.nack_psn = hdr.bth.psn;
-            hdr.neth.cc_type = 0;
-            hdr.neth.cc_flags = 0;
-            hdr.neth.reserved2 = 0;
-            hdr.neth.tx_timestamp = 0;
-            nack_headers.apply(hdr, meta, OP_NACK, NACK_EXT_BYTES);
+            nack_headers.apply(hdr, meta);
             truncate(NACK_FRAME_BYTES);
             standard_metadata.egress_spec = meta.path_port;
             nic_counter.count(NIC_NACK_SENT);
@@ -162,37 +118,12 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
 control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
-    FeedbackHeaders() sack_headers;
+    SackHeaders() sack_headers;
 
     apply {
         // The I2E clone of a data packet this NIC received becomes its SACK.
         if (standard_metadata.instance_type == PKT_INSTANCE_INGRESS_CLONE) {
-            hdr.seth.setValid();
-            hdr.seth.header_type = 0;
-            hdr.seth.next_header = 0;
-            hdr.seth.m = meta.fb_m;
-            hdr.seth.reserved0 = 0;
-            hdr.seth.probe_response = meta.fb_pr;
-            hdr.seth.reserved1 = 0;
-            hdr.seth.ack_psn_offset = meta.fb_ack_offset;
-            hdr.seth.entropy = meta.fb_entropy;
-            hdr.seth.spdcid = 0;
-            hdr.seth.dpdcid = 0;
-            hdr.seth.port_state = meta.local_down;   // this NIC's ports, for the peer
-            hdr.seth.cack_psn = meta.fb_cack;
-            hdr.seth.cc_type = 0;
-            hdr.seth.cc_flags = 0;
-            hdr.seth.mpr = 0;
-            hdr.seth.sack_offset = 1;
-            hdr.seth.sack_bitmap = meta.fb_bitmap;
-            hdr.cc_state.setValid();
-            hdr.cc_state.tx_timestamp = 0;
-            hdr.cc_state.reserved = 0;
-            hdr.cc_state.ooo_count = 0;
-            hdr.cc_state.restore_window = 0;
-            hdr.cc_state.rcv_cwnd_pen = 0;
-            hdr.cc_state.rcvd_bytes = 0;
-            sack_headers.apply(hdr, meta, OP_SACK, SACK_EXT_BYTES);
+            sack_headers.apply(hdr, meta);
             truncate(SACK_FRAME_BYTES);
             nic_counter.count(NIC_SACK_SENT);
         }

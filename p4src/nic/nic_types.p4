@@ -1,4 +1,5 @@
-// The MRC NIC's constants, sizes, headers and metadata.
+// The MRC NIC's constants, sizes, headers and metadata, shared by the v1model program
+// (mrc_nic.p4) and the TNA one (tna/mrc_nic.p4).
 #ifndef P4SRC_NIC_TYPES_P4
 #define P4SRC_NIC_TYPES_P4
 
@@ -9,10 +10,6 @@
 // Ports: the host (the transport's side), one port per plane (plane_port / port_plane tables),
 // the CPU port (defines.p4).
 const bit<9> NIC_HOST_PORT = 1;
-
-// standard_metadata.instance_type values (BMv2's simple_switch).
-const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;
-const bit<32> PKT_INSTANCE_RESUBMIT = 6;
 
 // Sizes. EV state is per (connection, slot): NIC_CONNECTIONS * EV_SLOTS cells.
 const bit<32> NIC_CONNECTIONS = 64;
@@ -183,6 +180,23 @@ struct nic_metadata_t {
     bit<6>      dscp_trimmed;
     bit<6>      dscp_trimmed_lasthop;
     bit<8>      trailing_ones;
+#ifdef NIC_ARCH_TNA
+    // TNA only (tna/nic_arch.p4 defines NIC_ARCH_TNA; the types are tna/nic_tna_types.p4): a
+    // packet passes the ingress up to twice (a resubmit), counts one nic_counter event per pass,
+    // and its SACK or NACK is a mirrored copy that the egress builds.
+    nic_resub_h     resub;       // the resubmit header: read in pass 2, filled in pass 1
+    nic_fb_mirror_h fb_mirror;   // the SACK/NACK copy's mirror header
+    bit<4>          pass_kind;   // RESUB_NONE on the first pass, else what pass 1 asked for
+    bool            drop;        // drop the packet (drop_ctl) at the end of the ingress
+    bool            counted;     // count `event` in nic_counter (once per pass)
+    bit<32>         event;
+    bool            resubmit;    // resubmit (meta.resub says why)
+    bool            mirror;      // mirror a SACK/NACK copy to mirror_session
+    bit<10>         mirror_session;
+    bool            digest;      // send the EV event below
+    bit<2>          digest_state;
+    bit<32>         digest_drops;
+#endif
 }
 
 #endif

@@ -1,3 +1,5 @@
+// Shared by the v1model and TNA programs (metadata and headers only; the 128-bit address
+// arithmetic is each architecture's NIC_CARRIER_* / NIC_SRC_VIA_T1, in its nic_arch.p4).
 // The path stage: (plane, destination row, T1, destination port) -> the SRv6 carrier, the port
 // and MACs of the plane, and this NIC's source address on it. Data packets and the feedback the
 // NIC sends back both come here (p4c applies each table once): data with meta.plane,
@@ -19,7 +21,7 @@ control PathStage(inout nic_metadata_t meta) {
     // uA(dst port) : NIC decap; the T1 and the uA are left zero in `base` and filled here.
     @name(".via_t1")
     action via_t1(bit<128> base) {
-        meta.path_carrier = base | ((bit<128>)meta.t1_usid << 64) | ((bit<128>)meta.dst_ua << 32);
+        NIC_CARRIER_VIA_T1(meta.path_carrier, base, meta.t1_usid, meta.dst_ua);
         meta.path_found = true;
         meta.path_via_t1 = true;
     }
@@ -27,7 +29,7 @@ control PathStage(inout nic_metadata_t meta) {
     // Both NICs on one T0: block : uN(T0) : uA(dst port) : NIC decap.
     @name(".same_t0")
     action same_t0(bit<128> base) {
-        meta.path_carrier = base | ((bit<128>)meta.dst_ua << 64);
+        NIC_CARRIER_SAME_T0(meta.path_carrier, base, meta.dst_ua);
         meta.path_found = true;
     }
 
@@ -82,7 +84,7 @@ control PathStage(inout nic_metadata_t meta) {
         }
         plane_port.apply();
         if (meta.path_via_t1) {
-            meta.path_src = meta.path_src[127:96] ++ meta.t1_usid ++ meta.path_src[95:16];
+            NIC_SRC_VIA_T1(meta.path_src, meta.t1_usid);   // the T1's uSID after the block
         }
         if (meta.reflect && meta.return_addr[127:96] != meta.path_src[127:96]) {
             meta.path_found = false;   // a return address outside the SID block: no feedback
@@ -124,6 +126,66 @@ control FeedbackHeaders(inout nic_headers_t hdr, in nic_metadata_t meta, in bit<
         hdr.meth.setInvalid();
         hdr.reth.setInvalid();
         hdr.immdt.setInvalid();
+    }
+}
+
+// A SACK (SETH + CC_STATE after the BTH) made of the data packet or probe it acknowledges, from
+// the receive window the plane side reported in meta (fb_*), with this NIC's port-state bitmap.
+control SackHeaders(inout nic_headers_t hdr, in nic_metadata_t meta) {
+    FeedbackHeaders() sack_headers;
+
+    apply {
+        hdr.seth.setValid();
+        hdr.seth.header_type = 0;
+        hdr.seth.next_header = 0;
+        hdr.seth.m = meta.fb_m;
+        hdr.seth.reserved0 = 0;
+        hdr.seth.probe_response = meta.fb_pr;
+        hdr.seth.reserved1 = 0;
+        hdr.seth.ack_psn_offset = meta.fb_ack_offset;
+        hdr.seth.entropy = meta.fb_entropy;
+        hdr.seth.spdcid = 0;
+        hdr.seth.dpdcid = 0;
+        hdr.seth.port_state = meta.local_down;   // this NIC's ports, for the peer
+        hdr.seth.cack_psn = meta.fb_cack;
+        hdr.seth.cc_type = 0;
+        hdr.seth.cc_flags = 0;
+        hdr.seth.mpr = 0;
+        hdr.seth.sack_offset = 1;
+        hdr.seth.sack_bitmap = meta.fb_bitmap;
+        hdr.cc_state.setValid();
+        hdr.cc_state.tx_timestamp = 0;
+        hdr.cc_state.reserved = 0;
+        hdr.cc_state.ooo_count = 0;
+        hdr.cc_state.restore_window = 0;
+        hdr.cc_state.rcv_cwnd_pen = 0;
+        hdr.cc_state.rcvd_bytes = 0;
+        sack_headers.apply(hdr, meta, OP_SACK, SACK_EXT_BYTES);
+    }
+}
+
+// A NACK (NETH after the BTH) made of the trimmed (or out-of-window) packet it answers, with the
+// reason in meta.nack_reason and this NIC's port-state bitmap.
+control NackHeaders(inout nic_headers_t hdr, in nic_metadata_t meta) {
+    FeedbackHeaders() nack_headers;
+
+    apply {
+        hdr.neth.setValid();
+        hdr.neth.header_type = 0;
+        hdr.neth.next_header = 0;
+        hdr.neth.reserved0 = 0;
+        hdr.neth.nack_reason = meta.nack_reason;
+        hdr.neth.vendor_info = 0;
+        hdr.neth.entropy = meta.fb_entropy;
+        hdr.neth.spdcid = 0;
+        hdr.neth.dpdcid = 0;
+        hdr.neth.port_state = meta.local_down;
+        hdr.neth.nack_psn = hdr.bth.psn;
+        hdr.neth.cc_type = 0;
+        hdr.neth.cc_flags = 0;
+        hdr.neth.reserved2 = 0;
+        hdr.neth.tx_timestamp = 0;
+        nack_headers.apply(hdr, meta, OP_NACK, NACK_EXT_BYTES);
     }
 }
 

@@ -1,6 +1,7 @@
-// Drop classification and accounting. HeaderChecks turns parser errors (and non-IPv6 packets)
-// into drop reasons; DropStats, at the end of ingress, counts every drop in `drop_counter`
-// (index ingress_port * 16 + reason) and either drops the packet or, for hop-limit drops when
+// Drop classification and accounting. HeaderChecks turns a failed parser check (the reason
+// the architecture's parser adapter put in meta.parser_drop) and non-IPv6 packets into drop
+// reasons; DropStats, at the end of ingress, counts every drop in `drop_counter` (index
+// ingress_port * 16 + reason) and either drops the packet or, for hop-limit drops when
 // `hop_limit_policy` says so, punts it to the CPU port.
 #ifndef P4SRC_SWITCH_DROP_STATS_P4
 #define P4SRC_SWITCH_DROP_STATS_P4
@@ -8,29 +9,19 @@
 #include "../include/headers.p4"
 #include "packet_io.p4"
 
-control HeaderChecks(in headers_t hdr, inout metadata_t meta,
-                     in standard_metadata_t standard_metadata) {
+control HeaderChecks(in headers_t hdr, inout metadata_t meta) {
     apply {
-        if (standard_metadata.parser_error == error.PacketTooShort) {
-            meta.drop_reason = DROP_TRUNCATED;
-        } else if (standard_metadata.parser_error == error.SrhRoutingType) {
-            meta.drop_reason = DROP_SRH_TYPE;
-        } else if (standard_metadata.parser_error == error.SrhLength) {
-            meta.drop_reason = DROP_SRH_LENGTH;
-        } else if (standard_metadata.parser_error == error.SrhSegmentsLeft) {
-            meta.drop_reason = DROP_SRH_SEGMENTS_LEFT;
-        } else if (standard_metadata.parser_error == error.StackOutOfBounds) {
-            meta.drop_reason = DROP_SRH_TOO_LONG;
+        if (meta.parser_drop != DROP_NONE) {
+            meta.drop_reason = meta.parser_drop;
         } else if (!hdr.ipv6.isValid()) {
             meta.drop_reason = DROP_NOT_IPV6;
         }
     }
 }
 
-control DropStats(inout headers_t hdr, inout metadata_t meta,
-                  inout standard_metadata_t standard_metadata) {
+control DropStats(inout headers_t hdr, inout metadata_t meta) {
     @name(".drop_counter")
-    counter(DROP_COUNTER_SIZE, CounterType.packets_and_bytes) drop_counter;
+    PKT_BYTE_COUNTER(drop_counter, DROP_COUNTER_SIZE);
 
     PuntToCpu() punt_to_cpu;
 
@@ -55,15 +46,15 @@ control DropStats(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         if (meta.drop_reason != DROP_NONE) {
-            drop_counter.count((bit<32>)standard_metadata.ingress_port * DROP_REASONS +
+            drop_counter.count((bit<32>)meta.ingress_port * DROP_REASONS +
                                (bit<32>)meta.drop_reason);
             if (meta.drop_reason == DROP_HOP_LIMIT) {
                 hop_limit_policy.apply();
             }
             if (meta.punt) {
-                punt_to_cpu.apply(hdr, meta, standard_metadata);
+                punt_to_cpu.apply(hdr, meta);
             } else {
-                mark_to_drop(standard_metadata);
+                meta.drop = true;
             }
         }
     }

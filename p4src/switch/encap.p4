@@ -9,7 +9,7 @@
 
 control Encap(inout headers_t hdr) {
     @name(".encap_v6_counter")
-    direct_counter(CounterType.packets_and_bytes) encap_v6_counter;
+    PKT_BYTE_DIRECT_COUNTER(encap_v6_counter);
 
     @name(".encap_usid")
     action encap_usid(ipv6_addr_t src, ipv6_addr_t carrier) {
@@ -18,6 +18,7 @@ control Encap(inout headers_t hdr) {
         hdr.ipv6.next_hdr = PROTO_IPV6;
         hdr.ipv6.src_addr = src;
         hdr.ipv6.dst_addr = carrier;
+        DIRECT_COUNT(encap_v6_counter);
     }
 
     // Reduced SRH (RFC 8754 §4.1.1): the first carrier sits only in the destination, so the
@@ -40,6 +41,7 @@ control Encap(inout headers_t hdr) {
         hdr.srh.tag = 0;
         hdr.srh_segments[0].setValid();
         hdr.srh_segments[0].sid = next_carrier;
+        DIRECT_COUNT(encap_v6_counter);
     }
 
     // Control plane: H.Encaps.Red policies, destination prefix -> encap_usid(src, carrier) or

@@ -8,11 +8,12 @@
 
 control MySid(in headers_t hdr, inout metadata_t meta) {
     @name(".my_sid_counter")
-    direct_counter(CounterType.packets_and_bytes) my_sid_counter;
+    PKT_BYTE_DIRECT_COUNTER(my_sid_counter);
 
     @name(".usid_un")
     action usid_un() {
         meta.sid_behavior = SID_UN;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     @name(".usid_ua")
@@ -22,6 +23,7 @@ control MySid(in headers_t hdr, inout metadata_t meta) {
         meta.fwd_port = port;
         meta.fwd_smac = smac;
         meta.fwd_dmac = dmac;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     @name(".usid_ua_combined")
@@ -31,11 +33,13 @@ control MySid(in headers_t hdr, inout metadata_t meta) {
         meta.fwd_port = port;
         meta.fwd_smac = smac;
         meta.fwd_dmac = dmac;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     @name(".end")
     action end() {
         meta.sid_behavior = SID_END;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     @name(".end_x")
@@ -45,11 +49,13 @@ control MySid(in headers_t hdr, inout metadata_t meta) {
         meta.fwd_port = port;
         meta.fwd_smac = smac;
         meta.fwd_dmac = dmac;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     @name(".end_dt6")
     action end_dt6() {
         meta.sid_behavior = SID_END_DT6;
+        DIRECT_COUNT(my_sid_counter);
     }
 
     // Control plane (F3216): block:uN::/48 -> usid_un; local uA block:uA::/48 -> usid_ua;

@@ -6,21 +6,20 @@
 
 #include "../include/headers.p4"
 
-control PacketOutIngress(inout headers_t hdr, inout standard_metadata_t standard_metadata) {
+control PacketOutIngress(inout headers_t hdr, inout metadata_t meta) {
     apply {
-        standard_metadata.egress_spec = hdr.packet_out.egress_port;
+        meta.egress_spec = hdr.packet_out.egress_port;
         hdr.packet_out.setInvalid();
     }
 }
 
-control PuntToCpu(inout headers_t hdr, in metadata_t meta,
-                  inout standard_metadata_t standard_metadata) {
+control PuntToCpu(inout headers_t hdr, inout metadata_t meta) {
     apply {
         hdr.packet_in.setValid();
-        hdr.packet_in.ingress_port = standard_metadata.ingress_port;
+        hdr.packet_in.ingress_port = meta.ingress_port;
         hdr.packet_in.reason = (bit<8>)meta.drop_reason;
         hdr.packet_in.pad = 0;
-        standard_metadata.egress_spec = CPU_PORT;
+        meta.egress_spec = CPU_PORT;
     }
 }
 

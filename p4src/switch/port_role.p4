@@ -5,20 +5,21 @@
 
 #include "../include/headers.p4"
 
-control PortRoleIngress(inout metadata_t meta, in standard_metadata_t standard_metadata) {
+control PortRoleIngress(inout metadata_t meta) {
     @name(".port_role_counter")
-    direct_counter(CounterType.packets_and_bytes) port_role_counter;
+    PKT_BYTE_DIRECT_COUNTER(port_role_counter);
 
     @name(".set_port_role")
     action set_port_role(bit<2> role) {
         meta.port_role = role;
+        DIRECT_COUNT(port_role_counter);
     }
 
     // Control plane: one entry per port, ingress_port -> set_port_role(HOST 1 | FABRIC 2 |
     // EXTERNAL 3). An unconfigured port is EXTERNAL: outside the SR domain until told otherwise.
     @name(".port_role")
     table port_role {
-        key = { standard_metadata.ingress_port : exact @name("port"); }
+        key = { meta.ingress_port : exact @name("port"); }
         actions = { set_port_role; }
         default_action = set_port_role(ROLE_EXTERNAL);
         counters = port_role_counter;
@@ -30,19 +31,20 @@ control PortRoleIngress(inout metadata_t meta, in standard_metadata_t standard_m
     }
 }
 
-control PortRoleEgress(inout metadata_t meta, in standard_metadata_t standard_metadata) {
+control PortRoleEgress(inout metadata_t meta) {
     @name(".egress_port_role_counter")
-    direct_counter(CounterType.packets_and_bytes) egress_port_role_counter;
+    PKT_BYTE_DIRECT_COUNTER(egress_port_role_counter);
 
     @name(".set_egress_port_role")
     action set_egress_port_role(bit<2> role) {
         meta.egress_role = role;
+        DIRECT_COUNT(egress_port_role_counter);
     }
 
     // Control plane: the same roles as `port_role`, keyed on the egress port.
     @name(".egress_port_role")
     table egress_port_role {
-        key = { standard_metadata.egress_port : exact @name("port"); }
+        key = { meta.egress_port : exact @name("port"); }
         actions = { set_egress_port_role; }
         default_action = set_egress_port_role(ROLE_EXTERNAL);
         counters = egress_port_role_counter;

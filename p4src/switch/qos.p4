@@ -4,13 +4,14 @@
 
 #include "../include/headers.p4"
 
-control Qos(in headers_t hdr, inout standard_metadata_t standard_metadata) {
+control Qos(in headers_t hdr, inout metadata_t meta) {
     @name(".dscp_priority_counter")
-    direct_counter(CounterType.packets_and_bytes) dscp_priority_counter;
+    PKT_BYTE_DIRECT_COUNTER(dscp_priority_counter);
 
     @name(".set_priority")
     action set_priority(bit<3> prio) {
-        standard_metadata.priority = prio;
+        meta.priority = prio;
+        DIRECT_COUNT(dscp_priority_counter);
     }
 
     // Control plane: outer DSCP -> set_priority(prio): CONTROL, TRIMMED, TRIMMED_LASTHOP and

@@ -5,21 +5,22 @@
 
 #include "../include/headers.p4"
 
-control Routing(inout headers_t hdr, inout metadata_t meta,
-                inout standard_metadata_t standard_metadata) {
+control Routing(inout headers_t hdr, inout metadata_t meta) {
     @name(".route_v6_counter")
-    direct_counter(CounterType.packets_and_bytes) route_v6_counter;
+    PKT_BYTE_DIRECT_COUNTER(route_v6_counter);
 
     @name(".forward")
     action forward(port_t port, mac_addr_t smac, mac_addr_t dmac) {
-        standard_metadata.egress_spec = port;
+        meta.egress_spec = port;
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;
+        DIRECT_COUNT(route_v6_counter);
     }
 
     @name(".drop")
     action drop() {
         meta.drop_reason = DROP_NO_ROUTE;
+        DIRECT_COUNT(route_v6_counter);
     }
 
     // Control plane: static /48 uSID routes to neighbours (block:uSID::/48), host routes of
@@ -40,7 +41,7 @@ control Routing(inout headers_t hdr, inout metadata_t meta,
         if (hdr.ipv6.hop_limit <= 1) {
             meta.drop_reason = DROP_HOP_LIMIT;
         } else if (meta.direct_forward) {
-            standard_metadata.egress_spec = meta.fwd_port;
+            meta.egress_spec = meta.fwd_port;
             hdr.ethernet.src_addr = meta.fwd_smac;
             hdr.ethernet.dst_addr = meta.fwd_dmac;
         } else {

@@ -7,11 +7,12 @@
 
 control SrDomain(in headers_t hdr, inout metadata_t meta) {
     @name(".sid_block_counter")
-    direct_counter(CounterType.packets_and_bytes) sid_block_counter;
+    PKT_BYTE_DIRECT_COUNTER(sid_block_counter);
 
     @name(".in_sid_block")
     action in_sid_block() {
         meta.in_sid_block = true;
+        DIRECT_COUNT(sid_block_counter);
     }
 
     // Control plane: the SID block, e.g. fcbb:bbbb::/32 -> in_sid_block.

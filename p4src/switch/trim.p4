@@ -1,30 +1,32 @@
-// Packet trimming, approximated for BMv2. A real switch trims a packet its buffer cannot admit;
-// BMv2 cannot see admission failures, so a queue deeper than the port's threshold stands in
-// for one. Three steps, because v1model can only truncate whole packets and cannot change the
-// queue of a packet already in egress:
+// Packet trimming: the decision and the trimmed copy's fix-up, shared by both architectures.
+// A real switch trims a packet its buffer cannot admit; neither BMv2 nor softswitch can see an
+// admission failure, so a queue deeper than the port's threshold stands in for one.
 //   1. TrimDecide (egress): a trimmable DSCP, a `trim_config` entry for the port and
-//      enq_qdepth > threshold -> recirculate instead of sending, carrying "trim, to this port,
-//      to this length, with this DSCP" in @field_list(FIELD_LIST_TRIM) metadata.
-//   2. TrimIngress (second ingress pass): no lookups; same port, highest priority, truncate.
-//   3. TrimFixup (second egress pass): IPv6 payload lengths (outer and inner) and the UDP
-//      length match the truncated size, the UDP checksum is zeroed (the payload it covered is
-//      gone), the outer DSCP becomes the configured TRIMMED / TRIMMED_LASTHOP; `trim_counter`.
+//      enq_qdepth > threshold -> meta.trim, with "this length, this DSCP" in meta.trim_bytes /
+//      meta.trim_dscp. The original is not sent: the architecture makes a copy cut to
+//      trim_bytes that goes back to the same port on the highest priority —
+//      v1model by recirculation + truncate (v1model/trim.p4), TNA by mirroring to the port's
+//      truncating trim session (tna/trim.p4).
+//   2. TrimFixup (the copy's egress pass, meta.trim_pass == 1): IPv6 payload lengths (outer
+//      and inner) and the UDP length match the truncated size, the UDP checksum is zeroed (the
+//      payload it covered is gone), the outer DSCP becomes the configured TRIMMED /
+//      TRIMMED_LASTHOP; `trim_counter`.
 // So the trimmed header travels the high-priority queue, as on real switches.
 #ifndef P4SRC_SWITCH_TRIM_P4
 #define P4SRC_SWITCH_TRIM_P4
 
 #include "../include/headers.p4"
 
-control TrimDecide(in headers_t hdr, inout metadata_t meta,
-                   in standard_metadata_t standard_metadata) {
+control TrimDecide(in headers_t hdr, inout metadata_t meta) {
     @name(".trimmable_dscp_counter")
-    direct_counter(CounterType.packets_and_bytes) trimmable_dscp_counter;
+    PKT_BYTE_DIRECT_COUNTER(trimmable_dscp_counter);
     @name(".trim_config_counter")
-    direct_counter(CounterType.packets_and_bytes) trim_config_counter;
+    PKT_BYTE_DIRECT_COUNTER(trim_config_counter);
 
     @name(".set_trimmable")
     action set_trimmable() {
         meta.trimmable = true;
+        DIRECT_COUNT(trimmable_dscp_counter);
     }
 
     @name(".set_trim")
@@ -32,6 +34,7 @@ control TrimDecide(in headers_t hdr, inout metadata_t meta,
         meta.trim_threshold = threshold;
         meta.trim_bytes = trim_bytes;
         meta.trim_dscp = trimmed_dscp;
+        DIRECT_COUNT(trim_config_counter);
     }
 
     // Control plane: the DSCPs that may be trimmed (TRIMMABLE, TRIMMABLE_RETX) -> set_trimmable.
@@ -46,10 +49,11 @@ control TrimDecide(in headers_t hdr, inout metadata_t meta,
 
     // Control plane: per egress port, set_trim(threshold in packets of enq_qdepth, length to
     // cut to — enough to keep every header through RETH —, TRIMMED on fabric ports or
-    // TRIMMED_LASTHOP on host-facing ports). No entry: never trim on that port.
+    // TRIMMED_LASTHOP on host-facing ports). No entry: never trim on that port. On TNA the
+    // port also needs its trim session (p4src/README.md, "Trimming on TNA").
     @name(".trim_config")
     table trim_config {
-        key = { standard_metadata.egress_port : exact @name("port"); }
+        key = { meta.egress_port : exact @name("port"); }
         actions = { set_trim; NoAction; }
         default_action = NoAction();
         counters = trim_config_counter;
@@ -60,31 +64,20 @@ control TrimDecide(in headers_t hdr, inout metadata_t meta,
         trimmable_dscp.apply();
         if (meta.trimmable) {
             if (trim_config.apply().hit) {
-                if (standard_metadata.enq_qdepth > meta.trim_threshold) {
-                    meta.trim_pass = 1;
-                    meta.trim_port = standard_metadata.egress_port;
-                    recirculate_preserving_field_list(FIELD_LIST_TRIM);
+                if (meta.enq_qdepth > meta.trim_threshold) {
+                    meta.trim = true;
                 }
             }
         }
     }
 }
 
-control TrimIngress(inout metadata_t meta, inout standard_metadata_t standard_metadata) {
-    apply {
-        standard_metadata.egress_spec = meta.trim_port;
-        standard_metadata.priority = PRIORITY_HIGHEST;
-        truncate((bit<32>)meta.trim_bytes);
-    }
-}
-
-control TrimFixup(inout headers_t hdr, in metadata_t meta,
-                  in standard_metadata_t standard_metadata) {
+control TrimFixup(inout headers_t hdr, in metadata_t meta) {
     @name(".trim_counter")
-    counter(PORT_COUNT, CounterType.packets_and_bytes) trim_counter;
+    PKT_BYTE_COUNTER(trim_counter, PORT_COUNT);
 
     apply {
-        // The length on the wire after truncate(): trim_bytes, unless the packet was shorter.
+        // The length on the wire after the cut: trim_bytes, unless the packet was shorter.
         bit<16> length = meta.trim_bytes;
         bit<16> whole = ETHERNET_HEADER_BYTES + IPV6_HEADER_BYTES + hdr.ipv6.payload_len;
         if (whole < length) {
@@ -105,7 +98,7 @@ control TrimFixup(inout headers_t hdr, in metadata_t meta,
             hdr.udp.checksum = 0;
         }
         hdr.ipv6.dscp = meta.trim_dscp;
-        trim_counter.count((bit<32>)standard_metadata.egress_port);
+        trim_counter.count((bit<32>)meta.egress_port);
     }
 }
 

@@ -111,6 +111,7 @@ class P4RuntimeTest(BaseTest):
         self.device_id = int(_param("device_id", 0))
         self.cpu_port = int(_param("cpu_port", 255))
         self.target = str(_param("target", "softswitch"))
+        self.arch = str(_param("arch", "v1model"))  # the program's architecture (the runner's)
         self.p4info_path = Path(_required_param("p4info"))
         self._inserted: list[Entity] = []
         self._defaults: list[TableEntry] = []   # original default entries, to restore
@@ -159,6 +160,10 @@ class P4RuntimeTest(BaseTest):
 
     def modify(self, *entities: Entity) -> None:
         self.conn.modify(list(entities))
+
+    def was_inserted(self, entity: Entity) -> bool:
+        """Whether this test inserted (and has not deleted) the object `entity` names."""
+        return any(same_key(known, entity) for known in self._inserted)
 
     def delete(self, *entities: Entity) -> None:
         """Delete entities; those inserted by this test are no longer cleaned up."""
@@ -244,8 +249,10 @@ class P4RuntimeTest(BaseTest):
         return entry
 
     def insert_clone_session(self, session_id: int, replicas: Iterable[int | tuple[int, int]],
-                             packet_length_bytes: int = 0) -> CloneSessionEntry:
-        entry = CloneSessionEntry(session_id, replicas, packet_length_bytes=packet_length_bytes)
+                             packet_length_bytes: int = 0,
+                             class_of_service: int = 0) -> CloneSessionEntry:
+        entry = CloneSessionEntry(session_id, replicas, class_of_service=class_of_service,
+                                  packet_length_bytes=packet_length_bytes)
         self.insert(entry)
         return entry
 

@@ -37,6 +37,10 @@ BACKUPS = 2                  # per plane: EVs 8..11
 PROFILE = 1
 CONN = 3
 SACK_SESSION_BASE = 100
+# TNA: the SACK/NACK sessions cut each copy after RETH (p4src/nic/tna/nic_arch.p4,
+# FB_SESSION_BYTES: the 49-byte mirror header + 134 bytes of headers); v1model's NIC truncates
+# the clone itself (BMv2's P4Runtime server refuses a clone session length).
+FB_SESSION_BYTES = {"v1model": 0, "tna": 183}
 OP_EV_REPORT = 0xDF
 DSCP_TRIMMABLE, DSCP_RETX, DSCP_CONTROL, DSCP_TRIMMED, DSCP_LASTHOP = 4, 8, 46, 12, 16
 ECT0, CE = 2, 3
@@ -120,7 +124,8 @@ class NicTest(P4RuntimeTest):
             self.insert_table_entry("plane_port", {"plane": plane}, "set_plane_port", port=port,
                                     smac=NIC_MAC, dmac=T0_MAC, src=locator(plane, MY_ROW, MY_UA))
             self.insert_table_entry("port_plane", {"port": port}, "set_rx_plane", plane=plane)
-            self.insert_clone_session(SACK_SESSION_BASE + plane, [port])
+            self.insert_clone_session(SACK_SESSION_BASE + plane, [port],
+                                      packet_length_bytes=FB_SESSION_BYTES[self.arch])
 
     def set_path(self, ev: int, deny: bool = False) -> None:
         match = {"profile": PROFILE, "ev": ev}

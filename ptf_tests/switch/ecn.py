@@ -1,12 +1,14 @@
 """ECN: ECT packets that meet a queue deeper than the port's threshold leave with CE — on ports
 with an ecn_config entry that are not host-facing; never on others; non-ECT packets never.
 
-Uses the slow port (see trimming.py): packet i of a burst meets enq_qdepth <= i.
+Uses the slow port (see trimming.py): packet i of a burst meets enq_qdepth <= i packets (the
+threshold is THRESHOLD packets of the burst's size in the architecture's unit, `queue_depth`).
 """
 
 from __future__ import annotations
 
 from ptf.testutils import group, verify_no_other_packets
+from scapy.packet import Packet
 from switch_base import (
     CE,
     DSCP_NO_TRIM,
@@ -46,11 +48,14 @@ class EcnTest(SwitchTest):
     def ecn_count(self) -> int:
         return self.read_counter("ecn_counter", SLOW_PORT).packet_count
 
+    def set_slow_port_ecn(self) -> None:
+        """Mark above THRESHOLD queued packets of the burst's size."""
+        self.set_ecn(SLOW_PORT, self.queue_depth(THRESHOLD, routed(shifted(burst_packets(0)[0]))))
+
     def burst(self, ecn: int) -> int:
         """Send a burst to the slow port; every packet comes out in order, unmarked or CE
         (packets 0..THRESHOLD always unmarked). Returns how many were marked."""
-        packets = [srv6_packet(carrier(OWN, NEXT, usid(ROLE_NIC, 1, 1)), psn=i, ecn=ecn,
-                               dscp=DSCP_NO_TRIM, payload_len=800) for i in range(BURST)]
+        packets = burst_packets(ecn)
         for packet in packets:
             self.send(IN_PORT, packet)
         received = self.collect(SLOW_PORT, BURST)
@@ -69,6 +74,11 @@ class EcnTest(SwitchTest):
         return marked
 
 
+def burst_packets(ecn: int) -> list[Packet]:
+    return [srv6_packet(carrier(OWN, NEXT, usid(ROLE_NIC, 1, 1)), psn=i, ecn=ecn,
+                        dscp=DSCP_NO_TRIM, payload_len=800) for i in range(BURST)]
+
+
 @group("ecn")
 class EcnMarkTest(EcnTest):
     """ECT(0) and ECT(1) over the threshold: CE, counted in ecn_counter; Not-ECT and CE packets
@@ -77,7 +87,7 @@ class EcnMarkTest(EcnTest):
     @autocleanup
     def runTest(self) -> None:
         self.install()
-        self.set_ecn(SLOW_PORT, THRESHOLD)
+        self.set_slow_port_ecn()
         for name, ecn, marks in (("ect0", ECT0, True), ("ect1", ECT1, True),
                                  ("not-ect", 0, False), ("ce", CE, False)):
             with self.case(name):
@@ -99,7 +109,7 @@ class EcnDisabledTest(EcnTest):
         self.install()
         with self.case("no ecn_config entry"):
             self.assertEqual(self.burst(ECT0), 0)
-        self.set_ecn(SLOW_PORT, THRESHOLD)
+        self.set_slow_port_ecn()
         self.modify_table_entry("egress_port_role", {"port": SLOW_PORT}, "set_egress_port_role",
                                 role=HOST)
         with self.case("host-facing port with an entry"):

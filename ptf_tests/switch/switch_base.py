@@ -28,7 +28,7 @@ from scapy.layers.inet6 import IPv6, IPv6ExtHdrSegmentRouting
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
-from p4rt import TableEntry
+from p4rt import CloneSessionEntry, TableEntry
 from ptf_tests.base import P4RuntimeTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,6 +80,17 @@ DROP_SID_NO_NEXT = 9
 DROP_DECAP = 10
 DROP_NOT_IPV6 = 11
 DROP_REASONS_PER_PORT = 16
+
+# -- trimming on TNA (p4src/include/defines.p4): the trimmed copy is mirrored to a session per port
+TRIM_SESSION_BASE = 256                   # session TRIM_SESSION_BASE + port
+TRIM_MIRROR_BYTES = 4                     # the mirror header, counted by the session's truncation
+PRIORITY_HIGHEST = 7                      # the queue trimmed headers take
+
+# -- what the architecture counts (p4src/README.md): tests state packets and bytes as sent ------
+FCS_LEN = 4                               # Tofino's byte counts include the Ethernet FCS
+BRIDGED_LEN = 2                           # the TNA switch's bridged header (egress counts it)
+CELL_BYTES = 80                           # Tofino's queue depths are in 80-byte cells
+EGRESS_TABLES = frozenset({"egress_port_role", "trimmable_dscp", "trim_config", "ecn_config"})
 
 ROCEV2_PORT = 4791
 RC_WRITE_ONLY = 0x0A                      # BTH opcode followed by a RETH
@@ -419,9 +430,28 @@ class SwitchTest(P4RuntimeTest):
         return self.insert_table_entry("dscp_priority", {"dscp": dscp}, "set_priority", prio=prio)
 
     def set_trim(self, port: int, threshold: int, trim_bytes: int, dscp: int) -> TableEntry:
+        """Trim on `port`: its trim_config entry and, on TNA, its trim session cutting copies
+        to trim_bytes (as the controller's plan installs them)."""
+        self.set_trim_session(port, trim_bytes)
         return self.insert_table_entry("trim_config", {"port": port}, "set_trim",
                                        threshold=threshold, trim_bytes=trim_bytes,
                                        trimmed_dscp=dscp)
+
+    def set_trim_session(self, port: int, trim_bytes: int) -> CloneSessionEntry | None:
+        """The clone session TNA mirrors a port's trimmed copies to (p4src/README.md): the same
+        port, the highest priority, truncated to trim_bytes plus the mirror header. Inserted
+        once per test, then modified. None on v1model, which trims by recirculation (and
+        BMv2's P4Runtime server refuses a class of service)."""
+        if self.arch != "tna":
+            return None
+        session = CloneSessionEntry(TRIM_SESSION_BASE + port, [port],
+                                    class_of_service=PRIORITY_HIGHEST,
+                                    packet_length_bytes=trim_bytes + TRIM_MIRROR_BYTES)
+        if self.was_inserted(session):
+            self.modify(session)
+        else:
+            self.insert(session)
+        return session
 
     def add_trimmable_dscp(self, dscp: int) -> TableEntry:
         return self.insert_table_entry("trimmable_dscp", {"dscp": dscp}, "set_trimmable")
@@ -429,6 +459,25 @@ class SwitchTest(P4RuntimeTest):
     def set_ecn(self, port: int, threshold: int) -> TableEntry:
         return self.insert_table_entry("ecn_config", {"port": port}, "set_ecn_threshold",
                                        threshold=threshold)
+
+    # -- what the architecture counts ----------------------------------------------------------
+    def counted_bytes(self, packet: Packet | bytes, egress: bool = False) -> int:
+        """The bytes a counter adds for `packet` (as sent): its length on v1model (BMv2 counts
+        the length it arrived with, in egress too); on TNA Tofino's MAC length (the 4-byte FCS
+        too) and, in egress, what the ingress deparser emitted (the bridged header too)."""
+        length = len(bytes(packet))
+        if self.arch == "tna":
+            length += FCS_LEN + (BRIDGED_LEN if egress else 0)
+        return length
+
+    def queue_depth(self, packets: int, packet: Packet | bytes) -> int:
+        """`packets` queued packets the size of `packet` (as it leaves) in the unit of the
+        architecture's enq_qdepth — what trim_config and ecn_config thresholds compare with:
+        packets on v1model, Tofino's 80-byte cells on TNA (bridged header and FCS included)."""
+        if self.arch != "tna":
+            return packets
+        cells = -(-(len(bytes(packet)) + BRIDGED_LEN + FCS_LEN) // CELL_BYTES)
+        return packets * cells
 
     # -- counters -----------------------------------------------------------------------------
     def read_drop_counter(self, port: int, reason: int) -> int:

@@ -5,7 +5,8 @@ come out whole.
 
 Congestion needs a slow port: the suite runs with `--switch-args "--priority-queues 8
 --queue-rate 3:50"` (SLOW_PORT drains 50 packets/s). A burst of BURST packets outruns it, so its
-queue grows; packet i meets enq_qdepth <= i, so the first threshold + 1 are never trimmed.
+queue grows; packet i meets enq_qdepth <= i packets, so with a threshold of THRESHOLD packets (in
+the architecture's unit, `queue_depth`) the first THRESHOLD + 1 are never trimmed.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class TrimCongestedVsUncongestedTest(TrimTest):
         sample = uN_forward(fabric_burst(TO_SLOW)[0])
         trim_bytes = headers_length(sample)            # Ethernet … BTH + RETH
         for port in (SLOW_PORT, FAST_PORT):
-            self.set_trim(port, THRESHOLD, trim_bytes, DSCP_TRIMMED)
+            self.set_trim(port, self.queue_depth(THRESHOLD, sample), trim_bytes, DSCP_TRIMMED)
         with self.case("congested port"):
             before = self.trim_count(SLOW_PORT)
             whole, cut = self.burst(fabric_burst(TO_SLOW), uN_forward, SLOW_PORT, trim_bytes,
@@ -171,7 +172,8 @@ class TrimCasesTest(TrimTest):
                     self.modify_table_entry("egress_port_role", {"port": SLOW_PORT},
                                             "set_egress_port_role", role=HOST)
                 trim_bytes = headers_length(whole(packets[0])) + (adjust or 0)
-                self.set_trim(SLOW_PORT, THRESHOLD, trim_bytes, dscp)
+                self.set_trim(SLOW_PORT, self.queue_depth(THRESHOLD, whole(packets[0])),
+                              trim_bytes, dscp)
                 _whole, cut = self.burst(packets, whole, SLOW_PORT, trim_bytes,
                                          None if adjust is None else dscp)
                 if adjust is not None:

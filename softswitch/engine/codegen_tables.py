@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 class TableGen:
     """Mixin of `codegen.Generator`."""
 
+    # BMv2 counts and meters a direct resource on every hit of its table; TNA's generator
+    # turns that off (the action's count()/execute() does it) and records the entry hit in
+    # R.hit for those calls
+    direct_on_hit = True
+    record_hit = False
+
     def table_fn(self, decl: ast.TableDecl, block: BlockInstance) -> str:
         key = (id(decl), id(block))
         name = self._table_fns.get(key)
@@ -68,11 +74,11 @@ class TableGen:
             self.line("else:")
             with self.indent():
                 self.tr(f"{f'Table {cp_name!r}: hit with handle '!r} + str(e.handle)")
-                if info.direct_counter:
+                if info.direct_counter and self.direct_on_hit:
                     self.line("c = e.cnt")
                     self.line("c[0] += 1")
                     self.line("c[1] += R.plen")
-                if info.direct_meter:
+                if info.direct_meter and self.direct_on_hit:
                     self.line(f"{info.direct_meter}.color = e.meter.execute(R.now, R.plen)")
                 if info.profile:
                     if sel_keys:
@@ -91,6 +97,8 @@ class TableGen:
             self.tr("'Action entry is ' + a.action + ' - ' + "
                     "', '.join(format(x, 'x') for x in a.args)")
             call_args = ctx.ctx_args + ", " if ctx.ctx_args else ""
+            if self.record_hit:
+                self.line("R.hit = e")
             self.line(f"a.fn({call_args}a.args)")
             self.line("return e is not None, a.aid")
         return name

@@ -33,6 +33,7 @@ MAX_MGID = 0xFFFF  # mcast_grp is bit<16>
 MAX_MIRROR_SESSION_ID = (1 << 15) - 1
 P4RT_CLONE_GROUP_BASE = 1 << 15  # PreMcMgr::first_reserved_group_id()
 P4RT_MAX_CLONE_SESSION_ID = 511  # PreCloneMgr accepts 1..511
+TOFINO_MAX_MIRROR_SESSION_ID = 1015  # Tofino 1's normal mirror sessions: 1..1015
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,8 @@ class PacketReplicationEngine:
         # P4Runtime groups: group id -> {rid: node handle} in PI's unordered_map order
         self._p4rt_groups: dict[int, dict[int, int]] = {}
         self._cache: dict[int, tuple[Replica, ...]] = {}
+        # the largest P4Runtime clone session id (PI's 511 for BMv2; a TNA switch sets Tofino's)
+        self.max_clone_session_id = P4RT_MAX_CLONE_SESSION_ID
 
     # ---- BMv2 CLI view -------------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class PacketReplicationEngine:
         packet_length_bytes: int = 0,
     ) -> None:
         """P4Runtime INSERT of a ``CloneSessionEntry`` (ids 1..511, as PI allows)."""
-        _check_range("clone session id", session_id, 1, P4RT_MAX_CLONE_SESSION_ID)
+        _check_range("clone session id", session_id, 1, self.max_clone_session_id)
         if self.has_clone_session(session_id):
             raise ControlPlaneError(f"clone session {session_id} already exists")
         session = self._clone_session(session_id, class_of_service, packet_length_bytes)

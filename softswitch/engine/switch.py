@@ -1,11 +1,11 @@
-"""Switch: one compiled v1model program with its tables, externs and PRE (see DESIGN.md)."""
+"""Switch: one compiled program (v1model or TNA) with its tables, externs and PRE (see DESIGN.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from softswitch.engine import codegen
+from softswitch.engine import codegen, codegen_tna, tna_objects
 from softswitch.engine.externs import (
     CounterArray,
     Digest,
@@ -17,9 +17,10 @@ from softswitch.engine.externs import (
 )
 from softswitch.engine.hashes import hash_function
 from softswitch.engine.pipeline import OutputPacket, PacketJob, QueueInfo, RunState, V1Pipeline
-from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.engine.pre import TOFINO_MAX_MIRROR_SESSION_ID, PacketReplicationEngine
 from softswitch.engine.support import noop
 from softswitch.engine.tables import ActionProfile, ActionSpec, Table
+from softswitch.engine.tna_pipeline import TnaPipeline, TnaRunState
 from softswitch.errors import ControlPlaneError, P4Error, UnsupportedError
 from softswitch.frontend import types as t
 from softswitch.ir.checked import CheckedProgram
@@ -48,10 +49,17 @@ class Switch:
         self.program = program
         self.drop_port = drop_port
         self.trace = trace
-        gen = codegen.generate(program, trace=trace is not None)
+        self.arch = program.arch
+        tna = self.arch == "tna"
+        if tna:
+            gen: codegen.GeneratedProgram = codegen_tna.generate(program, trace=trace is not None)
+        else:
+            gen = codegen.generate(program, trace=trace is not None)
         self.generated = gen
         self.generated_source = gen.source
         self.pre = PacketReplicationEngine()
+        if tna:
+            self.pre.max_clone_session_id = TOFINO_MAX_MIRROR_SESSION_ID
         self.digests: list[Digest] = []
         ns: dict[str, Any] = {"__name__": "softswitch_generated"}
         try:
@@ -61,7 +69,7 @@ class Switch:
             raise UnsupportedError(f"internal code generation error: {exc}") from exc
         self._ns = ns
         field_lists = {i: ns[f] for i, f in gen.field_lists.items()}
-        self._state = RunState(drop_port, field_lists)
+        self._state = TnaRunState(drop_port) if tna else RunState(drop_port, field_lists)
         ns["R"] = self._state
         ns["_T"] = trace if trace is not None else (lambda _s: None)
         ns["log_format"] = _log_format
@@ -75,10 +83,21 @@ class Switch:
         self._profiles: dict[str, ActionProfile] = {}
         self._value_sets: dict[str, ValueSet] = {}
         self._tables: dict[str, Table] = {}
-        self._make_externs(gen, ns)
+        if tna:
+            self._make_tna_externs(gen, ns)
+        else:
+            self._make_externs(gen, ns)
         self._make_tables(gen, ns)
-        self.pipeline = V1Pipeline(ns, gen.block_fns, gen.header_cls, gen.meta_cls, gen.sm_cls,
-                                   self.pre, self._state, self.digests, trace)
+        self.pipeline: V1Pipeline | TnaPipeline
+        if tna:
+            assert isinstance(gen, codegen_tna.TnaGeneratedProgram)
+            assert isinstance(self._state, TnaRunState)
+            self.pipeline = TnaPipeline(ns, gen, program.blocks, program.errors, self.pre,
+                                        self._state, self.digests, trace)
+            self.new_packet = self.pipeline.new_job  # type: ignore[method-assign]
+        else:
+            self.pipeline = V1Pipeline(ns, gen.block_fns, gen.header_cls, gen.meta_cls,
+                                       gen.sm_cls, self.pre, self._state, self.digests, trace)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -115,6 +134,20 @@ class Switch:
             else:
                 obj = None  # Checksum16 and friends keep no state
             ns[x.gname] = obj
+        for x in gen.value_sets:
+            vs = ValueSet(x.name, int(x.args.get("size", 0)), x.args.get("widths", [32]))
+            self._value_sets[x.name] = vs
+            ns[x.gname] = vs
+
+    def _make_tna_externs(self, gen: codegen.GeneratedProgram, ns: dict[str, Any]) -> None:
+        registries: dict[str, dict[str, Any]] = {
+            "counter": self._counters, "direct_counter": self._direct_counters,
+            "meter": self._meters, "direct_meter": self._direct_meters,
+            "register": self._registers, "profile": self._profiles,
+        }
+        for x, (registry, obj) in zip(gen.externs, tna_objects.build_all(gen.externs, ns)):
+            if registry is not None:
+                registries[registry][x.name] = obj
         for x in gen.value_sets:
             vs = ValueSet(x.name, int(x.args.get("size", 0)), x.args.get("widths", [32]))
             self._value_sets[x.name] = vs
@@ -180,6 +213,28 @@ class Switch:
     def set_clock(self, now_us: Callable[[], int]) -> None:
         """Use `now_us` (µs since the device started) for the global timestamps and meters."""
         self.pipeline.now_us = now_us
+
+    # -- TNA ------------------------------------------------------------------------------------
+
+    def set_cpu_port(self, port: int | None) -> None:
+        """The port TNA's copy_to_cpu copies go to (v1model: nothing to set)."""
+        if isinstance(self.pipeline, TnaPipeline):
+            self.pipeline.cpu_port = port
+
+    def set_queue_count(self, count: int) -> None:
+        """The device's egress queues per port: a TNA qid past the last goes to the last."""
+        if isinstance(self.pipeline, TnaPipeline):
+            self.pipeline.queue_count = max(1, count)
+
+    def set_port_metadata(self, port: int, value: int | bytes) -> None:
+        """TNA: the PORT_METADATA_SIZE (64) bits the ingress parser sees after the intrinsic
+        metadata of packets received on `port` (the control plane's per-port value)."""
+        if not isinstance(self.pipeline, TnaPipeline):
+            raise ControlPlaneError("port metadata is a TNA feature")
+        data = value if isinstance(value, bytes) else int(value).to_bytes(8, "big")
+        if len(data) != 8:
+            raise ControlPlaneError("port metadata is 8 bytes (64 bits)")
+        self.pipeline.port_metadata[port & 0x1FF] = data
 
     # -- control plane --------------------------------------------------------------------------
 

@@ -633,14 +633,21 @@ class InstanceDecl(Declaration):
     checker: `resolved` is the instance's type (ExternType or ObjectType of the parser/control/
     package); `type_decl` the ExternDecl/ParserDecl/ControlDecl/PackageTypeDecl instantiated;
     `ctor_args` the constructor arguments bound to the constructor parameters (like CallInfo.args).
+
+    `initializer`: the method implementations of ``T(args) x = { ... };`` (an extern with abstract
+    methods, e.g. TNA's RegisterAction.apply), checked like functions declared where the
+    instance is; checker: `implements` maps each implemented abstract method's name to its
+    MethodPrototype.
     """
 
     type_ref: TypeRef
     args: list[Argument] = field(default_factory=list)
+    initializer: list[FunctionDecl] = field(default_factory=list)
     resolved: Type | None = None
     type_decl: Node | None = None
     ctor_params: list[Parameter] = field(default_factory=list)
     ctor_args: list[Expression | None] = field(default_factory=list)
+    implements: dict[str, MethodPrototype] = field(default_factory=dict)
 
 
 @dataclass(eq=False, kw_only=True)

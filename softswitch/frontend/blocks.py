@@ -1,4 +1,5 @@
-"""Binding the v1model main package: its six block arguments and the BlockInstance tree.
+"""Binding the main package (v1model's V1Switch, TNA's Switch of a Pipeline): its six block
+arguments and the BlockInstance tree.
 
 A block argument is a constructor call (``MyIngress()``) or the name of a top-level instance.
 Each block's parameters are matched against the architecture's block type (``Parser<H, M>``...),
@@ -30,28 +31,101 @@ if TYPE_CHECKING:
 ROLES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 PACKAGE = "V1Switch"
 
+# TNA: main is ``Switch(pipe)`` of one ``Pipeline(...)``, whose parameters are the block roles.
+TNA_PACKAGE = "Switch"
+TNA_PIPELINE = "Pipeline"
+TNA_ROLES = (
+    "ingress_parser", "ingress", "ingress_deparser", "egress_parser", "egress", "egress_deparser"
+)  # fmt: skip
+
 _BlockDecl = ast.ParserDecl | ast.ControlDecl
 _BlockTypeDecl = ast.ParserDecl | ast.ControlDecl | ast.ParserTypeDecl | ast.ControlTypeDecl
 
 
 def build_blocks(ck: Checker, main: ast.InstanceDecl) -> dict[str, BlockInstance]:
+    """The main package's blocks by role (v1model's ROLES, or TNA_ROLES)."""
+    if ck.arch.name == "tna":
+        return _build_tna_blocks(ck, main)
     pkg = main.type_decl
     if not isinstance(pkg, ast.PackageTypeDecl) or pkg.name != PACKAGE:
         raise P4TypeError(f"'main' must be an instance of the v1model package {PACKAGE}", main.loc)
     args = ck.bind_arguments(pkg.params, main.args, main.loc, f"package '{PACKAGE}'")
     main.ctor_params, main.ctor_args = list(pkg.params), args
+    return _bind_roles(ck, pkg, args, ROLES, main.loc)
+
+
+def _bind_roles(
+    ck: Checker,
+    pkg: ast.PackageTypeDecl,
+    args: list[ast.Expression | None],
+    roles: tuple[str, ...],
+    loc: SourceLocation,
+) -> dict[str, BlockInstance]:
+    """Match the block arguments `args` of package `pkg` to its parameters (inferring the
+    package's type parameters across all of them) and build their BlockInstances by role."""
     variables = {tp.name for tp in pkg.type_params}
     bindings: dict[str, Type] = {}
     blocks: dict[str, BlockInstance] = {}
     tree = _Instances()
-    for role, param, arg in zip(ROLES, pkg.params, args):
+    for role, param, arg in zip(roles, pkg.params, args):
         if arg is None:
-            raise P4TypeError(f"package '{PACKAGE}' needs its '{param.name}' argument", main.loc)
-        decl, params, ctor_args = _block_argument(ck, arg)
-        what = f"'{decl.name}' (passed as '{param.name}' of {PACKAGE})"
-        match_signature(decl, param, bindings, variables, what, arg.loc)
+            raise P4TypeError(f"package '{pkg.name}' needs its '{param.name}' argument", loc)
+        decl, params, ctor_args = _block_argument(ck, arg, pkg.name)
+        what = f"'{decl.name}' (passed as '{param.name}' of {pkg.name})"
+        arch_params = match_signature(decl, param, bindings, variables, what, arg.loc)
         blocks[role] = tree.block(decl, decl.name, params, ctor_args, None)
+        blocks[role].arch_params = arch_params
     return blocks
+
+
+def _build_tna_blocks(ck: Checker, main: ast.InstanceDecl) -> dict[str, BlockInstance]:
+    """``Switch(pipe) main;`` with ``Pipeline(...) pipe;`` (or the Pipeline written inline):
+    the six blocks of the one pipeline."""
+    pkg = main.type_decl
+    if not isinstance(pkg, ast.PackageTypeDecl) or pkg.name != TNA_PACKAGE:
+        raise P4TypeError(f"'main' must be an instance of the TNA package {TNA_PACKAGE}", main.loc)
+    args = ck.bind_arguments(pkg.params, main.args, main.loc, f"package '{TNA_PACKAGE}'")
+    main.ctor_params, main.ctor_args = list(pkg.params), args
+    pipe = args[0] if args else None
+    if pipe is None:
+        raise P4TypeError(f"package '{TNA_PACKAGE}' needs its pipeline argument", main.loc)
+    pipeline, pipe_args = _pipeline_argument(ck, pipe)
+    bound = ck.bind_arguments(pipeline.params, pipe_args, pipe.loc, f"package '{TNA_PIPELINE}'")
+    if isinstance(pipe, ast.PathExpression) and isinstance(pipe.decl, ast.InstanceDecl):
+        pipe.decl.ctor_params, pipe.decl.ctor_args = list(pipeline.params), bound
+    return _bind_roles(ck, pipeline, bound, TNA_ROLES, pipe.loc)
+
+
+def _pipeline_argument(
+    ck: Checker, arg: ast.Expression
+) -> tuple[ast.PackageTypeDecl, list[ast.Argument]]:
+    """The Pipeline package a Switch argument names (a top-level instance) or constructs."""
+    decl: ast.Node | None = None
+    args: list[ast.Argument] = []
+    if isinstance(arg, ast.PathExpression):
+        inst = ck.resolve_name(arg.name, arg.is_global, ck.top, arg.loc)
+        arg.decl = inst
+        if isinstance(inst, ast.InstanceDecl):
+            decl, args = inst.type_decl, inst.args
+            arg.type = inst.resolved
+    elif isinstance(arg, ast.MethodCall) and isinstance(arg.callee, ast.PathExpression):
+        decl = ck.resolve_name(arg.callee.name, arg.callee.is_global, ck.top, arg.callee.loc)
+        arg.callee.decl = decl
+        args = arg.args
+        if isinstance(decl, ast.PackageTypeDecl):
+            arg.type = ObjectType("package", decl.name, decl)
+    if not isinstance(decl, ast.PackageTypeDecl) or decl.name != TNA_PIPELINE:
+        raise P4TypeError(
+            f"the argument of package '{TNA_PACKAGE}' must be a {TNA_PIPELINE}", arg.loc
+        )
+    return decl, args
+
+
+def pipe_name(main: ast.InstanceDecl) -> str:
+    """The name of the Pipeline instance a TNA main is built of ("" when written inline), as
+    bf-p4c names the pipe (its output folder, the BF-Runtime prefix)."""
+    arg = main.ctor_args[0] if main.ctor_args else None
+    return arg.name if isinstance(arg, ast.PathExpression) else ""
 
 
 class _Instances:
@@ -157,7 +231,7 @@ def _ctor_values(
 
 
 def _block_argument(
-    ck: Checker, arg: ast.Expression
+    ck: Checker, arg: ast.Expression, package: str = PACKAGE
 ) -> tuple[_BlockDecl, list[ast.Parameter], list[ast.Expression | None]]:
     """The parser/control a package argument instantiates, with its constructor binding."""
     if isinstance(arg, ast.MethodCall) and isinstance(arg.callee, ast.PathExpression):
@@ -173,7 +247,7 @@ def _block_argument(
             arg.type = inst.resolved
             return inst.type_decl, inst.ctor_params, inst.ctor_args
     raise P4TypeError(
-        f"argument of package '{PACKAGE}' must be a parser or control instance", arg.loc
+        f"argument of package '{package}' must be a parser or control instance", arg.loc
     )
 
 
@@ -202,10 +276,14 @@ def match_signature(
     variables: set[str],
     what: str,
     loc: SourceLocation,
-) -> None:
+) -> list[str]:
     """Check `decl`'s apply parameters against the parser/control type of `param` (an
     architecture block type such as ``Parser<H, M>``, or a parser/control declaration),
-    binding the `variables` of that type (across calls, for the package's H and M)."""
+    binding the `variables` of that type (across calls, for the package's H and M).
+
+    `decl` may leave out trailing @optional parameters of the type (TNA's blocks mostly do);
+    the others match by position. Returns the type's parameter names `decl`'s parameters stand
+    for, in order."""
     ref = param.type_ref
     arch = getattr(param.type_ref.resolved, "decl", None)
     if not isinstance(ref, ast.NamedTypeRef) or not isinstance(arch, _BlockTypeDecl):
@@ -219,10 +297,17 @@ def match_signature(
         tp.name: (a.resolved or TypeVar(tp.name))
         for tp, a in zip(getattr(arch, "type_params", []), ref.type_args)
     }
-    if len(decl.params) != len(arch.params):
+    required = len(arch.params)
+    while required and arch.params[required - 1].annotation("optional"):
+        required -= 1
+    if not required <= len(decl.params) <= len(arch.params):
+        count = (
+            str(len(arch.params))
+            if required == len(arch.params)
+            else (f"{required} to {len(arch.params)}")
+        )
         raise P4TypeError(
-            f"{what} has {len(decl.params)} parameters, {arch.name} has {len(arch.params)}",
-            decl.loc,
+            f"{what} has {len(decl.params)} parameters, {arch.name} has {count}", decl.loc
         )
     for mine, theirs in zip(decl.params, arch.params):
         if mine.direction != theirs.direction:
@@ -236,3 +321,4 @@ def match_signature(
                 f"{what}: parameter '{mine.name}' has type {have}, expected {substitute(want, bindings)}",
                 mine.loc,
             )
+    return [p.name for p in arch.params[: len(decl.params)]]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from softswitch.errors import P4Error, P4TypeError, UnsupportedError
 from softswitch.frontend import ast
+from softswitch.frontend.archs import V1MODEL, unknown_extern_function_message
 from softswitch.frontend.blocks import check_block_argument
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import (
@@ -46,18 +47,8 @@ _PACKET_EXTERNS = ("packet_in", "packet_out")
 
 # The extern functions of core.p4 and v1model.p4 that p4c-bm2-ss translates (BMv2 primitives);
 # p4c refuses a call of any other, e.g. one the program declares itself ("unknown extern
-# function"), since BMv2 could not run it.
-BMV2_EXTERN_FUNCTIONS = frozenset(
-    {
-        "verify", "static_assert",
-        "mark_to_drop", "hash", "random", "digest", "truncate", "assert", "assume", "log_msg",
-        "verify_checksum", "verify_checksum_with_payload",
-        "update_checksum", "update_checksum_with_payload",
-        "clone", "clone3", "clone_preserving_field_list",
-        "resubmit", "resubmit_preserving_field_list",
-        "recirculate", "recirculate_preserving_field_list",
-    }
-)  # fmt: skip
+# function"), since BMv2 could not run it. (Per architecture: frontend/archs.py.)
+BMV2_EXTERN_FUNCTIONS = V1MODEL.extern_functions
 
 
 def _describe(kind: str, name: str) -> str:
@@ -107,12 +98,9 @@ class CallMixin:
             callee.decl = chosen
             callee.type = ObjectType("function", callee.name, chosen)
             kind = "function" if isinstance(chosen, ast.FunctionDecl) else "extern_function"
-            if kind == "extern_function" and callee.name.lstrip(".") not in BMV2_EXTERN_FUNCTIONS:
-                raise P4TypeError(
-                    f"unknown extern function '{callee.name.lstrip('.')}': p4c-bm2-ss translates "
-                    "only the extern functions of core.p4 and v1model.p4 (BMv2 has no other)",
-                    e.loc,
-                )
+            plain = callee.name.lstrip(".")
+            if kind == "extern_function" and plain not in self.arch.extern_functions:
+                raise P4TypeError(unknown_extern_function_message(self.arch, plain), e.loc)
             info = ast.CallInfo(
                 kind=kind, name=callee.name, decl=chosen, params=list(chosen.params)
             )
@@ -381,6 +369,8 @@ class CallMixin:
         e.callee.decl = decl
         type_args = [self.resolve_type(t, scope) for t in e.type_args]
         t, params = self.instantiable(decl, name, type_args, e.args, e.loc)
+        if isinstance(decl, ast.ExternDecl):
+            self.require_initializer(decl, name, e.loc)
         info = ast.CallInfo(kind="constructor", name=name, decl=decl, params=params)
         fixed = self._fixed_bindings(decl, t, type_args)
         info.type_bindings.update(fixed)

@@ -14,7 +14,7 @@ from softswitch.errors import P4TypeError, UnsupportedError
 from softswitch.frontend import ast
 from softswitch.frontend.constfold import fold_binary, fold_cast, fold_unary, wrap
 from softswitch.frontend.scopes import Scope
-from softswitch.frontend.typeops import castable, is_numeric, list_to_tuple
+from softswitch.frontend.typeops import castable, extern_fits, is_numeric, list_to_tuple
 from softswitch.frontend.types import (
     ActionEnumType,
     ApplyResultType,
@@ -165,6 +165,8 @@ class ExprMixin:
             return
         if isinstance(target, ObjectType | ExternType) and t == target:
             return
+        if isinstance(target, ExternType) and extern_fits(t, target):
+            return  # a parameter of type E<_> takes any E (TNA's Hash<_>, CRCPolynomial<_>)
         u = unwrap_newtype(target)
         if isinstance(t, IntType) and isinstance(u, BitType | IntType):
             if e.value is None:
@@ -772,9 +774,11 @@ class ExprMixin:
         if isinstance(e, ast.PathExpression):
             d = e.decl
             if isinstance(d, ast.VariableDecl):
+                self.check_initializer_write(e)
                 return
             if isinstance(d, ast.Parameter):
                 if d.direction in ("out", "inout"):
+                    self.check_initializer_write(e)
                     return
                 if d.direction == "in":
                     raise P4TypeError(f"cannot assign to in parameter '{e.name}'", e.loc)

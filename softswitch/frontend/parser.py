@@ -275,12 +275,33 @@ class _Parser:
     def instantiation(self, annos: list[ast.Annotation], type_ref: ast.TypeRef) -> ast.InstanceDecl:
         args = self.arguments()
         name = self.expect_name("for the instance")
-        if self.tok.kind == "=":
-            self.unsupported("instantiations with an initializer block (abstract method bodies)")
+        initializer: list[ast.FunctionDecl] = []
+        if self.accept("="):
+            initializer = self.object_initializer(name.text)
         self.expect(";", "after instantiation")
         return ast.InstanceDecl(
-            name=name.text, type_ref=type_ref, args=args, annotations=annos, loc=self.loc(name)
+            name=name.text, type_ref=type_ref, args=args, annotations=annos, loc=self.loc(name),
+            initializer=initializer,
         )
+
+    def object_initializer(self, instance: str) -> list[ast.FunctionDecl]:
+        """``= { void apply(...) { ... } ... }``: the implementations of the extern's abstract
+        methods (the spec's objInitializer; instances inside it are not supported)."""
+        self.expect("{", f"to begin the initializer of '{instance}'")
+        methods: list[ast.FunctionDecl] = []
+        while not self.accept("}"):
+            annos = self.annotations()
+            if not self.at_type_start():
+                self.fail(
+                    f"expected a method implementation in the initializer of '{instance}', "
+                    f"got {self.tok.describe()}"
+                )
+            start = self.tok
+            ret = self.parse_type("")
+            if self.tok.kind == "(":
+                self.unsupported("instantiations inside an initializer block", start)
+            methods.append(self.function_decl(annos, ret))
+        return methods
 
     def variable_decl(
         self, annos: list[ast.Annotation], type_ref: ast.TypeRef, end: str | None = ";"

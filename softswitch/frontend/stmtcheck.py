@@ -166,6 +166,7 @@ class StmtMixin:
                 self.statement(branch, Scope(scope))
 
     def _stmt_ForStatement(self: Checker, s: ast.ForStatement, scope: Scope) -> None:
+        self._tofino_loop(s)
         statements, i = self._position
         preceding = statements[:i] if i < len(statements) and statements[i] is s else ()
         inner = Scope(scope, owner=s)  # the init declarations are the loop's own
@@ -180,7 +181,16 @@ class StmtMixin:
         index, s.index_values = loopcheck.index_values(s, preceding)
         s.index = index
 
+    def _tofino_loop(self: Checker, s: ast.Statement) -> None:
+        if self.arch.name == "tna":
+            raise P4TypeError(
+                "Tofino: loops are not supported (bf-p4c does not unroll them); write the "
+                "iterations out",
+                s.loc,
+            )
+
     def _stmt_ForInStatement(self: Checker, s: ast.ForInStatement, scope: Scope) -> None:
+        self._tofino_loop(s)
         inner = Scope(scope, owner=s)
         if s.var is not None:
             if s.var.init is not None:

@@ -170,23 +170,19 @@ class TableMixin:
             n = self.const_int(self._typed(v, scope), scope, f"table '{t.name}' property {name}")
             if n < 0:  # p4c: priority_delta must fit an unsigned integer (0 is accepted)
                 raise P4TypeError(f"table '{t.name}' property {name} must be positive", v.loc)
-        elif name in ("largest_priority_wins", "support_timeout"):
+        elif name in self.arch.bool_properties:
             self.expr(v, scope)
             if not isinstance(v.type, BoolType) or v.value is None:
                 raise P4TypeError(
                     f"table '{t.name}' property {name} must be a constant bool", v.loc
                 )
-        elif name in ("implementation", "counters", "meters"):
+        elif name in self.arch.table_externs:
             vt = self.expr(v, scope)
             if not isinstance(vt, ExternType):
                 raise P4TypeError(
                     f"table '{t.name}' property {name} must be an extern instance, got {vt}", v.loc
                 )
-            expected = {
-                "implementation": ("action_profile", "action_selector"),
-                "counters": ("direct_counter",),
-                "meters": ("direct_meter",),
-            }[name]
+            expected = self.arch.table_externs[name]
             if vt.name not in expected:
                 raise P4TypeError(
                     f"table '{t.name}' property {name} must be a {' or '.join(expected)}, got {vt}",
@@ -195,12 +191,12 @@ class TableMixin:
         else:
             self.expr(v, scope)
 
-    def _has_selector(self, t: ast.TableDecl) -> bool:
+    def _has_selector(self: Checker, t: ast.TableDecl) -> bool:
         impl = t.property("implementation")
         return (
             impl is not None
             and isinstance(impl.value.type, ExternType)
-            and (impl.value.type.name == "action_selector")
+            and (impl.value.type.name == self.arch.selector)
         )
 
     def _entry(

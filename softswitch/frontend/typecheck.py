@@ -22,14 +22,17 @@ from typing import Any
 
 from softswitch.errors import P4Error, P4Errors, P4TypeError, SourceLocation, UnsupportedError
 from softswitch.frontend import ast
-from softswitch.frontend.blocks import build_blocks
+from softswitch.frontend.archs import V1MODEL, Architecture, architecture, unknown_extern_message
+from softswitch.frontend.blocks import build_blocks, pipe_name
 from softswitch.frontend.callcheck import CallMixin
 from softswitch.frontend.checksumcheck import checksum_control_errors
 from softswitch.frontend.exprcheck import ExprMixin
+from softswitch.frontend.initializers import InitializerMixin
 from softswitch.frontend.parsercheck import ParserMixin
 from softswitch.frontend.scopes import ErroneousName, Scope
 from softswitch.frontend.stmtcheck import StmtMixin
 from softswitch.frontend.tablecheck import TableMixin
+from softswitch.frontend.tofino_rules import tofino_rule_errors
 from softswitch.frontend.typeops import has_type_vars, is_header_field_type, substitute
 from softswitch.frontend.types import (
     BitType,
@@ -65,11 +68,8 @@ MAX_WIDTH = 1 << 16
 MAX_ERRORS = 20
 
 # The extern objects of v1model.p4 that p4c-bm2-ss translates; it refuses an instance of any
-# other, e.g. one the program declares itself.
-BMV2_EXTERN_OBJECTS = frozenset(
-    {"counter", "direct_counter", "meter", "direct_meter", "register", "action_profile",
-     "action_selector", "Checksum16"}
-)  # fmt: skip
+# other, e.g. one the program declares itself. (Per architecture: frontend/archs.py.)
+BMV2_EXTERN_OBJECTS = V1MODEL.extern_objects
 
 _BASE_TYPES: dict[str, Type] = {
     "bool": BoolType(),
@@ -82,12 +82,13 @@ _BASE_TYPES: dict[str, Type] = {
 }
 
 
-def check(program: ast.Program, source_file: str = "") -> CheckedProgram:
-    """Type-check `program` in place and return it with its v1model package bound.
+def check(program: ast.Program, source_file: str = "", arch: str = "v1model") -> CheckedProgram:
+    """Type-check `program` in place and return it with its package (v1model's V1Switch, or
+    TNA's Switch of one Pipeline) bound.
 
     Raises the error when there is one, a P4Errors (sorted, the first error's location and
     message) when there are several."""
-    return Checker(source_file).run(program)
+    return Checker(source_file, arch).run(program)
 
 
 class _InternalError(P4Error):
@@ -99,11 +100,12 @@ class _ErrorLimit(Exception):
     """MAX_ERRORS were reported: stop checking."""
 
 
-class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
+class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, InitializerMixin):
     """Holds the state of one check: the top scope, error/match_kind members and caches."""
 
-    def __init__(self, source_file: str = "") -> None:
+    def __init__(self, source_file: str = "", arch: str = "v1model") -> None:
         self.source_file = source_file
+        self.arch: Architecture = architecture(arch)
         self.top = Scope()
         self.errors: list[str] = []
         self.error_codes: dict[str, int] = {}
@@ -155,19 +157,28 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         if self.diagnostics:
             return None  # the annotations of a program with errors may be half-checked
         blocks = found[0]
-        for exc in checksum_control_errors(blocks):  # what p4c-bm2-ss allows there
-            self.report(exc)
+        if self.arch.name == "v1model":
+            for exc in checksum_control_errors(blocks):  # what p4c-bm2-ss allows there
+                self.report(exc)
         if self.diagnostics:
             return None
         self._annotation_values(program, set())
-        return CheckedProgram(
+        checked = CheckedProgram(
             program=program,
             main=main,
             blocks=blocks,
             errors=list(self.errors),
             match_kinds=list(self.match_kinds),
             source_file=self.source_file,
+            arch=self.arch.name,
+            pipe_name=pipe_name(main) if self.arch.name == "tna" else "",
         )
+        if self.arch.name == "tna":
+            for exc in tofino_rule_errors(checked):  # what bf-p4c refuses for Tofino
+                self.report(exc)
+            if self.diagnostics:
+                return None
+        return checked
 
     def recover(self, node: ast.Node, fn: Any, scope: Scope | None = None) -> bool:
         """Run `fn` (which checks `node`); on an error, report it and return False so the caller
@@ -643,6 +654,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
         t = self.resolve_type(d.type_ref, scope)
         decl = t.decl if isinstance(t, ExternType | ObjectType) else None
         if isinstance(decl, ast.PackageTypeDecl):
+            self.check_initializer(d, t, scope)  # none allowed
             d.resolved, d.type_decl = t, decl
             d.ctor_params = list(decl.params)
             scope.declare(d.name, d, d.loc)
@@ -677,6 +689,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
                 self.pending_bindings[id(d)] = dict(info.type_bindings)
         d.resolved, d.type_decl = t, decl
         d.ctor_params, d.ctor_args = params, info.args
+        self.check_initializer(d, t, scope)
         scope.declare(d.name, d, d.loc)
 
     def instantiable(
@@ -689,17 +702,11 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin):
     ) -> tuple[Type, list[ast.Parameter]]:
         """The instance type and constructor parameters for instantiating `decl`."""
         if isinstance(decl, ast.ExternDecl):
-            if name not in BMV2_EXTERN_OBJECTS:
-                raise P4TypeError(
-                    f"unknown extern '{name}': p4c-bm2-ss translates only the extern objects of "
-                    "v1model.p4 (BMv2 has no other)",
-                    loc,
-                )
+            if name not in self.arch.extern_objects:
+                raise P4TypeError(unknown_extern_message(self.arch, name), loc)
             ctors = [m for m in decl.methods if m.is_constructor]
             if not ctors:
                 raise P4TypeError(f"extern '{name}' has no constructor", loc)
-            if any(m.is_abstract for m in decl.methods):
-                raise UnsupportedError("externs with abstract methods", loc)
             call = ast.MethodCall(callee=ast.PathExpression(name=name), args=args, loc=loc)
             ctor = self._overload(list(ctors), call, name)
             if type_args and len(type_args) != len(decl.type_params):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from softswitch.frontend.types import (
     BitType,
     BoolType,
+    DontCareType,
     EnumType,
     ErrorType,
     ExternType,
@@ -153,3 +154,17 @@ def castable(source: Type, target: Type) -> bool:
         return castable(s, t.underlying)
     # tuples/lists cast to structs are checked element-wise by the caller
     return isinstance(s, TupleType | ListType) and isinstance(t, StructLikeType | TupleType)
+
+
+def extern_fits(t: Type, target: ExternType) -> bool:
+    """Whether a value of type `t` fits a parameter of extern type `target` whose type
+    arguments may be ``_`` (any type: ``Hash<_>`` takes a Hash<bit<16>>)."""
+    return (
+        isinstance(t, ExternType)
+        and t.name == target.name
+        and len(t.type_args) == len(target.type_args)
+        and all(
+            isinstance(want, DontCareType) or want == have
+            for want, have in zip(target.type_args, t.type_args)
+        )
+    )

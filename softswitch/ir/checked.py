@@ -21,14 +21,21 @@ class BlockInstance:
     path: str
     ctor_args: dict[str, object] = field(default_factory=dict)
     children: dict[str, BlockInstance] = field(default_factory=dict)
+    # main-package blocks: for each apply parameter of `decl`, in order, the name of the
+    # architecture block type's parameter it stands for (TNA programs leave out trailing
+    # @optional ones: ["pkt", "hdr", "ig_md", "ig_intr_md"] for an ingress parser)
+    arch_params: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class CheckedProgram:
-    """A type-checked v1model program.
+    """A type-checked program of architecture `arch` ("v1model" or "tna").
 
-    blocks: the six V1Switch arguments by v1model role, in package order: "parser",
-    "verify_checksum", "ingress", "egress", "compute_checksum", "deparser".
+    blocks: the main package's blocks by role, in package order. v1model (V1Switch's six):
+    "parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser". tna (the
+    Pipeline given to Switch): "ingress_parser", "ingress", "ingress_deparser",
+    "egress_parser", "egress", "egress_deparser"; `pipe_name` is the Pipeline instance's name
+    ("" when written inline in Switch(...)).
     errors: every `error` member in declaration order; its code is its index (NoError = 0).
     """
 
@@ -38,6 +45,8 @@ class CheckedProgram:
     errors: list[str] = field(default_factory=list)
     match_kinds: list[str] = field(default_factory=list)
     source_file: str = ""
+    arch: str = "v1model"
+    pipe_name: str = ""
 
     def error_code(self, name: str) -> int:
         return self.errors.index(name)

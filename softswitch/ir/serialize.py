@@ -5,8 +5,8 @@ role BMv2's JSON plays for simple_switch). Only the syntax is stored — the che
 (types, resolved names, call bindings) are derived data and are rebuilt on load, which also
 re-validates a file that was edited or corrupted by hand.
 
-Format: ``{"format": "softswitch-ir", "version": 1, "source_file": ..., "files": [...],
-"program": NODE}`` where NODE is ``{"_": "ClassName", "loc": [file_index, line, column],
+Format: ``{"format": "softswitch-ir", "version": 1, "source_file": ..., "arch": "tna" (left
+out for v1model), "files": [...], "program": NODE}`` where NODE is ``{"_": "ClassName", "loc": [file_index, line, column],
 field: value, ...}``; fields holding their default value are left out.
 """
 
@@ -35,7 +35,7 @@ _ANNOTATIONS: dict[type, frozenset[str]] = {
     ast.TypedefDecl: frozenset({"resolved"}),
     ast.StructLikeDecl: frozenset({"resolved"}),
     ast.EnumDecl: frozenset({"resolved"}),
-    ast.InstanceDecl: frozenset({"resolved", "type_decl", "ctor_params", "ctor_args"}),
+    ast.InstanceDecl: frozenset({"resolved", "type_decl", "ctor_params", "ctor_args", "implements"}),
     ast.SelectCase: frozenset({"state_decl"}),
     ast.ParserState: frozenset({"next_state"}),
     ast.ActionRef: frozenset({"decl", "bound_args"}),
@@ -151,6 +151,7 @@ def ir_to_dict(checked: CheckedProgram) -> dict[str, Any]:
         "format": FORMAT,
         "version": VERSION,
         "source_file": checked.source_file,
+        **({"arch": arch} if (arch := getattr(checked, "arch", "v1model")) != "v1model" else {}),
         "files": encoder.files,
         "program": program,
     }
@@ -170,7 +171,10 @@ def ir_from_dict(data: Any) -> CheckedProgram:
     program = _decode(data.get("program"), files)
     if not isinstance(program, ast.Program):
         raise IrFormatError("IR JSON: \"program\" is not a Program node")
-    return check(program, source_file=str(data.get("source_file", "")))
+    arch = data.get("arch", "v1model")
+    if arch not in ("v1model", "tna"):
+        raise IrFormatError(f"IR JSON: unknown architecture {arch!r}")
+    return check(program, source_file=str(data.get("source_file", "")), arch=arch)
 
 
 def dumps_ir(checked: CheckedProgram) -> str:

@@ -340,32 +340,45 @@ class _Builder:
         width = self.specs.width(param.type) if param.type is not None else 0
         return to_bytes(value, width)
 
+    # The architecture's extern type names, prefixes and units (TnaBuilder has its own).
+    DIRECT_COUNTER = "direct_counter"
+    DIRECT_METER = "direct_meter"
+    extern_prefix = _EXTERN_PREFIX
+    counter_units = _COUNTER_UNITS
+    meter_units = _METER_UNITS
+
+    def _profile_of(self, impl: ExternObj) -> ExternObj:
+        """The action profile (standard P4Info) a table implementation stands for."""
+        if impl.kind not in ("action_profile", "action_selector"):
+            raise P4TypeError("expected an action profile or action selector",
+                              impl.annotated.loc)
+        return impl
+
     def _table_resources(self, msg: p4info_pb2.Table, table: TableObj) -> None:
         impl = self._property_extern(table, "implementation")
         if impl is not None:
-            if impl.kind not in ("action_profile", "action_selector"):
-                raise P4TypeError("expected an action profile or action selector",
-                                  impl.annotated.loc)
-            msg.implementation_id = self.symbols.id(Prefix.ACTION_PROFILE, impl.name)
+            profile = self._profile_of(impl)
+            msg.implementation_id = self.symbols.id(Prefix.ACTION_PROFILE, profile.name)
             if impl.prop is not None:
                 self._add_action_profile(impl)
-        for prop_name, kind in (("counters", "direct_counter"), ("meters", "direct_meter")):
+        for prop_name, kind in (("counters", self.DIRECT_COUNTER),
+                                ("meters", self.DIRECT_METER)):
             ext = self._property_extern(table, prop_name)
             if ext is None:
                 continue
             if ext.kind != kind:
                 raise P4TypeError(f"expected a {kind.replace('_', ' ')}", table.decl.loc)
-            prefix = _EXTERN_PREFIX[kind]
+            prefix = self.extern_prefix[kind]
             msg.direct_resource_ids.append(self.symbols.id(prefix, ext.name))
-            if kind == "direct_counter":
+            if kind == self.DIRECT_COUNTER:
                 dc = self.p4info.direct_counters.add()
                 self._preamble(dc.preamble, prefix, ext.name, ext.annotated)
-                dc.spec.unit = self._unit(ext, _COUNTER_UNITS)
+                dc.spec.unit = self._unit(ext, self.counter_units)
                 dc.direct_table_id = msg.preamble.id
             else:
                 dm = self.p4info.direct_meters.add()
                 self._preamble(dm.preamble, prefix, ext.name, ext.annotated)
-                dm.spec.unit = self._unit(ext, _METER_UNITS)
+                dm.spec.unit = self._unit(ext, self.meter_units)
                 dm.direct_table_id = msg.preamble.id
 
     def _property_extern(self, table: TableObj, prop_name: str) -> ExternObj | None:
@@ -571,5 +584,10 @@ class _Builder:
 
 
 def build_p4info(checked: CheckedProgram) -> p4info_pb2.P4Info:
-    """The P4Info p4c would generate for `checked` (v1model)."""
+    """The P4Info p4c would generate for `checked`: p4c-bm2-ss's for v1model, bf-p4c's with
+    ``--p4runtime-force-std-externs`` for TNA (p4info/tna.py)."""
+    if checked.arch == "tna":
+        from softswitch.p4info.tna import TnaBuilder  # it extends _Builder
+
+        return TnaBuilder(checked).build()
     return _Builder(checked).build()

@@ -104,7 +104,7 @@ class SymbolTable:
     _suffixes: SuffixSet = field(default_factory=SuffixSet)
     _frozen: bool = False
 
-    def add(self, kind: Prefix, name: str, user_id: int | None = None,
+    def add(self, kind: int, name: str, user_id: int | None = None,
             loc: SourceLocation | None = None) -> None:
         """Register `name`; `user_id` is the value of its ``@id`` annotation, if any."""
         if self._frozen:

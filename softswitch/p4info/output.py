@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from finsy.proto.p4.config.v1 import p4info_pb2
-from google.protobuf import json_format, text_format
+from google.protobuf import any_pb2, json_format, text_format
 
 from softswitch.errors import P4Error
 
@@ -31,8 +35,51 @@ def p4info_bytes(p4info: p4info_pb2.P4Info, fmt: str) -> bytes:
     if fmt == "binary":
         return p4info.SerializeToString(deterministic=True)
     if fmt == "json":
-        return (json_format.MessageToJson(p4info, indent=2) + "\n").encode()
+        return (json.dumps(_to_json(p4info), indent=2) + "\n").encode()
     raise ValueError(fmt)
+
+
+def _extern_infos(p4info: p4info_pb2.P4Info) -> Iterator[any_pb2.Any]:
+    for ext in p4info.externs:
+        for inst in ext.instances:
+            yield inst.info
+
+
+def _to_json(p4info: p4info_pb2.P4Info) -> dict[str, Any]:
+    """The JSON mapping of `p4info`. An extern's info whose message type protobuf cannot resolve
+    (bf-p4c's barefoot.PortMetadata, whose value bf-p4c's force-std conversion replaces with
+    text) is written as ``{"@type": URL, "value": BASE64}``."""
+    try:
+        return json_format.MessageToDict(p4info)
+    except TypeError:
+        pass
+    plain = p4info_pb2.P4Info()
+    plain.CopyFrom(p4info)
+    infos = [(info.type_url, info.value) for info in _extern_infos(p4info)]
+    for info in _extern_infos(plain):
+        info.Clear()
+    data = json_format.MessageToDict(plain)
+    instances = [inst for ext in data.get("externs", []) for inst in ext.get("instances", [])]
+    for inst, (url, value) in zip(instances, infos):
+        inst["info"] = {"@type": url, "value": base64.b64encode(value).decode()}
+    return data
+
+
+def _from_json(text: str, p4info: p4info_pb2.P4Info) -> None:
+    """Parse what `_to_json` writes (also any plain P4Info JSON)."""
+    data = json.loads(text)
+    infos = []
+    for ext in data.get("externs", []):
+        for inst in ext.get("instances", []):
+            info = inst.pop("info", None)
+            infos.append(info)
+    json_format.ParseDict(data, p4info)
+    for info, target in zip(infos, _extern_infos(p4info)):
+        if isinstance(info, dict) and set(info) == {"@type", "value"}:
+            target.type_url = info["@type"]
+            target.value = base64.b64decode(info["value"])
+        elif info is not None:
+            json_format.ParseDict(info, target)
 
 
 def write_p4info(p4info: p4info_pb2.P4Info, path: Path | str) -> None:
@@ -54,5 +101,5 @@ def read_p4info(path: Path | str) -> p4info_pb2.P4Info:
     elif fmt == "binary":
         p4info.ParseFromString(data)
     else:
-        json_format.Parse(data.decode(), p4info)
+        _from_json(data.decode(), p4info)
     return p4info

@@ -149,8 +149,11 @@ class Device:
             pipeline = replace(pipeline, switch=Switch(pipeline.program, drop_port=self.drop_port,
                                                        trace=self.trace))
         pipeline.switch.set_clock(self.now_us)
+        pipeline.switch.set_cpu_port(self.cpu_port)
+        pipeline.switch.set_queue_count(self.queues.priority_queues)
         with self.lock:
             self.queues.clear()
+            self.queues.track_cells = pipeline.switch.arch == "tna"
             self._jobs.clear()
             self.pipeline = pipeline
 

@@ -6,6 +6,11 @@ simple_switch does ("Priority out of range, dropping packet"). Queues are served
 priority, the highest number first (with one queue, everything is priority 0). Each queue
 holds at most `depth` packets (BMv2's default: 64); a full queue drops new arrivals.
 
+TNA programs (`track_cells`): a job's queue is its qid (TnaJob.priority), and each queue's
+depth is also kept in Tofino 1's 80-byte buffer cells, given to the job as `enq_cells` (cells
+queued ahead of it when it arrived) and `deq_cells` (cells left behind when it left), which the
+TNA pipeline reports as enq_qdepth/deq_qdepth.
+
 Departure from BMv2, on purpose: a drain rate belongs to the port (the queues of one port
 share it), like a link, where BMv2 paces each priority queue on its own.
 
@@ -52,6 +57,7 @@ class _Port:
     sent_at: float = 0.0  # departure of the packet in its egress pass (line-rate ports)
     count: int = 0
     dropped: int = 0
+    cells: list[int] | None = None  # per queue, buffer cells held (track_cells only)
 
 
 class EgressQueues:
@@ -75,6 +81,9 @@ class EgressQueues:
         self._count = 0
         self.dropped = 0  # tail drops and out-of-range priorities, all ports
         self.departure: float = 0.0  # departure (µs) of the packet `pop` returned last
+        # TNA: keep each queue's depth in buffer cells too, and tell each job (its `cells`,
+        # `enq_cells`, `deq_cells`): Tofino's enq_qdepth/deq_qdepth count cells
+        self.track_cells = False
         self.awaiting: int | None = None  # line-rate port whose pass `transmitted` must report
         # The earliest a queued packet may leave (inf: none may until a report), known until
         # the queues change: a stepped fabric asks again and again while nothing changes.
@@ -159,6 +168,12 @@ class EgressQueues:
             return False
         self._seq += 1
         self._earliest = None
+        if self.track_cells:
+            cells = p.cells
+            if cells is None:
+                cells = p.cells = [0] * self.priority_queues
+            job.enq_cells = cells[priority]  # type: ignore[attr-defined]
+            cells[priority] += job.cells  # type: ignore[attr-defined]
         q.append((job, self.clock(), len(q), self._seq))
         if not p.count:
             self._active[job.port] = p
@@ -201,6 +216,9 @@ class EgressQueues:
         self._earliest = None
         q = best_port.queues[qi]
         job, enq, enq_qdepth, _seq = q.popleft()
+        if self.track_cells and best_port.cells is not None:
+            best_port.cells[qi] -= job.cells  # type: ignore[attr-defined]
+            job.deq_cells = best_port.cells[qi]  # type: ignore[attr-defined]
         best_port.count -= 1
         if not best_port.count:
             del self._active[job.port]
@@ -270,6 +288,7 @@ class EgressQueues:
             for q in p.queues:
                 q.clear()
             p.count = 0
+            p.cells = None
             if p.free_at == _BUSY:
                 p.free_at = p.sent_at
         self._active.clear()

@@ -84,6 +84,7 @@ class RunOptions:
     program: str | None = None
     include_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
+    arch: str | None = None  # None: the program's #include decides
     interfaces: list[tuple[int, str]] = field(default_factory=list)
     packet_in: str | None = None
     device_id: int = 0
@@ -182,6 +183,9 @@ def generic_parser() -> argparse.ArgumentParser:
                    help="#include search path for a .p4 program")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
                    help="preprocessor macro for a .p4 program")
+    p.add_argument("--arch", choices=("v1model", "tna"), default=None,
+                   help="the program's architecture (default: from its #include); softswitch "
+                   "runs TNA programs as Tofino would")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     _add_ignored(p, IGNORED_GENERIC)
     return p
@@ -232,7 +236,8 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions | str:
         from softswitch import __version__
         return f"softswitch {__version__}"
     t, unknown = target_parser().parse_known_args(target_args)
-    opts = RunOptions(include_dirs=g.include_dirs, defines=g.defines, device_id=g.device_id,
+    opts = RunOptions(include_dirs=g.include_dirs, defines=g.defines, arch=g.arch,
+                      device_id=g.device_id,
                       log_console=g.log_console, log_file=g.log_file, log_level=g.log_level,
                       dump_packet_data=g.dump_packet_data, grpc_address=t.grpc_server_addr,
                       cpu_port=t.cpu_port, drop_port=t.drop_port,
@@ -441,8 +446,10 @@ def load_pipeline(device: Any, opts: RunOptions) -> Any:
         except IrFormatError as exc:
             raise P4Error(f"{path}: not a softswitch IR file (`softswitch compile --ir` writes "
                           f"one; p4c's BMv2 JSON cannot be run): {exc.message}") from exc
+        if opts.arch is not None and checked.arch != opts.arch:
+            raise P4Error(f"{path}: the IR is of a {checked.arch} program, not {opts.arch}")
     else:
-        checked = load_program(path, opts.include_dirs, parse_defines(opts.defines))
+        checked = load_program(path, opts.include_dirs, parse_defines(opts.defines), opts.arch)
         config = dumps_ir(checked).encode()
     return device.build_pipeline(build_p4info(checked), config, 0, drop_port=device.drop_port,
                                  trace=device.trace)

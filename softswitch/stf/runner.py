@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from softswitch.engine.pre import MirrorSession
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import (
     LpmMatch,
@@ -112,7 +113,11 @@ class StfRunner:
         elif isinstance(c, stf.McNodeAssociate):
             sw.pre.mc_node_associate(c.group, self._node(c.handle, c.where))
         elif isinstance(c, stf.MirroringAdd):
-            sw.pre.mirroring_add(c.session, c.port)
+            if c.length or c.cos:
+                sw.pre.mirroring_add_session(c.session, MirrorSession(
+                    egress_port=c.port, class_of_service=c.cos, packet_length_bytes=c.length))
+            else:
+                sw.pre.mirroring_add(c.session, c.port)
         elif isinstance(c, stf.MirroringAddMc):
             sw.pre.mirroring_add_mc(c.session, c.group)
         elif isinstance(c, stf.MirroringDelete):

@@ -8,7 +8,8 @@ The grammar and meaning follow p4c (``tools/stf/stf_parser.py`` and ``backends/b
     expect PORT [HEX-OR-* ... [$]]    # `*` = any nibble; `$` = exactly this long
     remove all | wait
     check_counter COUNTER(INDEX-OR-HANDLE) [packets|bytes OP NUMBER]
-    mirroring_add SESSION PORT | mirroring_add_mc SESSION GROUP | mirroring_delete SESSION
+    mirroring_add SESSION PORT [LENGTH [COS]] | mirroring_add_mc SESSION GROUP |
+    mirroring_delete SESSION |
     mirroring_get SESSION | mc_mgrp_create GROUP | mc_node_create RID PORT... |
     mc_node_update HANDLE PORT... | mc_node_associate GROUP HANDLE | counter_read NAME INDEX |
     counter_write NAME INDEX PACKETS BYTES | register_read NAME INDEX |
@@ -207,8 +208,14 @@ class CheckCounter(Command):
 
 @dataclass(frozen=True, slots=True)
 class MirroringAdd(Command):
+    """``mirroring_add SESSION PORT [LENGTH [COS]]``; LENGTH and COS are a softswitch extension
+    (bmv2stf has neither): the session's truncation length in bytes (0: none) and class of
+    service, as a P4Runtime CloneSessionEntry's packet_length_bytes and class_of_service."""
+
     session: int
     port: int
+    length: int = 0
+    cos: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -605,12 +612,18 @@ def _parse_check_counter(rest: str, where: StfLocation) -> CheckCounter:
     return CheckCounter(where, counter, index, check)
 
 
-def _numbers_command(cls: type[Command], word: str, names: Sequence[str], *, rest_list: bool = False):
-    """A command of fixed numbers (``names``), optionally followed by a list of one or more."""
+def _numbers_command(cls: type[Command], word: str, names: Sequence[str], *,
+                     rest_list: bool = False, optional: int = 0):
+    """A command of fixed numbers (``names``), then up to `optional` more numbers, or a list of
+    one or more (`rest_list`)."""
 
     def parse(rest: str, where: StfLocation) -> Command:
         toks = _Tokens(rest, where)
         values: list[object] = [toks.integer(f"{n} for '{word}'") for n in names]
+        for _ in range(optional):
+            if toks.done():
+                break
+            values.append(toks.integer(f"a number for '{word}'"))
         if rest_list:
             items = [toks.integer(f"a port for '{word}'")]
             while not toks.done():
@@ -657,7 +670,9 @@ _PARSERS = {
     "remove": _parse_remove,
     "wait": _parse_no_args(Wait, "wait"),
     "check_counter": _parse_check_counter,
-    "mirroring_add": _numbers_command(MirroringAdd, "mirroring_add", ["a session id", "a port"]),
+    "mirroring_add": _numbers_command(
+        MirroringAdd, "mirroring_add", ["a session id", "a port"], optional=2
+    ),
     "mirroring_add_mc": _numbers_command(
         MirroringAddMc, "mirroring_add_mc", ["a session id", "a multicast group"]
     ),

@@ -1,4 +1,5 @@
-"""Every PTF suite under ptf_tests/, run by the PTF runner against a fresh `softswitch run`.
+"""Every PTF suite under ptf_tests/, run by the PTF runner against a fresh `softswitch run`, on
+each architecture it has a program for (the TNA variants as `make ptf ARCH=tna` runs them).
 
 Each suite runs in a subprocess exactly as `make ptf` runs it (nanomsg ports, no root); the
 suite's ptf output is shown on failure, with the folder holding the switch log and the pcap.
@@ -16,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # ptf_tests/ is a folder of the repository, not an installed package
     sys.path.insert(0, str(ROOT))
-from ptf_tests.suites import SUITES  # noqa: E402 - needs the sys.path entry above
+from ptf_tests.suites import ARCHS, SUITES, suites_for  # noqa: E402 - needs the sys.path entry above
 
 SUITE_TIMEOUT = 180  # seconds; a suite normally takes well under a minute
 
@@ -33,17 +34,18 @@ def _missing_runtime() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("suite", sorted(SUITES))
-def test_ptf_suite(suite: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("suite", "arch"), [(suite, arch) for arch in ARCHS
+                                             for suite in suites_for(arch)])
+def test_ptf_suite(suite: str, arch: str, tmp_path: Path) -> None:
     reason = _missing_runtime()
     if reason is not None:
         pytest.skip(reason)
-    cmd = [sys.executable, "-m", "ptf_tests.runner", "--suite", suite,
+    cmd = [sys.executable, "-m", "ptf_tests.runner", "--suite", suite, "--arch", arch,
            "--out-dir", str(tmp_path / suite)]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=SUITE_TIMEOUT,
                           check=False)
     output = done.stdout + done.stderr
-    assert done.returncode == 0, f"PTF suite '{suite}' failed:\n{output}"
+    assert done.returncode == 0, f"PTF suite '{suite}' ({arch}) failed:\n{output}"
     # ptf reports "OK" only when every test ran and passed; make sure tests did run.
     assert "\nOK" in output, output
     assert "Ran 0 tests" not in output, output
@@ -109,3 +111,17 @@ def test_runner_refuses_ir_json_for_bmv2(tmp_path: Path) -> None:
                       "--target", "bmv2", "--out-dir", str(tmp_path / "out")])
     with pytest.raises(RunnerError, match="needs P4 source"):
         compile_program(plan)
+
+
+def test_runner_arch_tna_picks_the_tna_program_on_softswitch_only(tmp_path: Path) -> None:
+    from ptf_tests.runner import RunnerError, compile_program, make_plan
+
+    plan = make_plan(["--suite", "switch", "--arch", "tna", "--out-dir", str(tmp_path)])
+    assert plan.program == SUITES["switch"].tna_program and plan.arch == "tna"
+    compile_program(plan)   # softswitch compile --arch tna
+    assert 'arch: "tna"' in plan.p4info.read_text()
+    assert make_plan(["--suite", "switch", "--arch", "tna"]).out_dir.name == "switch-softswitch-tna"
+    with pytest.raises(RunnerError, match="needs --target softswitch"):
+        make_plan(["--suite", "switch", "--arch", "tna", "--target", "bmv2"])
+    with pytest.raises(RunnerError, match="suite 'runtime' has no tna program"):
+        make_plan(["--suite", "runtime", "--arch", "tna"])

@@ -142,6 +142,10 @@ def test_p4c_command_lines(program: Path, tmp_path: Path,
     assert p4info_pb2.P4Info.FromString(old.read_bytes()) == text
     assert (tmp_path / "x.json").is_file()
 
+    assert main(_args(program, "--target", "dpdk", "-o", str(tmp_path / "t.json"))) == 1
+    assert "--target dpdk: softswitch compiles for bmv2 / tofino only" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+    # a v1model program for --target tofino (bf-p4c's tna): the include says otherwise
     assert main(_args(program, "--target", "tofino", "-o", str(tmp_path / "t.json"))) == 1
-    assert "--target tofino: softswitch compiles for bmv2 only" in capsys.readouterr().err
+    assert "includes v1model.p4, but the architecture is tna" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()

@@ -916,7 +916,6 @@ def test_syntax_errors(src: str, message: str, line: int, col: int) -> None:
         "control C() { apply { this.x = 1; } }",
         "typedef list<bit<8>> L;",
         "typedef struct { bit<8> a; } S;",
-        "E() e = { void f() { } };",
     ],
 )
 def test_unsupported_constructs(src: str) -> None:

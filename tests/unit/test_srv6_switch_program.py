@@ -1,7 +1,10 @@
-"""The fabric switch program (p4src/switch/srv6_switch.p4) on the engine, feature by feature.
+"""The fabric switch program on the engine, feature by feature, on both architectures: the
+v1model program (p4src/switch/srv6_switch.p4) and its TNA variant (p4src/switch/tna/).
 
 Every check drives `Switch.process_packet` (or `run` with a queue depth for trimming and ECN)
-with scapy-built packets and compares whole output packets, or drop counters by reason.
+with scapy-built packets and compares whole output packets, or drop counters by reason. What
+differs by architecture is only how it counts (`counted`: Tofino's byte counts include the
+FCS) and how the TNA switch trims (a mirror to the port's trim session, `trim_session`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from softswitch.engine.switch import OutputPacket, QueueInfo, Switch
 from softswitch.engine.tables import ExactMatch, LpmMatch
 from softswitch.ir.checked import CheckedProgram
 
-PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "switch" / "srv6_switch.p4"
+SWITCH = Path(__file__).resolve().parents[2] / "p4src" / "switch"
+PROGRAMS = {"v1model": SWITCH / "srv6_switch.p4", "tna": SWITCH / "tna" / "srv6_switch.p4"}
 
 HOST, FABRIC, EXTERNAL = 1, 2, 3
 HOST_PORT, UP_PORT, DOWN_PORT, EXT_PORT = 1, 2, 3, 4
@@ -38,6 +42,10 @@ UP_USID, DOWN_USID = 0x1001, 0x0002   # a T1 above, another T0 reached downwards
 UA_USID = 0xFE11             # a local uA towards the adjacency on ADJ_PORT
 ADJ_PORT = 5
 NIC_ADDR = "2001:db8:1::b"   # host route of the attached NIC (after decapsulation)
+# p4src/include/defines.p4: the TNA switch mirrors port P's trimmed copies to session 256 + P,
+# whose truncation counts the 4-byte trim mirror header
+TRIM_SESSION_BASE, TRIM_MIRROR_BYTES = 256, 4
+FCS_BYTES = 4                # Tofino's byte counts include the Ethernet FCS
 
 
 def a(text: str) -> int:
@@ -54,15 +62,16 @@ def mac(value: int) -> str:
     return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -8, -8))
 
 
-@pytest.fixture(scope="module")
-def program() -> CheckedProgram:
-    return compile_file(PROGRAM)
+@pytest.fixture(scope="module", params=sorted(PROGRAMS))
+def program(request: pytest.FixtureRequest) -> CheckedProgram:
+    return compile_file(PROGRAMS[request.param])
 
 
 @pytest.fixture
 def sw(program: CheckedProgram) -> Switch:
     """A T0 with the README's baseline configuration."""
     s = Switch(program)
+    s.set_queue_count(8)     # TNA: qids 0-7 are queues of their own (v1model: nothing to set)
     for port, role in ((HOST_PORT, HOST), (UP_PORT, FABRIC), (DOWN_PORT, FABRIC),
                        (ADJ_PORT, FABRIC), (EXT_PORT, EXTERNAL)):
         s.table("port_role").add_entry([ExactMatch(port)], "set_port_role", [role])
@@ -105,6 +114,20 @@ def rewritten(pkt: Packet, port_mac: int, **outer: object) -> bytes:
 def decapsulated(pkt: Packet) -> Packet:
     """The frame with its outer IPv6 header and SRH removed (the inner header as sent)."""
     return Ether(bytes(pkt)[:14]) / Ether(bytes(pkt)).getlayer(IPv6, 2)
+
+
+def counted(sw: Switch, data: Packet | bytes) -> int:
+    """The bytes an ingress counter adds for `data`: its length; on Tofino the FCS too."""
+    return len(bytes(data)) + (FCS_BYTES if sw.arch == "tna" else 0)
+
+
+def trim_session(sw: Switch, port: int, trim_bytes: int) -> None:
+    """TNA: the trim session of `port` (the controller's plan installs it); v1model needs none."""
+    if sw.arch == "tna":
+        sid = TRIM_SESSION_BASE + port
+        if sw.pre.has_clone_session(sid):
+            sw.pre.delete_clone_session(sid)
+        sw.pre.insert_clone_session(sid, [(port, 0)], 7, trim_bytes + TRIM_MIRROR_BYTES)
 
 
 def send(sw: Switch, port: int, pkt: Packet | bytes) -> list[OutputPacket]:
@@ -307,6 +330,9 @@ def srh_frame(**srh: object) -> bytes:
     (srh_frame(segleft=3), "SRH_SEGMENTS_LEFT"),  # last entry 1: at most 2
     (bytes(frame(usids(MY_USID), segments=[usids(n) for n in range(1, 6)], segleft=4)),
      "SRH_TOO_LONG"),
+    # a list longer than SRH_MAX_SEGMENTS is checked in v1model's order (TNA: in ingress)
+    (bytes(frame(usids(MY_USID), segments=[usids(n) for n in range(1, 6)], segleft=6)),
+     "SRH_SEGMENTS_LEFT"),
     (bytes(frame(usids(MY_USID), inner=NIC_ADDR))[:14 + 40 + 20], "TRUNCATED"),
     (bytes(frame(usids(MY_USID)))[:14 + 30], "TRUNCATED"),
     (bytes(frame(usids(MY_USID), payload=b""))[:14 + 40 + 8 + 6], "TRUNCATED"),  # half a BTH
@@ -319,7 +345,7 @@ def test_malformed_packets_are_counted_and_dropped(sw: Switch, data: bytes, reas
     assert drops(sw, UP_PORT, reason) == 1
     counter = sw.counter("drop_counter")
     assert sum(counter.read(UP_PORT * 16 + r)[0] for r in range(16)) == 1
-    assert counter.read(UP_PORT * 16 + DROP[reason])[1] == len(data)
+    assert counter.read(UP_PORT * 16 + DROP[reason])[1] == counted(sw, data)
 
 
 def test_srh_with_max_segments_is_accepted(sw: Switch) -> None:
@@ -400,11 +426,14 @@ TRIMMABLE, TRIMMED, TRIMMED_LASTHOP, CONTROL = 4, 12, 16, 46
 
 def through_queues(sw: Switch, port: int, pkt: Packet | bytes,
                    qdepth: int) -> list[tuple[int, int, bytes]]:
-    """Run one input to completion, every egress job meeting `qdepth`: (port, priority, data)."""
+    """Run one input to completion, every egress job meeting a queue of depth `qdepth` (in the
+    architecture's unit: packets on v1model, cells on Tofino): (port, priority, data)."""
     jobs, out = [sw.new_packet(port, bytes(pkt))], []
     queue = QueueInfo(enq_timestamp=0, enq_qdepth=qdepth, deq_timedelta=0, deq_qdepth=qdepth)
     while jobs:
         job = jobs.pop(0)
+        if not job.is_ingress and hasattr(job, "enq_cells"):   # a TNA job: the queue's cells
+            job.enq_cells = job.deq_cells = qdepth
         sent, more = sw.run(job, None if job.is_ingress else queue)
         out += [(p.port, job.priority, p.data) for p in sent]
         jobs += more
@@ -419,6 +448,8 @@ def qsw(sw: Switch) -> Switch:
     sw.table("trim_config").add_entry([ExactMatch(UP_PORT)], "set_trim", [10, 134, TRIMMED])
     sw.table("trim_config").add_entry([ExactMatch(HOST_PORT)], "set_trim",
                                       [10, 134, TRIMMED_LASTHOP])
+    trim_session(sw, UP_PORT, 134)
+    trim_session(sw, HOST_PORT, 134)
     sw.table("ecn_config").add_entry([ExactMatch(UP_PORT)], "set_ecn_threshold", [5])
     return sw
 
@@ -459,8 +490,11 @@ def test_trimming_on_a_congested_port(qsw: Switch, carrier: tuple[int, ...], por
     assert through_queues(qsw, UP_PORT, pkt, 10) == [(port, 0, whole)]
     # congested: the headers only, on the highest priority, with lengths and DSCP fixed
     assert through_queues(qsw, UP_PORT, pkt, 11) == [(port, 7, trimmed(Ether(whole), 134, dscp))]
-    # BMv2 counts bytes before the truncation, which happens on transmission
-    assert qsw.counter("trim_counter").read(port) == (1, len(whole))
+    # BMv2 counts bytes before the truncation, which happens on transmission; the TNA switch
+    # counts the trimmed copy, as its egress sees it (the mirror header in front)
+    counted_trim = (len(whole) if qsw.arch == "v1model" else
+                    counted(qsw, trimmed(Ether(whole), 134, dscp)) + TRIM_MIRROR_BYTES)
+    assert qsw.counter("trim_counter").read(port) == (1, counted_trim)
 
 
 def test_trimming_keeps_srh_and_shorter_packets(qsw: Switch) -> None:
@@ -470,6 +504,7 @@ def test_trimming_keeps_srh_and_shorter_packets(qsw: Switch) -> None:
     entry = qsw.table("trim_config").find_entry([ExactMatch(UP_PORT)])
     assert entry is not None
     qsw.table("trim_config").modify_entry(entry.handle, "set_trim", [10, 134 + 40, TRIMMED])
+    trim_session(qsw, UP_PORT, 134 + 40)
     whole = rewritten(pkt, MAC_UP)
     assert through_queues(qsw, DOWN_PORT, pkt, 50) == [
         (UP_PORT, 7, trimmed(Ether(whole), 174, TRIMMED))]
@@ -512,7 +547,7 @@ def test_direct_counters_count_hits(sw: Switch) -> None:
     my_sid = sw.table("my_sid")
     entry = my_sid.find_entry([LpmMatch(a(usids(MY_USID)), 48)])
     assert entry is not None
-    assert sw.direct_counter("my_sid_counter").read(entry.handle) == (1, len(bytes(pkt)))
+    assert sw.direct_counter("my_sid_counter").read(entry.handle) == (1, counted(sw, pkt))
 
 
 def test_ua_exhausted_with_inner_decapsulates_onto_its_port(sw: Switch) -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from softswitch.errors import P4Error, P4TypeError, UnsupportedError
 from softswitch.frontend import ast
+from softswitch.frontend.archs import TNA
+from softswitch.frontend.blocks import ROLES, TNA_ROLES
 from softswitch.frontend.parser import parse_file
 from softswitch.frontend.typecheck import Checker, check
 from softswitch.frontend.types import (
@@ -171,15 +173,13 @@ GOOD = sorted(P4_DIR.glob("*.p4"))
 
 @pytest.mark.parametrize("path", GOOD, ids=[p.name for p in GOOD])
 def test_corpus_program_checks_with_full_annotations(path: Path) -> None:
-    cp = check(parse_file(path), str(path))
-    assert set(cp.blocks) == {
-        "parser",
-        "verify_checksum",
-        "ingress",
-        "egress",
-        "compute_checksum",
-        "deparser",
-    }
+    tna = "#include <tna.p4>" in path.read_text()
+    cp = check(
+        parse_file(path, defines=TNA.predefined if tna else {}),
+        str(path),
+        arch="tna" if tna else "v1model",
+    )
+    assert set(cp.blocks) == set(TNA_ROLES if tna else ROLES)
     gaps: list[str] = []
     for d in cp.program.declarations:
         # a generic parser/control is a template: its checked copies are the blocks' decls
@@ -207,8 +207,13 @@ def test_bad_corpus_program_fails_where_expected(path: Path) -> None:
     expected_line = next(
         int(m.group(1)) for h in head if (m := re.search(r"expect-line:\s*(\d+)", h))
     )
+    tna = "#include <tna.p4>" in path.read_text()
     with pytest.raises(P4Error) as info:
-        check(parse_file(path), str(path))
+        check(
+            parse_file(path, defines=TNA.predefined if tna else {}),
+            str(path),
+            arch="tna" if tna else "v1model",
+        )
     assert expected in info.value.message
     assert info.value.location is not None
     assert info.value.location.line == expected_line

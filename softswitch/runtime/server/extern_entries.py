@@ -27,6 +27,28 @@ from softswitch.runtime.server.table_entries import TableEntries
 from softswitch.runtime.server.write_error import invalid, out_of_range, update_type_name
 
 
+def _encode_struct_cell(value: int, fields: tuple[tuple[str, int], ...],
+                        out: p4data_pb2.P4Data) -> None:
+    """A TNA register cell of a struct (kept as its fields concatenated) as a P4Data struct."""
+    shift = sum(w for _, w in fields)
+    for _name, width in fields:
+        shift -= width
+        out.struct.members.add(bitstring=bytestrings.encode((value >> shift) & ((1 << width) - 1),
+                                                            width))
+
+
+def _decode_struct_cell(data: p4data_pb2.P4Data, fields: tuple[tuple[str, int], ...],
+                        what: str) -> int:
+    if data.WhichOneof("data") != "struct" or len(data.struct.members) != len(fields):
+        raise invalid(f"{what}: data must be a struct of {len(fields)} members")
+    value = 0
+    for member, (name, width) in zip(data.struct.members, fields):
+        if member.WhichOneof("data") != "bitstring":
+            raise invalid(f"{what}: member '{name}' must be a bitstring")
+        value = (value << width) | bytestrings.decode(member.bitstring, width, what)
+    return value
+
+
 def _check_modify(kind: int, what: str) -> None:
     if kind != p4r.Update.MODIFY:
         raise invalid(f"{what}: only MODIFY is allowed (got {update_type_name(kind)})")
@@ -170,10 +192,14 @@ class ExternEntries:
         what = f"register '{proto.preamble.name}'"
         _check_modify(kind, what)
         indices = _indices(msg, register.size, what)
-        if msg.data.WhichOneof("data") != "bitstring":
-            raise invalid(f"{what}: data must be a bitstring")
-        decode = bytestrings.decode_signed if register.signed else bytestrings.decode
-        value = decode(msg.data.bitstring, register.width, what)
+        fields = getattr(register, "fields", ())
+        if fields:
+            value = _decode_struct_cell(msg.data, fields, what)
+        else:
+            if msg.data.WhichOneof("data") != "bitstring":
+                raise invalid(f"{what}: data must be a bitstring")
+            decode = bytestrings.decode_signed if register.signed else bytestrings.decode
+            value = decode(msg.data.bitstring, register.width, what)
         for i in indices:
             register.write(i, value)
 
@@ -186,8 +212,12 @@ class ExternEntries:
                 re = out.register_entry
                 re.register_id = rid
                 re.index.index = i
-                re.data.CopyFrom(p4data_pb2.P4Data(
-                    bitstring=bytestrings.encode(register.read(i), register.width)))
+                fields = getattr(register, "fields", ())
+                if fields:
+                    _encode_struct_cell(register.read(i), fields, re.data)
+                else:
+                    re.data.CopyFrom(p4data_pb2.P4Data(
+                        bitstring=bytestrings.encode(register.read(i), register.width)))
                 yield out
 
     # -- internals ----------------------------------------------------------------------------

@@ -1,13 +1,15 @@
-// The NIC's parser. From the host port: Ethernet | IPv6 | UDP | BTH | MRC headers, what the host
-// transport sends. From a plane port: Ethernet | outer IPv6 (the SRv6 carrier) | IPv6 | UDP |
-// BTH | MRC headers. The UDP port of MRC is MRC_UDP_PORT (compile with -DMRC_UDP_PORT=4971 for
-// the port two third-party MRC models use): a parser value set would let the controller choose,
-// but BMv2's P4Runtime server refuses value-set writes. Anything else is accepted as it is and
-// dropped by ingress (counted); a header cut short ends in PacketTooShort, dropped likewise.
-#ifndef P4SRC_NIC_PARSER_P4
-#define P4SRC_NIC_PARSER_P4
+// The NIC's parser and deparser (v1model; tna/nic_parser.p4 is TNA's). From the host port: Ethernet
+// | IPv6 | UDP | BTH | MRC headers, what the host transport sends. From a plane port: Ethernet |
+// outer IPv6 (the SRv6 carrier) | IPv6 | UDP | BTH | MRC headers. The UDP port of MRC is
+// MRC_UDP_PORT (compile with -DMRC_UDP_PORT=4971 for the port two third-party MRC models use): a
+// parser value set would let the controller choose, but BMv2's P4Runtime server refuses value-set
+// writes. Anything else is accepted as it is and dropped by ingress (counted); a header cut short
+// ends in PacketTooShort, dropped likewise.
+#ifndef P4SRC_NIC_V1MODEL_PARSER_P4
+#define P4SRC_NIC_V1MODEL_PARSER_P4
 
-#include "nic_types.p4"
+#include "nic_arch.p4"
+#include "../nic_types.p4"
 
 #ifndef MRC_UDP_PORT
 #define MRC_UDP_PORT 4791

@@ -1,8 +1,8 @@
-// EV state changes that the controller hears of (OCP MRC's EV events: GOOD <-> ASSUMED_BAD),
-// shared by everything that can cause them: a SACK asking ALWAYS_SKIP, a loss the host reports,
-// enough answered probes.
-#ifndef P4SRC_NIC_EV_STATE_CHANGE_P4
-#define P4SRC_NIC_EV_STATE_CHANGE_P4
+// EV state changes (v1model; TNA's are in tna/ev_state_change.p4) that the controller hears of (OCP
+// MRC's EV events: GOOD <-> ASSUMED_BAD), shared by everything that can cause them: a SACK asking
+// ALWAYS_SKIP, a loss the host reports, enough answered probes.
+#ifndef P4SRC_NIC_V1MODEL_EV_STATE_CHANGE_P4
+#define P4SRC_NIC_V1MODEL_EV_STATE_CHANGE_P4
 
 #include "nic_state.p4"
 

@@ -1,10 +1,12 @@
-// State the data plane itself writes, shared by the transmit and feedback stages. Registers only
-// ever hold what packets teach the NIC: the controller sets nothing here (BMv2's P4Runtime server
-// refuses register writes); what it decides is in table entries.
-#ifndef P4SRC_NIC_STATE_P4
-#define P4SRC_NIC_STATE_P4
+// State the data plane itself writes (v1model registers; tna/nic_state.p4 is TNA's), shared by the
+// transmit and feedback stages. Registers only ever hold what packets teach the NIC: the controller
+// sets nothing here (BMv2's P4Runtime server refuses register writes); what it decides is in table
+// entries.
+#ifndef P4SRC_NIC_V1MODEL_STATE_P4
+#define P4SRC_NIC_V1MODEL_STATE_P4
 
-#include "nic_types.p4"
+#include "nic_arch.p4"
+#include "../nic_types.p4"
 
 // EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, EV): index conn * EV_SLOTS + EV. A
 // connection's EVs are numbered 0..255: ev_count active ones (EV e starts in slot e), then the

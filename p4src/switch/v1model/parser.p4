@@ -1,10 +1,12 @@
-// The parser: [packet_out] Ethernet, IPv6, [SRH + segment list], [inner IPv6], [UDP [BTH]].
-// A failed check ends parsing with parser_error set; BMv2 still runs ingress, which turns the
-// error into a counted drop (drop_stats.p4). No `if` here: p4c's BMv2 backend forbids it.
-#ifndef P4SRC_PARSER_P4
-#define P4SRC_PARSER_P4
+// The v1model parser: [packet_out] Ethernet, IPv6, [SRH + segment list], [inner IPv6], [UDP
+// [BTH]]. A failed check ends parsing with parser_error set; BMv2 still runs ingress, which
+// turns the error into a drop reason (parser_drop_reason below) and a counted drop
+// (drop_stats.p4).
+// No `if` here: p4c's BMv2 backend forbids it.
+#ifndef P4SRC_SWITCH_V1MODEL_PARSER_P4
+#define P4SRC_SWITCH_V1MODEL_PARSER_P4
 
-#include "headers.p4"
+#include "../../include/headers.p4"
 
 parser SwitchParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
@@ -88,6 +90,22 @@ parser SwitchParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
         packet.extract(hdr.bth);
         transition accept;
     }
+}
+
+// The drop reason of each parser check that failed; DROP_NONE for the rest.
+bit<4> parser_drop_reason(in error parser_error) {
+    if (parser_error == error.PacketTooShort) {
+        return DROP_TRUNCATED;
+    } else if (parser_error == error.SrhRoutingType) {
+        return DROP_SRH_TYPE;
+    } else if (parser_error == error.SrhLength) {
+        return DROP_SRH_LENGTH;
+    } else if (parser_error == error.SrhSegmentsLeft) {
+        return DROP_SRH_SEGMENTS_LEFT;
+    } else if (parser_error == error.StackOutOfBounds) {
+        return DROP_SRH_TOO_LONG;
+    }
+    return DROP_NONE;
 }
 
 #endif

@@ -1,9 +1,9 @@
-// The deparser and the (empty) checksum controls: IPv6 has no header checksum, and the
+// The v1model deparser and the (empty) checksum controls: IPv6 has no header checksum, and the
 // fabric leaves UDP checksums alone (RoCEv2 senders use 0; a trimmed packet's is zeroed).
-#ifndef P4SRC_DEPARSER_P4
-#define P4SRC_DEPARSER_P4
+#ifndef P4SRC_SWITCH_V1MODEL_DEPARSER_P4
+#define P4SRC_SWITCH_V1MODEL_DEPARSER_P4
 
-#include "headers.p4"
+#include "../../include/headers.p4"
 
 control SwitchVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply { }

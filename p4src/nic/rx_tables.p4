@@ -1,20 +1,9 @@
-// The plane side: what arrives from the fabric. Classified by the outer DSCP before anything
-// else (a trimmed packet has lost its payload: it is NACKed, never delivered); data is
-// acknowledged with a SACK (per-connection cumulative PSN + 64-bit bitmap, in registers);
-// SACKs and NACKs for this NIC's own sends update its EV state; everything the host needs is
-// decapsulated and delivered to the host port.
-#ifndef P4SRC_NIC_PLANE_RX_P4
-#define P4SRC_NIC_PLANE_RX_P4
-
-#include "nic_state.p4"
-#include "ev_state_change.p4"
-#include "loss_injector.p4"
-
-control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
-                inout standard_metadata_t standard_metadata) {
-    LossInjector() loss_injector_stage;
-    EvMarkBad() mark_bad;
-    EvProbeAnswered() probe_answered;
+// A fragment, included inside the body of each architecture's PlaneRx control
+// (v1model/plane_rx.p4, tna/plane_rx.p4), so both programs declare these tables and actions with
+// the same text (and the same control-plane names: rx_trailing_ones and set_trailing_ones are
+// named after the PlaneRx instance, NicIngress.plane_rx): the plane of an arriving packet, the
+// connection of a local QP, and the receive window's trailing-ones table. Uses the
+// architecture's NIC_INGRESS_PORT (v1model/nic_arch.p4, tna/nic_arch.p4).
     @name(".set_rx_plane")
     action set_rx_plane(bit<3> plane) {
         meta.rx_plane = plane;
@@ -25,7 +14,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     // Installs: one entry per plane port. No entry: not a plane port, dropped.
     @name(".port_plane")
     table port_plane {
-        key = { standard_metadata.ingress_port : exact @name("port"); }
+        key = { NIC_INGRESS_PORT : exact @name("port"); }
         actions = { set_rx_plane; @defaultonly NoAction; }
         default_action = NoAction();
         size = NIC_PLANES;
@@ -136,128 +125,3 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             64w0xffffffffffffffff &&& 64w0xffffffffffffffff : set_trailing_ones(64);
         }
     }
-
-    bit<32> cell;
-
-    action to_skip() {
-        ev_state.write(cell, EV_SKIP);
-        nic_counter.count(NIC_EV_SKIPPED);
-    }
-
-    // The receiver's cumulative point and bitmap as a SACK reports them (the congestion mark
-    // is set in the apply block: no conditionals inside actions).
-    action report_window(bit<24> expected, bit<64> bits, bit<24> psn) {
-        meta.fb_cack = expected - 1 + meta.rx_initial_psn;
-        meta.fb_bitmap = bits;
-        meta.fb_ack_offset = (bit<16>)(psn - (expected - 1));
-        meta.rx_sack = true;
-    }
-
-    apply {
-        port_plane.apply();
-        bool known_qp = local_qp.apply().hit;
-        bool injected = false;
-        if (meta.plane_port) {
-            loss_injector_stage.apply(hdr, meta, standard_metadata, injected);
-        }
-        if (injected) {
-            // dropped on arrival, as a lossy link would
-        } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
-            meta.malformed = true;
-        } else if (!known_qp) {
-            nic_counter.count(NIC_RX_UNKNOWN_QP);
-        } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
-            // Feedback for what this NIC sent: the reflected compact EV names the slot, and
-            // the peer's port-state bitmap says which of its planes can still receive (a port
-            // back up is simply a bit clear in the next SACK or NACK).
-            bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
-            peer_port_state.write((bit<32>)meta.conn,
-                                  hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state);
-            meta.ev = entropy[7:0];
-            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
-            bit<2> state;
-            ev_state.read(state, cell);
-            bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
-                        (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
-            bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
-            if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                probe_answered.apply(meta, hdr.seth.m);
-            } else if (skip && state == EV_GOOD) {
-                to_skip();
-            } else if (bad) {
-                mark_bad.apply(meta, false);
-            }
-            nic_counter.count(hdr.seth.isValid() ? NIC_RX_SACK : NIC_RX_NACK);
-            meta.rx_deliver = true;   // the host transport retransmits and completes
-        } else if (hdr.peth.isValid()) {
-            // A probe of one of the peer's paths: answer with a SACK (PR=1) of the window as it
-            // is; a probe consumes no PSN and carries nothing for the host.
-            bit<24> expected;
-            bit<64> bits;
-            rx_expected.read(expected, (bit<32>)meta.conn);
-            rx_bitmap.read(bits, (bit<32>)meta.conn);
-            meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
-            report_window(expected, bits, expected - 1);
-            meta.fb_pr = 1;
-            nic_counter.count(NIC_RX_PROBE);
-        } else if (hdr.meth.isValid()) {
-            bit<6> dscp = hdr.outer_ipv6.dscp;
-            meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
-            if (dscp == meta.dscp_trimmed || dscp == meta.dscp_trimmed_lasthop) {
-                // The payload was cut on the way: ask for this PSN again at once.
-                meta.rx_nack = true;
-                meta.nack_reason = dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP;
-                nic_counter.count(NIC_RX_TRIMMED);
-            } else {
-                // The receiver's window: PSNs relative to the connection's initial PSN.
-                bit<32> rc = (bit<32>)meta.conn;
-                bit<24> psn = hdr.bth.psn - meta.rx_initial_psn;
-                bit<24> expected;
-                bit<64> bits;
-                rx_expected.read(expected, rc);
-                rx_bitmap.read(bits, rc);
-                bit<24> ahead = psn - expected;
-                bool duplicate = false;
-                if (ahead == 0) {
-                    meta.rx_bits = bits | 1;
-                    rx_trailing_ones.apply();
-                    expected = expected + (bit<24>)meta.trailing_ones;
-                    bits = meta.trailing_ones == 64 ? 64w0 : meta.rx_bits >> meta.trailing_ones;
-                } else if (ahead < 64) {
-                    duplicate = ((bits >> (bit<8>)ahead) & 1) == 1;
-                    bits = bits | (64w1 << (bit<8>)ahead);
-                } else if (ahead >= 0x800000) {
-                    duplicate = true;   // behind the window: acknowledged already
-                } else {
-                    meta.rx_nack = true;   // beyond the bitmap
-                    meta.nack_reason = NACK_PSN_OOR_WINDOW;
-                    nic_counter.count(NIC_RX_OUT_OF_WINDOW);
-                }
-                if (!meta.rx_nack) {
-                    rx_expected.write(rc, expected);
-                    rx_bitmap.write(rc, bits);
-                    report_window(expected, bits, psn);
-                    // Duplicates are SACKed (the first SACK may have been lost), not delivered.
-                    meta.rx_deliver = !duplicate;
-                    nic_counter.count(duplicate ? NIC_RX_DUPLICATE : NIC_RX_DATA);
-                }
-            }
-        } else {
-            meta.malformed = true;   // not an MRC data or feedback packet
-        }
-        if (meta.rx_sack) {
-            meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
-        }
-        if (meta.rx_nack || meta.rx_sack) {
-            // Feedback goes back the way the packet came: its outer source is the sender's
-            // return address through the same plane and T1 (path.p4), so a SACK or NACK fails
-            // exactly when its data's path does, and the receiver needs no path table.
-            meta.reflect = true;
-            meta.return_addr = hdr.outer_ipv6.src_addr;
-            meta.plane = meta.rx_plane;
-            meta.need_path = true;
-        }
-    }
-}
-
-#endif

@@ -1,9 +1,11 @@
-// Host TX: a packet from the host transport (Ethernet | IPv6 | UDP | BTH | METH | RETH | payload)
-// gets its connection, an EV (a slot of the connection's EV set) and the SRv6 encapsulation.
-#ifndef P4SRC_NIC_HOST_TX_P4
-#define P4SRC_NIC_HOST_TX_P4
+// Host TX (v1model; tna/host_tx.p4 is TNA's): a packet from the host transport (Ethernet | IPv6 |
+// UDP | BTH | METH | RETH | payload) gets its connection, an EV (a slot of the connection's EV set)
+// and the SRv6 encapsulation.
+#ifndef P4SRC_NIC_V1MODEL_HOST_TX_P4
+#define P4SRC_NIC_V1MODEL_HOST_TX_P4
 
 #include "nic_state.p4"
+#include "../port_state.p4"
 
 control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                inout standard_metadata_t standard_metadata) {
@@ -12,66 +14,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<8>  slot;
     bit<8>  ev;
 
-    @name(".set_connection")
-    action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
-                          bit<8> backups, bit<8> ev_min_active, bit<16> dst_row,
-                          bit<16> dst_ua) {
-        meta.conn = conn;
-        meta.profile = profile;
-        meta.ev_mask = ev_mask;
-        meta.planes = planes;
-        meta.backups = backups;
-        meta.ev_min_active = ev_min_active;
-        meta.dst_row = dst_row;
-        meta.dst_ua = dst_ua;
-    }
-
-    @name(".tx_no_connection")
-    action tx_no_connection() {
-        mark_to_drop(standard_metadata);
-        nic_counter.count(NIC_TX_NO_CONNECTION);
-    }
-
-    // Why: the host names its peer by address and QP; this gives the connection's state index,
-    // its EV profile (ev_count - 1 as a mask, ev_count a power of two and a multiple of
-    // `planes`, itself a power of two; EV e is in plane e mod planes), its backups per plane and
-    // ev_min_active, and the destination's T0 row and port uA for the path templates.
-    // Installs: one entry per connection this NIC sends on.
-    @name(".tx_connection")
-    table tx_connection {
-        key = {
-            hdr.ipv6.dst_addr : exact @name("dst_addr");
-            hdr.bth.dest_qp   : exact @name("dest_qp");
-        }
-        actions = { set_connection; @defaultonly tx_no_connection; }
-        default_action = tx_no_connection();
-        size = NIC_CONNECTIONS;
-    }
-
-    @name(".set_path")
-    action set_path(bit<3> plane, bit<16> t1_usid) {
-        meta.plane = plane;
-        meta.t1_usid = t1_usid;
-    }
-
-    @name(".deny_path")
-    action deny_path() {
-        meta.denied = true;
-    }
-
-    // Why: an EV is a path (plane, T1); DENIED EVs and path rewrites are entries here, so the
-    // controller changes paths with table writes only. Installs: one entry per (profile, EV),
-    // active EVs and backups; no entry, or deny_path, is DENIED.
-    @name(".ev_path")
-    table ev_path {
-        key = {
-            meta.profile : exact @name("profile");
-            meta.ev      : exact @name("ev");
-        }
-        actions = { set_path; deny_path; }
-        default_action = deny_path();
-        size = NIC_TABLE_SIZE;
-    }
+#include "../tx_tables.p4"
 
     // The EV a slot holds now (slot_ev holds EV ^ slot: 0 is the slot's own EV), and its state.
     action look(bit<8> candidate) {
@@ -104,41 +47,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             tx_cursor.read(cursor, (bit<32>)meta.conn);
             cells = (bit<32>)meta.conn * EV_SLOTS;
             bit<8> first = cursor[7:0] & meta.ev_mask;
-            // Port state first: a plane is usable when its port is up at both ends (this NIC's
-            // local_port_state, the peer's bitmap from its SACKs and NACKs). No plane usable:
-            // the peer's bitmap is ignored (it can only be refreshed by feedback to packets
-            // sent, so it must not stop them all); no local port up either: nothing is sent.
+            // Port state first (port_state.p4): the nearest slot of a usable plane.
             bit<8> peer_down;
             peer_port_state.read(peer_down, (bit<32>)meta.conn);
-            bit<8> in_use = (bit<8>)((16w1 << meta.planes) - 1);   // bits of planes 0..planes-1
-            bit<8> usable = ~(meta.local_down | peer_down) & in_use;
-            if (usable == 0) {
-                usable = ~meta.local_down & in_use;
-            }
-            // Bit d of `ahead`: plane (first's plane + d) mod planes is usable (two turns of
-            // the planes side by side, shifted by first's plane). Slot first + d is in that
-            // plane (ev_count is a multiple of planes), so the nearest usable plane's slot is
-            // first + move — bounded by 8 planes, no loop.
-            bit<16> twice = (bit<16>)usable | ((bit<16>)usable << meta.planes);
-            bit<16> ahead = twice >> (first & (meta.planes - 1));
-            bit<8> move = 0;
-            if (ahead[0:0] == 1) {
-                move = 0;
-            } else if (ahead[1:1] == 1) {
-                move = 1;
-            } else if (ahead[2:2] == 1) {
-                move = 2;
-            } else if (ahead[3:3] == 1) {
-                move = 3;
-            } else if (ahead[4:4] == 1) {
-                move = 4;
-            } else if (ahead[5:5] == 1) {
-                move = 5;
-            } else if (ahead[6:6] == 1) {
-                move = 6;
-            } else if (ahead[7:7] == 1) {
-                move = 7;
-            }
+            NIC_PORT_STATE_MOVE(meta.planes, meta.local_down, peer_down, first, usable, move)
             // The cursor moves on past the slot taken: the usable planes share the load equally
             // (the slots of a plane that is down are passed over, their EVs' states untouched).
             tx_cursor.write((bit<32>)meta.conn, cursor + 1 + (bit<32>)move);

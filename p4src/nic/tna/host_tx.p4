@@ -1,0 +1,334 @@
+// Host TX (TNA; v1model/host_tx.p4 is v1model's): a packet from the host transport gets its
+// connection, an EV (a slot of the connection's EV set) and the SRv6 encapsulation. The same
+// tables (tx_tables.p4) and the same choice as v1model's, spread over at most two ingress
+// passes because each register is reached once per pass (tna/mrc_nic.p4 has the whole design):
+// the first pass takes the cursor, looks at one slot and sends on it when it can; otherwise it
+// resubmits the packet, saying why (meta.resub), and the second pass finishes the choice.
+#ifndef P4SRC_NIC_TNA_HOST_TX_P4
+#define P4SRC_NIC_TNA_HOST_TX_P4
+
+#include "nic_state.p4"
+#include "ev_state_change.p4"
+#include "../port_state.p4"
+
+control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
+    EvMarkBadBegin() report_begin;
+    EvMarkBadEnd() report_end;
+
+    bit<32> cells;
+    bit<8>  slot;
+    bit<8>  ev;
+    bit<8>  step;         // tx_cursor: 1 more when the second pass chooses again
+    bool    taken;        // the refill took the backup
+    bool    cand_ok;      // the backup may take the slot (GOOD, a valid EV)
+    bit<16> take_code;    // ev_slot of the backup that takes the slot: slot + 1
+    bit<16> leave_code;   // ev_slot of the EV that leaves its slot: none (active EVs
+                          // EV_NO_SLOT, backups 0)
+    bit<8>  swap_from;    // slot_ev of the slot before the refill (its EV ^ slot) ...
+    bit<8>  swap_to;      // ... and after (the backup ^ slot)
+
+#include "../tx_tables.p4"
+
+    RegisterAction<bit<8>, bit<32>, bit<8>>(peer_port_state) peer_read = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+        }
+    };
+    // The cursor moves on by one at the first look (the slot taken), ...
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tx_cursor) cursor_next = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+            value = value + 1;
+        }
+    };
+    // ... and in the second pass by the port-state move the first could not add (plus one
+    // when it chooses again: rv is then the cursor that choice starts from).
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tx_cursor) cursor_catch_up = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value + (bit<32>)meta.resub.move;
+            value = value + (bit<32>)meta.resub.move + (bit<32>)step;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_ev) slot_read = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(slot_ev) slot_refill = {
+        void apply(inout bit<8> value) {
+            if (taken && value == swap_from) {
+                value = swap_to;
+            }
+        }
+    };
+    // A look at an EV: its state, and a SKIP EV passed over is GOOD again (it sat out once).
+    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) state_visit = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if (value == (bit<8>)EV_SKIP) {
+                value = (bit<8>)EV_GOOD;
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) state_read = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+        }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<8>>(ev_slot) slot_leave = {
+        void apply(inout bit<16> value) {
+            value = leave_code;
+        }
+    };
+    // A DENIED EV met in its slot: the first time it is marked (bit 15; the packet chooses
+    // again, as v1model's does after its refill), the next time it leaves the slot (rv 1:
+    // refill now). (An EV in a slot never holds EV_NO_SLOT.)
+    RegisterAction<bit<16>, bit<32>, bit<8>>(ev_slot) slot_denied = {
+        void apply(inout bit<16> value, out bit<8> rv) {
+            if (value >= 0x8000 && value != EV_NO_SLOT) {
+                value = leave_code;
+                rv = 1;
+            } else {
+                value = value | 0x8000;
+                rv = 0;
+            }
+        }
+    };
+    // The backup takes the slot if it is GOOD and in no slot: 0 (a backup that leaves a slot
+    // gets 0 back, leave_code, where v1model writes EV_NO_SLOT: both mean none for a backup).
+    RegisterAction<bit<16>, bit<32>, bit<8>>(ev_slot) slot_take = {
+        void apply(inout bit<16> value, out bit<8> rv) {
+            rv = 0;
+            if (value == 0 && cand_ok) {
+                value = take_code;
+                rv = 1;
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(backup_cursor) backup_next = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            value = value + 1;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_read = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_write = {
+        void apply(inout bit<8> value) {
+            value = meta.ev;
+        }
+    };
+
+    // The EV a slot holds now (slot_ev holds EV ^ slot: 0 is the slot's own EV). Its state is
+    // the caller's next step (state_visit): v1model's look() reads both.
+    action look(bit<8> candidate) {
+        slot = candidate;
+        ev = candidate ^ slot_read.execute(cells + (bit<32>)candidate);
+    }
+
+    // Pass 1 resubmits: why, and what pass 2 needs.
+    @hidden
+    action again(bit<4> kind) {
+        meta.resubmit = true;
+        meta.resub.setValid();
+        meta.resub.kind = kind;
+        meta.resub.slot = slot;
+        meta.resub.ev = ev;
+        meta.resub.flag = meta.denied ? 1w1 : 1w0;
+        meta.resub.count = 0;
+        meta.resub.drops = 0;
+    }
+
+    apply {
+        bool known = tx_connection.apply().hit;
+        cells = (bit<32>)meta.conn * EV_SLOTS;
+        if (!known) {
+            // dropped and counted by the default action
+        } else if (meta.pass_kind == RESUB_HOST_MARK) {
+            // Pass 2 of a loss the host reported: ASSUMED_BAD unless the floor says no.
+            meta.host_report = true;
+            meta.ev = meta.resub.ev;
+            report_end.apply(meta);
+        } else if (hdr.bth.opcode == OP_EV_REPORT) {
+            // A loss the host's timer found: the EV its PSN left on, or the probed EV.
+            meta.host_report = true;
+            if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
+                meta.ev = hdr.peth.probe_id[7:0];
+            } else {
+                meta.ev = psn_read.execute((bit<32>)meta.conn * PSN_WINDOW
+                                           + (bit<32>)hdr.bth.psn[9:0]);
+            }
+            bool needed;
+            report_begin.apply(meta, true, needed);
+            NIC_COUNT(NIC_HOST_REPORT);
+            if (needed) {
+                ev = meta.ev;
+                again(RESUB_HOST_MARK);
+                meta.resub.drops = meta.digest_drops;
+            }
+        } else if (hdr.bth.opcode == OP_PROBE) {
+            // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
+            meta.host_probe = true;
+            meta.ev = hdr.peth.probe_id[7:0];
+            meta.slot_chosen = true;
+            ev_path.apply();
+        } else {
+            // Data: the first pass, or the second with what the first asked for.
+            if (meta.pass_kind == RESUB_TX_FIX) {
+                // Pass 1 chose `ev`; the cursor still moves on past the plane it passed over.
+                step = 0;
+                cursor_catch_up.execute((bit<32>)meta.conn);
+                meta.ev = meta.resub.ev;
+                meta.slot = meta.resub.slot;
+                meta.slot_chosen = true;
+                ev_path.apply();
+            } else if (meta.pass_kind == RESUB_TX_TRY) {
+                // The first slot's EV was SKIP (now GOOD again) or ASSUMED_BAD: the next slot of
+                // the same plane, else the first slot's EV anyway (v1model tries up to 4 slots).
+                step = 0;
+                if (meta.resub.move != 0) {
+                    cursor_catch_up.execute((bit<32>)meta.conn);
+                }
+                look((meta.resub.slot + meta.planes) & meta.ev_mask);
+                if (state_visit.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD) {
+                    meta.ev = ev;
+                    meta.slot = slot;
+                } else {
+                    meta.ev = meta.resub.ev;
+                    meta.slot = meta.resub.slot;
+                    meta.fallback = true;
+                }
+                meta.slot_chosen = true;
+                ev_path.apply();
+            } else if (meta.pass_kind == RESUB_TX_REFILL) {
+                // The first slot's EV left it (ASSUMED_BAD, or DENIED met twice): the next backup
+                // of the slot's plane that is GOOD and in no slot takes it (v1model tries two),
+                // and the packet goes on it; else on the EV itself if it is only ASSUMED_BAD.
+                step = 0;
+                if (meta.resub.move != 0) {
+                    cursor_catch_up.execute((bit<32>)meta.conn);
+                }
+                bit<8> plane = meta.resub.slot & (meta.planes - 1);
+                bit<8> cursor = backup_next.execute((bit<32>)meta.conn * NIC_PLANES
+                                                    + (bit<32>)plane);
+                bit<16> candidate = (bit<16>)meta.ev_mask + 1
+                                    + (bit<16>)(cursor & (meta.backups - 1)) * (bit<16>)meta.planes
+                                    + (bit<16>)plane;
+                cand_ok = candidate < 256 &&
+                          state_read.execute(cells + (bit<32>)candidate) == (bit<8>)EV_GOOD;
+                take_code = (bit<16>)meta.resub.slot + 1;
+                taken = slot_take.execute(cells + (bit<32>)candidate) == 1;
+                swap_from = meta.resub.slot ^ meta.resub.ev;
+                swap_to = meta.resub.slot ^ (bit<8>)candidate;
+                slot_refill.execute(cells + (bit<32>)meta.resub.slot);
+                meta.slot = meta.resub.slot;
+                if (taken) {
+                    meta.ev = (bit<8>)candidate;
+                } else {
+                    meta.ev = meta.resub.ev;   // a DENIED one is dropped (ev_path says so)
+                    meta.fallback = true;
+                }
+                meta.slot_chosen = true;
+                ev_path.apply();
+            } else {
+                // The first pass of a data packet, or a second one choosing again after a DENIED
+                // EV: the cursor, the port state, one slot.
+                bit<32> cursor;
+                step = 1;
+                if (meta.pass_kind == RESUB_TX_RECHOOSE) {
+                    cursor = cursor_catch_up.execute((bit<32>)meta.conn);
+                } else {
+                    cursor = cursor_next.execute((bit<32>)meta.conn);
+                }
+                bit<8> first = cursor[7:0] & meta.ev_mask;
+                bit<8> peer_down = peer_read.execute((bit<32>)meta.conn);
+                NIC_PORT_STATE_MOVE(meta.planes, meta.local_down, peer_down, first, usable, move)
+                if (usable == 0) {
+                    meta.no_port = true;   // every port of this NIC is down: the caller drops it
+                } else {
+                    look((first + move) & meta.ev_mask);
+                    bit<8> state = state_visit.execute(cells + (bit<32>)ev);
+                    meta.ev = ev;
+                    meta.slot = slot;
+                    ev_path.apply();
+                    leave_code = (bit<16>)ev < (bit<16>)meta.ev_mask + 1 ? EV_NO_SLOT : 16w0;
+                    if (meta.pass_kind == RESUB_TX_RECHOOSE) {
+                        // No third pass: this slot's EV, whatever its state (v1model would try
+                        // on); a DENIED one is dropped. The cursor does not add this choice's move.
+                        meta.fallback = state != (bit<8>)EV_GOOD;
+                        meta.slot_chosen = true;
+                    } else if (state == (bit<8>)EV_GOOD && !meta.denied) {
+                        if (move == 0) {
+                            meta.slot_chosen = true;   // sent in this pass
+                        } else {
+                            again(RESUB_TX_FIX);
+                        }
+                    } else if (state == (bit<8>)EV_GOOD) {
+                        // DENIED: choose again (the cursor has moved on); met again, its slot
+                        // takes a backup. Without backups it is only ever chosen again.
+                        if (meta.backups != 0 && slot_denied.execute(cells + (bit<32>)ev) == 1) {
+                            again(RESUB_TX_REFILL);
+                        } else {
+                            again(RESUB_TX_RECHOOSE);
+                        }
+                    } else if (state == (bit<8>)EV_ASSUMED_BAD && meta.backups != 0) {
+                        // Its slot is refilled now (v1model refills when the EV goes bad).
+                        slot_leave.execute(cells + (bit<32>)ev);
+                        again(RESUB_TX_REFILL);
+                    } else {
+                        again(RESUB_TX_TRY);
+                    }
+                    if (meta.resubmit) {
+                        meta.resub.move = move[2:0];
+                        meta.denied = false;   // pass 2 decides
+                        if (move != 0) {
+                            NIC_COUNT(NIC_TX_PORT_PASSED);
+                        }
+                    }
+                }
+            }
+            if (meta.slot_chosen && !meta.denied) {
+                // Remembered so that a loss the host reports by PSN names this EV.
+                psn_write.execute((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
+            }
+        }
+    }
+}
+
+// The outer header of a data packet or probe, once the path stage has filled meta's path
+// fields (v1model's HostTxEncap; HostTx remembers the EV of each PSN: psn_ev is reached once
+// per pass only on paths apart from the host report's read).
+control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta) {
+    apply {
+        bit<16> ev = (bit<16>)meta.plane << 8 | (bit<16>)meta.ev;   // the compact EV
+        hdr.outer_ipv6.setValid();
+        hdr.outer_ipv6.version = 6;
+        hdr.outer_ipv6.dscp = hdr.bth.retransmit == 1 ? meta.dscp_retx : meta.dscp_trimmable;
+        hdr.outer_ipv6.ecn = ECN_ECT0;
+        hdr.outer_ipv6.flow_label = (bit<20>)ev;
+        hdr.outer_ipv6.payload_len = hdr.ipv6.payload_len + IPV6_HEADER_BYTES;
+        hdr.outer_ipv6.next_hdr = PROTO_IPV6;
+        hdr.outer_ipv6.hop_limit = NIC_HOP_LIMIT;
+        hdr.outer_ipv6.src_addr = meta.path_src;
+        hdr.outer_ipv6.dst_addr = meta.path_carrier;
+        hdr.udp.src_port = ev;
+        hdr.udp.checksum = 0;
+        hdr.ethernet.src_addr = meta.path_smac;
+        hdr.ethernet.dst_addr = meta.path_dmac;
+        if (meta.host_probe) {
+            NIC_COUNT(NIC_TX_PROBE);   // a probe has no PSN
+        } else {
+            // TNA counts one event per pass: a fallback in 1, the rest in 0.
+            if (meta.fallback) {
+                NIC_COUNT(NIC_TX_FALLBACK);
+            } else {
+                NIC_COUNT(NIC_TX_DATA);
+            }
+        }
+    }
+}
+
+#endif

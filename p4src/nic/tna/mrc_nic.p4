@@ -1,0 +1,257 @@
+// The MRC SmartNIC, TNA (Tofino 1) variant of ../mrc_nic.p4, fabric-tna style: the same
+// control-plane API (every table, action, parameter, counter, register and digest name; see
+// p4src/README.md), so the controller and the PTF suite do not care which one runs. Shared with
+// v1model: ../nic_types.p4, ../path.p4 (path stage, SACK/NACK headers), ../settings.p4,
+// ../port_state.p4 and the table fragments ../tx_tables.p4, ../rx_tables.p4,
+// ../loss_injector_table.p4; TNA's own (this folder): the parsers, the registers and every
+// access to them, mirroring, resubmit, digest, random, 32-bit address arithmetic.
+//
+// State on Tofino. A packet reaches each Register through at most one RegisterAction per pass
+// of the ingress, and the NIC's v1model code reads and writes several registers more than once
+// per pass (the EV choice looks at up to four slots; a move to ASSUMED_BAD reads ev_state and
+// bad_count and writes both; the receive window reads and writes the cumulative point, whose
+// move depends on the bitmap, whose update depends on the point). Every register lives in the
+// ingress; a packet takes one pass, or two (one resubmit, as Tofino allows), and the first pass
+// says in the resubmit header (tna/nic_arch.p4, RESUB_*) what the second does. Which pass
+// reaches which register (each at most once per pass; mutually exclusive code otherwise):
+//
+//   data from the host, pass 1    peer_port_state (read), tx_cursor (+1), slot_ev (the first
+//                                 slot, after the port-state move), ev_state (SKIP -> GOOD),
+//                                 ev_slot (a DENIED mark, or the ASSUMED_BAD EV leaving),
+//                                 psn_ev (write, when sent in this pass)
+//     pass 2: TX_FIX              tx_cursor (+ the move pass 1 could not add), psn_ev
+//             TX_TRY              tx_cursor (+move), slot_ev + ev_state (the next slot of the
+//                                 plane), psn_ev
+//             TX_REFILL           tx_cursor (+move), backup_cursor, ev_state (the backup is
+//                                 GOOD?), ev_slot (the backup takes the slot), slot_ev (the
+//                                 slot's new EV), psn_ev
+//             TX_RECHOOSE         peer_port_state, tx_cursor (+move +1), slot_ev, ev_state,
+//                                 psn_ev (the choice v1model's resubmit makes)
+//   loss the host reports, p. 1   psn_ev (read), ev_drops (+1), probe_ok (0), ev_state (read)
+//     pass 2: HOST_MARK           bad_count (+1 unless the ev_min_active floor), ev_state (BAD)
+//   SACK/NACK received, pass 1    peer_port_state (write), and one of: ev_state (GOOD -> SKIP);
+//                                 probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
+//                                 ev_drops (a probe answered); ev_drops, probe_ok, ev_state
+//                                 (read) (ALWAYS_SKIP)
+//     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: none
+//   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (read,
+//                                 or set this PSN's bit)
+//     pass 2: RX_DATA             rx_expected (+ the PSNs after it that had arrived), rx_bitmap
+//                                 (clear their bits), or both read: the SACK's window
+//   probe received, pass 2        rx_expected, rx_bitmap (read)
+//
+// Why the result is v1model's, for what the tests check (ptf_tests/nic runs on both):
+// - The receive window is the same state in another form: rx_bitmap holds bit (PSN mod 64)
+//   instead of bit (PSN - expected), so arriving data sets one bit and never shifts the cell
+//   (a stateful ALU cannot shift). The PSN expected moves on by one in pass 1; the run of PSNs
+//   after it that had arrived (the trailing ones, rx_trailing_ones as in v1model) is passed and
+//   cleared in pass 2, and the SACK reports the ring rotated to the cumulative point: exactly
+//   v1model's cumulative point and bitmap.
+// - The EV choice takes the cursor and looks at the first slot (after the port-state move) in
+//   pass 1, as v1model; a slot whose EV is not GOOD is tried again in pass 2 on the plane's next
+//   slot, then the first slot is used anyway (v1model tries four slots, then the first). A
+//   DENIED EV: the packet chooses again in pass 2 with the cursor moved on, as v1model's
+//   resubmit does; its slot takes a backup the next time the rotation meets it (v1model: at
+//   once), which is the same sequence of EVs on the wire (nic_spray's DeniedEvTest).
+// - A slot whose EV went ASSUMED_BAD takes a backup when the rotation next reaches it, and the
+//   packet goes on the backup: the same EVs on the wire as v1model's refill at the time the EV
+//   went bad (nic_feedback's AlwaysSkipTest). The move to ASSUMED_BAD itself, its floor, its EV
+//   event and its counts are v1model's, over two passes.
+// - Counters: a TNA Counter is reached once per packet and pass, so each pass counts one event
+//   (meta.event, counted at the end of the ingress): the two events v1model counts for a packet
+//   (data + SACK sent, trimmed + NACK sent, SACK received + EV moved, report + EV moved, port
+//   passed + data sent) are counted in its two passes. A data packet that falls back counts
+//   NIC_TX_FALLBACK instead of NIC_TX_DATA (v1model: both).
+// - Feedback: a SACK or NACK is a mirrored copy of the packet it answers (session 100 + plane,
+//   created with packet_length_bytes = FB_SESSION_BYTES, which cuts the payload after RETH as
+//   v1model's truncate() does); the egress builds it with the shared path.p4 from the mirror
+//   header. Everything else bypasses the egress.
+// Known differences (not what the tests check; see p4src/README.md "TNA"): v1model's third and
+// fourth tries, its second refill candidate and second resubmit are not made; a refill with no
+// backup left sends on the ASSUMED_BAD EV (v1model: the next slot); psn_ev is written when the
+// EV is chosen (v1model: once the path is found too); two packets of one connection between
+// the two passes of one another may see state half updated.
+// What bf-p4c would still refuse or needs checking (softswitch checks the register, counter,
+// table and resubmit rules; no Tofino compiler is available here): shifts by a variable amount
+// and multiplications (the port-state move, the ring's masks and rotations: const-entry tables
+// on hardware), RegisterAction bodies beyond a stateful ALU (more than two conditions; a 64-bit
+// result: Tofino 1 returns 32 bits), the 49-byte mirror header.
+#include <core.p4>
+#include <tna.p4>
+
+#include "nic_arch.p4"
+#include "../nic_types.p4"
+#include "nic_state.p4"
+#include "nic_parser.p4"
+#include "host_tx.p4"
+#include "../path.p4"
+#include "../settings.p4"
+#include "plane_rx.p4"
+#include "ev_state_change.p4"
+
+// The NIC reads metadata it has not written (flags start false, as on v1model): bf-p4c zeroes
+// metadata only when asked.
+@pa_auto_init_metadata
+control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
+                   in ingress_intrinsic_metadata_t ig_intr_md,
+                   in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                   inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                   inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    HostTx() host_tx;
+    HostTxEncap() host_tx_encap;
+    PlaneRx() plane_rx;
+    PathStage() path_stage;
+    NicSettings() settings;
+
+    // Packets and bytes by event (NIC_* indexes in nic_types.p4), one event per pass.
+    @name(".nic_counter")
+    Counter<bit<32>, bit<32>>(NIC_COUNTERS, CounterType_t.PACKETS_AND_BYTES) nic_counter;
+
+    action drop_malformed() {
+        NIC_DROP();
+        NIC_COUNT(NIC_RX_MALFORMED);
+    }
+
+    // The SACK or NACK: a copy of this packet, mirrored to its plane's session, that the egress
+    // turns into the feedback (what it needs beyond the copy is in the mirror header).
+    @hidden
+    action feedback_copy(bit<8> kind) {
+        meta.mirror = true;
+        meta.mirror_session = (bit<10>)(SACK_SESSION_BASE + (bit<32>)meta.rx_plane);
+        meta.fb_mirror.setValid();
+        meta.fb_mirror.kind = kind;
+        meta.fb_mirror.local_down = meta.local_down;
+        meta.fb_mirror.fb_dscp = meta.fb_dscp;
+        meta.fb_mirror.fb_m = meta.fb_m;
+        meta.fb_mirror.fb_pr = meta.fb_pr;
+        meta.fb_mirror.pad = 0;
+        meta.fb_mirror.fb_qp = meta.fb_qp;
+        meta.fb_mirror.fb_cack = meta.fb_cack;
+        meta.fb_mirror.fb_ack_offset = meta.fb_ack_offset;
+        meta.fb_mirror.nack_reason = meta.nack_reason;
+        meta.fb_mirror.fb_bitmap = meta.fb_bitmap;
+        meta.fb_mirror.path_smac = meta.path_smac;
+        meta.fb_mirror.path_dmac = meta.path_dmac;
+        meta.fb_mirror.path_src = meta.path_src;
+    }
+
+    apply {
+        meta.pass_kind = meta.resub.isValid() ? meta.resub.kind : RESUB_NONE;
+        settings.apply(meta);
+        meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to the egress for SACKs
+        if (ig_prsr_md.parser_err != 0) {
+            drop_malformed();
+        } else if (meta.from_host) {
+            if (!hdr.ipv6.isValid() || !hdr.bth.isValid() ||
+                    !(hdr.meth.isValid() || hdr.peth.isValid())) {
+                drop_malformed();   // the host sends MRC writes, probes and reports only
+            } else {
+                host_tx.apply(hdr, meta);
+                if (meta.host_report) {
+                    // Back to the host, naming the EV (the host knows PSNs, not EVs), from the
+                    // pass that ends it.
+                    if (!meta.resubmit) {
+                        hdr.peth.probe_id = (bit<16>)meta.ev;
+                        ig_tm_md.ucast_egress_port = NIC_HOST_PORT;
+                    }
+                } else if (meta.no_port) {
+                    NIC_DROP();   // every port of this NIC is down
+                    NIC_COUNT(NIC_PORT_DOWN_DROP);
+                } else if (meta.denied && meta.host_probe) {
+                    NIC_DROP();   // a DENIED slot is not probed
+                } else if (meta.denied) {
+                    NIC_DROP();   // DENIED in the last pass it may take
+                    NIC_COUNT(NIC_TX_DENIED_DROP);
+                } else if (meta.slot_chosen) {
+                    meta.need_path = true;
+                }
+            }
+        } else {
+            plane_rx.apply(hdr, meta, ig_intr_md);
+            if (meta.malformed) {
+                drop_malformed();
+            }
+        }
+        if (meta.need_path) {
+            path_stage.apply(meta);
+            if (((meta.local_down >> meta.plane) & 1) == 1) {
+                // This NIC's own port of that plane is down: nothing leaves on it.
+                meta.path_found = false;
+                NIC_COUNT(NIC_PORT_DOWN_DROP);
+            }
+        }
+        bool to_host = meta.rx_deliver && !meta.rx_nack;
+        if (meta.need_path && !meta.path_found) {
+            if (!to_host) {
+                NIC_DROP();   // no template or plane port: nowhere to go
+            }
+        } else if (meta.from_host && meta.need_path) {
+            host_tx_encap.apply(hdr, meta);
+            ig_tm_md.ucast_egress_port = meta.path_port;
+        } else if (meta.rx_nack) {
+            feedback_copy(FB_MIRROR_NACK);
+            NIC_COUNT(NIC_NACK_SENT);
+        }
+        if (meta.rx_sack && !meta.rx_nack && meta.path_found) {
+            feedback_copy(FB_MIRROR_SACK);
+            NIC_COUNT(NIC_SACK_SENT);
+        }
+        if (to_host) {
+            hdr.outer_ipv6.setInvalid();
+            ig_tm_md.ucast_egress_port = NIC_HOST_PORT;
+        } else if (!meta.from_host && !meta.resubmit) {
+            NIC_DROP();   // nothing for the host (a duplicate, an unknown QP; a NACK's original)
+        }
+        ig_tm_md.bypass_egress = 1;   // only the SACK/NACK copies need the egress
+        if (meta.resubmit) {
+            ig_dprsr_md.resubmit_type = NIC_RESUBMIT;
+        }
+        if (meta.mirror) {
+            ig_dprsr_md.mirror_type = NIC_MIRROR_FEEDBACK;
+        }
+        if (meta.digest) {
+            ig_dprsr_md.digest_type = NIC_DIGEST_EV_EVENT;
+        }
+        if (meta.drop) {
+            ig_dprsr_md.drop_ctl = 1;
+        }
+        if (meta.counted) {
+            nic_counter.count(meta.event);
+        }
+    }
+}
+
+// A SACK or NACK copy becomes the feedback: the mirror header's fields, the copy's outer source
+// (the return address) and flow label (the EV reflected), then the shared SACK/NACK headers.
+control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta) {
+    SackHeaders() sack_headers;
+    NackHeaders() nack_headers;
+
+    apply {
+        meta.local_down = meta.fb_mirror.local_down;
+        meta.fb_dscp = meta.fb_mirror.fb_dscp;
+        meta.fb_m = meta.fb_mirror.fb_m;
+        meta.fb_pr = meta.fb_mirror.fb_pr;
+        meta.fb_qp = meta.fb_mirror.fb_qp;
+        meta.fb_cack = meta.fb_mirror.fb_cack;
+        meta.fb_ack_offset = meta.fb_mirror.fb_ack_offset;
+        meta.nack_reason = meta.fb_mirror.nack_reason;
+        meta.fb_bitmap = meta.fb_mirror.fb_bitmap;
+        meta.path_smac = meta.fb_mirror.path_smac;
+        meta.path_dmac = meta.fb_mirror.path_dmac;
+        meta.path_src = meta.fb_mirror.path_src;
+        meta.path_carrier = hdr.outer_ipv6.src_addr;
+        meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
+        hdr.peth.setInvalid();   // a probe's SACK ends after CC_STATE
+        if (meta.fb_mirror.kind == FB_MIRROR_SACK) {
+            sack_headers.apply(hdr, meta);
+        } else {
+            nack_headers.apply(hdr, meta);
+        }
+    }
+}
+
+Pipeline(NicIngressParser(), NicIngress(), NicIngressDeparser(), NicEgressParser(), NicEgress(),
+         NicEgressDeparser()) pipe;
+
+Switch(pipe) main;

@@ -1,0 +1,47 @@
+// State the data plane itself writes (TNA registers; v1model/nic_state.p4 is v1model's): the same
+// registers by the same names, indexes and meanings, with three TNA differences. Cells are 8,
+// 16 or 32 bits (ev_state and rx_expected are wider than v1model's 2 and 24); rx_bitmap is a
+// pair of 32-bit halves holding the receive window as a ring (bit PSN mod 64), not shifted to
+// the cumulative point; and ev_slot keeps a DENIED mark (bit 15). Every register is reached
+// through RegisterActions (declared by the controls that use them), at most once per packet
+// and pass, all in the ingress: tna/mrc_nic.p4 says which pass reaches which.
+#ifndef P4SRC_NIC_TNA_STATE_P4
+#define P4SRC_NIC_TNA_STATE_P4
+
+#include "nic_arch.p4"
+#include "../nic_types.p4"
+
+// EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, EV): index conn * EV_SLOTS + EV.
+@name(".ev_state") Register<bit<8>, bit<32>>(EV_CELLS) ev_state;
+// Which EV each slot holds (EV ^ slot) and which slot holds each EV (slot + 1; 0: its own slot
+// for an active EV, none for a backup; EV_NO_SLOT: none), as v1model's, except that a backup
+// leaving a slot gets 0 back (v1model: EV_NO_SLOT; both mean none) and that bit 15 marks an EV
+// found DENIED once in its slot (the next time, its slot is refilled).
+@name(".slot_ev") Register<bit<8>, bit<32>>(EV_CELLS) slot_ev;
+@name(".ev_slot") Register<bit<16>, bit<32>>(EV_CELLS) ev_slot;
+// Per (connection, plane): the next backup to try.
+@name(".backup_cursor") Register<bit<8>, bit<32>>(NIC_CONNECTIONS * NIC_PLANES) backup_cursor;
+// Rotation cursor per connection: the next packet's first slot.
+@name(".tx_cursor") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) tx_cursor;
+// The EV each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW).
+@name(".psn_ev") Register<bit<8>, bit<32>>(PSN_CELLS) psn_ev;
+// The peer's port-state bitmap per connection, from its latest SACK or NACK.
+@name(".peer_port_state") Register<bit<8>, bit<32>>(NIC_CONNECTIONS) peer_port_state;
+// EVs in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).
+@name(".bad_count") Register<bit<16>, bit<32>>(NIC_CONNECTIONS) bad_count;
+// Probes answered in a row per (connection, EV) (TNA: counted for every answer; reset when the
+// EV goes ASSUMED_BAD and when it comes back, so what counts is the same as v1model's).
+@name(".probe_ok") Register<bit<8>, bit<32>>(EV_CELLS) probe_ok;
+// Losses pinned on each (connection, EV), reported in EV events.
+@name(".ev_drops") Register<bit<32>, bit<32>>(EV_CELLS) ev_drops;
+// Receiver: next expected PSN (relative to the connection's initial PSN; 24 bits used).
+@name(".rx_expected") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) rx_expected;
+// Receiver: the PSNs expected + 1 .. expected + 63 that arrived, as a ring: bit (PSN mod 64),
+// lo = bits 0..31, hi = bits 32..63. Always 0 at the expected PSN's bit and at those behind it.
+struct rx_ring_t {
+    bit<32> lo;
+    bit<32> hi;
+}
+@name(".rx_bitmap") Register<rx_ring_t, bit<32>>(NIC_CONNECTIONS) rx_bitmap;
+
+#endif

@@ -1,0 +1,33 @@
+// v1model's side of what the NIC's shared files leave to the architecture (tna/nic_arch.p4 is
+// TNA's): the macros the shared table fragments (tx_tables.p4, rx_tables.p4,
+// loss_injector_table.p4) use for a drop, a count, the ingress port and a random draw, the path
+// stage's address arithmetic, and BMv2's instance types. Included before the shared files.
+#ifndef P4SRC_NIC_V1MODEL_ARCH_P4
+#define P4SRC_NIC_V1MODEL_ARCH_P4
+
+// Drop the packet (the caller's `standard_metadata`).
+#define NIC_DROP() mark_to_drop(standard_metadata)
+// Count one event (NIC_* index) in nic_counter: v1model counts any number per packet.
+#define NIC_COUNT(event) nic_counter.count(event)
+// The port the packet came in on.
+#define NIC_INGRESS_PORT standard_metadata.ingress_port
+// result = a uniform draw in [0, 2^32 - 2] is below threshold (0xFFFFFFFF: always).
+#define NIC_DRAW_BELOW(result, threshold) \
+    bit<32> draw; \
+    random(draw, 0, 0xFFFFFFFE); \
+    result = draw < threshold
+
+// The path stage's address arithmetic (path.p4): one 128-bit expression each.
+// carrier = base with the T1 uSID at bits 79..64 and the destination uA at 47..32:
+#define NIC_CARRIER_VIA_T1(carrier, base, t1, ua) \
+    carrier = base | ((bit<128>)t1 << 64) | ((bit<128>)ua << 32)
+// carrier = base with the destination uA at bits 79..64:
+#define NIC_CARRIER_SAME_T0(carrier, base, ua) carrier = base | ((bit<128>)ua << 64)
+// src = the block, the T1 uSID, then src's bits below the block shifted down by 16:
+#define NIC_SRC_VIA_T1(src, t1) src = src[127:96] ++ t1 ++ src[95:16]
+
+// standard_metadata.instance_type values (BMv2's simple_switch).
+const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;
+const bit<32> PKT_INSTANCE_RESUBMIT = 6;
+
+#endif

@@ -1,0 +1,71 @@
+// expect-error: an 'if' in a deparser can only compare an intrinsic mirror_type, digest_type or resubmit_type field with a constant
+// expect-line: 43
+// A deparser if on a metadata value around an emit: the deparser can only test the intrinsic mirror/digest/resubmit type (or guard checksum updates).
+#include <core.p4>
+#include <tna.p4>
+
+header ethernet_t {
+    bit<48> dst;
+    bit<48> src;
+    bit<16> ether_type;
+}
+
+struct headers_t { ethernet_t ethernet; }
+struct ig_md_t { bit<32> value; bit<16> index; }
+struct eg_md_t { bit<32> value; }
+
+parser IngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr, inout ig_md_t ig_md,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+    }
+}
+
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig_md,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Digest<ig_md_t>() learn;
+    apply {
+        if (ig_dprsr_md.digest_type == 1) {
+            learn.pack(ig_md);
+        }
+        if (ig_md.value == 7) {  // <- error
+            pkt.emit(hdr.ethernet);
+        }
+        pkt.emit(hdr);
+    }
+}
+
+parser EgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(eg_intr_md);
+        pkt.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control Egress(inout headers_t hdr, inout eg_md_t eg_md,
+               in egress_intrinsic_metadata_t eg_intr_md) {
+    apply {
+    }
+}
+
+control EgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_md) {
+    apply { pkt.emit(hdr); }
+}
+
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;

@@ -1,0 +1,74 @@
+// expect-error: register 'shared' is used in egress here and in ingress
+// expect-line: 64
+// One Register used from ingress and from egress: a register lives in the memory of one gress.
+#include <core.p4>
+#include <tna.p4>
+
+header ethernet_t {
+    bit<48> dst;
+    bit<48> src;
+    bit<16> ether_type;
+}
+
+struct headers_t { ethernet_t ethernet; }
+struct ig_md_t { bit<32> value; bit<16> index; }
+struct eg_md_t { bit<32> value; }
+
+Register<bit<32>, bit<16>>(1024) shared;
+
+parser IngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr, inout ig_md_t ig_md,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    RegisterAction<bit<32>, bit<16>, bit<32>>(shared) write_it = {
+        void apply(inout bit<32> v) { v = 7; }
+    };
+    apply {
+        write_it.execute(ig_md.index);
+    }
+}
+
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig_md,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply {
+        pkt.emit(hdr);
+    }
+}
+
+parser EgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(eg_intr_md);
+        pkt.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control Egress(inout headers_t hdr, inout eg_md_t eg_md,
+               in egress_intrinsic_metadata_t eg_intr_md) {
+    RegisterAction<bit<32>, bit<16>, bit<32>>(shared) read_it = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    apply {
+        eg_md.value = read_it.execute(0);  // <- error
+    }
+}
+
+control EgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_md) {
+    apply { pkt.emit(hdr); }
+}
+
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;

@@ -1,0 +1,490 @@
+"""The TNA NIC (p4src/nic/tna/mrc_nic.p4) against the v1model one (p4src/nic/mrc_nic.p4): the
+same control-plane names in P4Info, and on the engine, for the same packets in, the same packets
+out (ports and bytes), EV events, counts and EV states — two NICs of each architecture wired
+back to back, driven through scenarios inside what the TNA design keeps equal (no two failures
+in one EV choice; see tna/mrc_nic.p4's design notes); and two of the documented differences,
+pinned."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from nic_pair import (
+    BACKUPS,
+    COUNTER,
+    DSCP,
+    EV_COUNT,
+    HOST_PORT,
+    PLANE_PORT,
+    PLANES,
+    PROGRAM,
+    SACK_SESSION_BASE,
+    T0_MAC,
+    A,
+    B,
+    Side,
+    addr,
+    locator,
+    t1_usid,
+    template,
+)
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from mrc_transport.wire import BTH, PETH, SETH, Opcode, data_packet
+from softswitch.compiler import compile_file
+from softswitch.engine.pre import MirrorSession
+from softswitch.engine.switch import OutputPacket, Switch
+from softswitch.engine.tables import ExactMatch
+from softswitch.ir.checked import CheckedProgram
+from softswitch.p4info.builder import build_p4info
+
+TNA_PROGRAM = PROGRAM.parent / "tna" / "mrc_nic.p4"
+FB_SESSION_BYTES = 183  # tna/nic_arch.p4: the mirror header + the headers through RETH
+OP_EV_REPORT = 0xDF
+REPORT_PROBE_FLAG = 0x8000
+CONN_CELLS = 256
+
+
+@pytest.fixture(scope="module")
+def programs() -> dict[str, CheckedProgram]:
+    return {"v1model": compile_file(PROGRAM), "tna": compile_file(TNA_PROGRAM)}
+
+
+# -- P4Info -----------------------------------------------------------------------------------
+
+
+def control_plane_names(program: CheckedProgram) -> dict[str, object]:
+    """Everything the controller names in a P4Info: tables with their keys, actions and size,
+    actions with their parameters, counters, registers, digests, controller headers."""
+    info = build_p4info(program)
+    actions = {a.preamble.id: a.preamble.name for a in info.actions}
+    return {
+        "tables": {
+            t.preamble.name: (
+                [(f.name, f.bitwidth, f.match_type) for f in t.match_fields],
+                sorted(actions[r.id] for r in t.action_refs),
+                t.size,
+            )
+            for t in info.tables
+        },
+        "actions": {
+            a.preamble.name: [(p.name, p.bitwidth) for p in a.params] for a in info.actions
+        },
+        "counters": {c.preamble.name: (c.spec.unit, c.size) for c in info.counters},
+        "registers": {r.preamble.name: r.size for r in info.registers},
+        "digests": sorted(d.preamble.name for d in info.digests),
+        "controller_headers": {
+            h.preamble.name: [(m.name, m.bitwidth) for m in h.metadata]
+            for h in info.controller_packet_metadata
+        },
+    }
+
+
+def test_the_tna_program_has_the_v1model_programs_control_plane_names(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    v1model, tna = (control_plane_names(programs[a]) for a in ("v1model", "tna"))
+    assert build_p4info(programs["tna"]).pkg_info.arch == "tna"
+    for kind, names in v1model.items():
+        assert tna[kind] == names, kind
+
+
+# -- the two programs side by side -----------------------------------------------------------
+
+
+class Nic:
+    """A NIC program with the baseline configuration towards one peer (as test_mrc_nic_program's),
+    its clone sessions made as the architecture needs them."""
+
+    def __init__(
+        self,
+        program: CheckedProgram,
+        me: Side,
+        peer: Side,
+        *,
+        ev_min_active: int = 2,
+        initial_psn: int = 0,
+        probe_successes: int = 2,
+    ) -> None:
+        self.sw = Switch(program)
+        self.me, self.peer = me, peer
+        sw = self.sw
+        sw.table("tx_connection").add_entry(
+            [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)],
+            "set_connection",
+            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua],
+        )
+        sw.table("local_qp").add_entry(
+            [ExactMatch(me.qp)],
+            "set_local_qp",
+            [
+                me.conn,
+                1,
+                EV_COUNT - 1,
+                PLANES,
+                BACKUPS,
+                ev_min_active,
+                probe_successes,
+                initial_psn,
+                peer.qp,
+            ],
+        )
+        for ev in range(EV_COUNT + BACKUPS * PLANES):
+            sw.table("ev_path").add_entry(
+                [ExactMatch(1), ExactMatch(ev)],
+                "set_path",
+                [ev % PLANES, t1_usid(ev % PLANES, ev // PLANES)],
+            )
+        length = FB_SESSION_BYTES if program.arch == "tna" else 0
+        for plane in range(PLANES):
+            sw.table("path_template").add_entry(
+                [ExactMatch(plane), ExactMatch(peer.row)], "via_t1", [template(me, peer, plane)]
+            )
+            sw.table("plane_port").add_entry(
+                [ExactMatch(plane)],
+                "set_plane_port",
+                [PLANE_PORT[plane], me.mac(plane), T0_MAC + plane, locator(me, plane)],
+            )
+            sw.table("port_plane").add_entry(
+                [ExactMatch(PLANE_PORT[plane])], "set_rx_plane", [plane]
+            )
+            sw.pre.mirroring_add_session(
+                SACK_SESSION_BASE + plane,
+                MirrorSession(egress_port=PLANE_PORT[plane], packet_length_bytes=length),
+            )
+
+    def __repr__(self) -> str:
+        return f"Nic({self.me.name}, {self.sw.program.arch})"
+
+    def deny(self, ev: int) -> None:
+        table = self.sw.table("ev_path")
+        found = table.find_entry([ExactMatch(1), ExactMatch(ev)])
+        assert found is not None
+        table.delete_entry(found.handle)
+        table.add_entry([ExactMatch(1), ExactMatch(ev)], "deny_path")
+
+    def ports_down(self, *planes: int) -> None:
+        self.sw.table("local_port_state").set_default_action(
+            "set_port_state", [sum(1 << p for p in planes)]
+        )
+
+    def write(self, psn: int, *, retransmit: bool = False) -> list[OutputPacket]:
+        pkt = data_packet(
+            src=self.me.address,
+            dst=self.peer.address,
+            dest_qp=self.peer.qp,
+            psn=psn,
+            opcode=Opcode.WRITE_ONLY,
+            msn=psn & 0xFFFF,
+            va=0x1000 + psn * 64,
+            r_key=7,
+            dma_length=64,
+            payload=b"p" * 64,
+            retransmit=retransmit,
+        )
+        return self.sw.process_packet(HOST_PORT, bytes(pkt))
+
+    def to_own_nic(self, opcode: int, psn: int, probe_id: int) -> list[OutputPacket]:
+        pkt = (
+            Ether(src="02:00:00:00:00:10", dst="02:00:00:00:0f:00")
+            / IPv6(src=self.me.address, dst=self.peer.address, nh=17)
+            / UDP(dport=4791)
+            / BTH(opcode=opcode, dest_qp=self.peer.qp, psn=psn)
+            / PETH(probe_id=probe_id)
+        )
+        return self.sw.process_packet(HOST_PORT, bytes(pkt))
+
+
+@dataclass(repr=False)  # a failing assertion must not print every packet
+class Run:
+    """One architecture's pair and what it did: every packet out, per step."""
+
+    a: Nic
+    b: Nic
+    log: list[tuple[str, list[tuple[int, bytes]]]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Run({self.a!r}, {self.b!r}, {len(self.log)} steps)"
+
+    def step(self, name: str, outputs: list[OutputPacket]) -> list[OutputPacket]:
+        self.log.append((name, sorted((o.port, o.data) for o in outputs)))
+        return outputs
+
+
+Scenario = Callable[[Run], None]
+
+
+def compare(programs: dict[str, CheckedProgram], scenario: Scenario, **config: int) -> Run:
+    """Run `scenario` on a v1model pair and a TNA pair; everything observable must agree."""
+    runs = {
+        arch: Run(Nic(p, A, B, **config), Nic(p, B, A, **config)) for arch, p in programs.items()
+    }
+    for run in runs.values():
+        scenario(run)
+    v1, tna = runs["v1model"], runs["tna"]
+    assert len(v1.log) == len(tna.log)
+    for (name, want), (_, got) in zip(v1.log, tna.log):
+        assert got == want, name
+    for side in ("a", "b"):
+        nic_v1, nic_tna = getattr(v1, side), getattr(tna, side)
+        assert [d.values for d in nic_tna.sw.digests] == [d.values for d in nic_v1.sw.digests]
+        counts_v1 = {n: nic_v1.sw.counter("nic_counter").read(i)[0] for n, i in COUNTER.items()}
+        counts_tna = {n: nic_tna.sw.counter("nic_counter").read(i)[0] for n, i in COUNTER.items()}
+        assert counts_tna == counts_v1, side
+        me = nic_v1.me
+        for reg in ("ev_state", "bad_count", "ev_drops", "peer_port_state", "tx_cursor"):
+            size = CONN_CELLS if reg in ("ev_state", "ev_drops") else 1
+            base = me.conn * size
+            assert [nic_tna.sw.register(reg).read(base + i) for i in range(size)] == [
+                nic_v1.sw.register(reg).read(base + i) for i in range(size)
+            ], (side, reg)
+    return v1
+
+
+def over_the_wire(
+    run: Run,
+    name: str,
+    sender: Nic,
+    outputs: list[OutputPacket],
+    edit: Callable[[int, bytes], bytes | None] = lambda i, d: d,
+) -> None:
+    """Hand what `sender` put on its plane ports to the other NIC (`edit` may change or drop
+    the i-th packet), and the other NIC's feedback back, each step logged."""
+    other = run.b if sender is run.a else run.a
+    planes = [o for o in outputs if o.port != HOST_PORT]
+    for i, out in enumerate(planes):
+        data = edit(i, out.data)
+        if data is None:
+            continue
+        answer = run.step(
+            f"{name}: {other.me.name} gets {i}", other.sw.process_packet(out.port, data)
+        )
+        for back in answer:
+            if back.port != HOST_PORT:
+                run.step(
+                    f"{name}: {sender.me.name} gets feedback {i}",
+                    sender.sw.process_packet(back.port, back.data),
+                )
+
+
+def set_tc(data: bytes, dscp: int, ecn: int) -> bytes:
+    pkt = Ether(data)
+    pkt[IPv6].tc = dscp << 2 | ecn
+    return bytes(pkt)
+
+
+# -- scenarios --------------------------------------------------------------------------------
+
+
+def test_spraying_acknowledging_and_the_feedback_loop(programs: dict[str, CheckedProgram]) -> None:
+    def scenario(run: Run) -> None:
+        for psn in range(3 * EV_COUNT):
+            sent = run.step(f"write {psn}", run.a.write(psn, retransmit=psn % 5 == 0))
+            over_the_wire(run, f"psn {psn}", run.a, sent)
+
+    compare(programs, scenario)
+
+
+def test_the_receive_window_reordering_duplicates_wrap_and_nacks(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    order = [0, 2, 1, 5, 4, 4, 3, 9, 70, 8, 7, 6, 6, 71, 10, 69, 200, 11, 12, 13]
+
+    def scenario(run: Run) -> None:
+        sent = {psn: run.b.write(psn) for psn in range(256)}
+        for i, psn in enumerate(order):
+            [out] = [o for o in sent[psn] if o.port != HOST_PORT]
+            data = out.data
+            if i % 7 == 3:
+                data = set_tc(data, DSCP["trimmable"], 3)  # congestion: CE
+            if i == 9:
+                data = set_tc(data, DSCP["trimmed"], 0)[:134]  # trimmed on the way
+            if i == 15:
+                data = set_tc(data, DSCP["lasthop"], 0)  # trimmed at the last hop
+            run.step(f"data {psn} ({i})", run.a.sw.process_packet(out.port, data))
+
+    compare(programs, scenario, initial_psn=0xFFFFF0)
+
+
+def test_skip_assumed_bad_refill_probes_and_reports(programs: dict[str, CheckedProgram]) -> None:
+    def scenario(run: Run) -> None:
+        a, b = run.a, run.b
+        psn = 0
+        for rotation in range(5):
+            for _ in range(EV_COUNT):
+                sent = run.step(f"write {psn}", a.write(psn))
+                out = next(o for o in sent if o.port != HOST_PORT)
+                ev = Ether(out.data)[IPv6].fl & 0xFF
+
+                def edit(
+                    i: int, data: bytes, ev: int = ev, rotation: int = rotation
+                ) -> bytes | None:
+                    if rotation == 1 and ev == 2:
+                        return set_tc(data, DSCP["trimmable"], 3)  # CE: B's SACK says SKIP
+                    return data
+
+                if rotation == 2 and ev == 5:
+                    # B's SACK for this one asks ALWAYS_SKIP: EV 5 goes ASSUMED_BAD
+                    answer = b.sw.process_packet(out.port, out.data)
+                    for back in run.step(f"psn {psn} to b", answer):
+                        if back.port != HOST_PORT:
+                            pkt = Ether(back.data)
+                            pkt[SETH].m = 2
+                            run.step(
+                                f"psn {psn} always-skip", a.sw.process_packet(back.port, bytes(pkt))
+                            )
+                else:
+                    over_the_wire(run, f"psn {psn}", a, sent, edit)
+                psn += 1
+        # The host reports PSN 3's loss (EV 3); data goes on (TNA refills EV 3's slot when the
+        # rotation meets it, v1model at once: the same EVs on the wire once it has); then probes
+        # of EV 3, answered by B, bring it back (a spare backup from then on).
+        run.step("report psn 3", a.to_own_nic(OP_EV_REPORT, 3, 0))
+        run.step("probe timeout ev 3", a.to_own_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | 3))
+        for _ in range(EV_COUNT):
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+            psn += 1
+        for answer in range(3):
+            probe = run.step(f"probe {answer}", a.to_own_nic(Opcode.PROBE, 0, 3))
+            over_the_wire(run, f"probe {answer}", a, probe)
+        for later in range(psn, psn + 2 * EV_COUNT):
+            over_the_wire(run, f"psn {later}", a, run.step(f"write {later}", a.write(later)))
+
+    compare(programs, scenario)
+
+
+def test_port_state_at_both_ends(programs: dict[str, CheckedProgram]) -> None:
+    def scenario(run: Run) -> None:
+        a, b = run.a, run.b
+        psn = 0
+
+        def burst(count: int) -> None:
+            nonlocal psn
+            for _ in range(count):
+                over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+                psn += 1
+
+        burst(4)
+        b.ports_down(1)  # B's SACKs now say its plane-1 port is down
+        burst(EV_COUNT + 3)
+        b.ports_down()
+        burst(EV_COUNT)
+        a.ports_down(0)  # ours: nothing leaves on plane 0
+        burst(EV_COUNT)
+        run.step("probe on a down port", a.to_own_nic(Opcode.PROBE, 0, 2))
+        a.ports_down(0, 1)
+        burst(3)
+        a.ports_down()
+        b.ports_down(0, 1)  # every plane down at the peer: its bitmap is ignored
+        burst(EV_COUNT + 1)
+
+    compare(programs, scenario)
+
+
+def test_a_denied_ev_hands_its_slot_to_a_backup(programs: dict[str, CheckedProgram]) -> None:
+    def scenario(run: Run) -> None:
+        a = run.a
+        a.deny(3)
+        a.deny(6)
+        for psn in range(4 * EV_COUNT):
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+
+    compare(programs, scenario)
+
+
+def test_the_feedback_bytes_are_v1models(programs: dict[str, CheckedProgram]) -> None:
+    """One data packet each way: the SACK is 150 bytes and the NACK 134 on both."""
+
+    def scenario(run: Run) -> None:
+        [out] = [o for o in run.b.write(1) if o.port != HOST_PORT]
+        run.step("nack", run.a.sw.process_packet(out.port, set_tc(out.data, DSCP["trimmed"], 0)))
+        [out] = [o for o in run.b.write(0) if o.port != HOST_PORT]
+        run.step("sack", run.a.sw.process_packet(out.port, out.data))
+
+    v1 = compare(programs, scenario)
+    [(_, [(_, nack)]), (_, packets)] = v1.log
+    assert len(nack) == 134
+    assert sorted(len(d) for port, d in packets if port != HOST_PORT) == [150]
+
+
+def test_paths_come_from_the_tables(programs: dict[str, CheckedProgram]) -> None:
+    """A probe that names an EV of each plane, and data to a peer with no template: no path."""
+
+    def scenario(run: Run) -> None:
+        for ev in (0, 1, 8, 11):
+            over_the_wire(
+                run,
+                f"probe ev {ev}",
+                run.a,
+                run.step(f"probe {ev}", run.a.to_own_nic(Opcode.PROBE, 0, ev)),
+            )
+        table = run.a.sw.table("path_template")
+        found = table.find_entry([ExactMatch(1), ExactMatch(run.b.me.row)])
+        assert found is not None
+        table.delete_entry(found.handle)
+        for psn in range(4):
+            run.step(f"write {psn}", run.a.write(psn))
+
+    compare(programs, scenario)
+
+
+def test_the_tna_program_compiles_from_its_own_directory() -> None:
+    assert Path(TNA_PROGRAM).is_file()
+    assert compile_file(TNA_PROGRAM).arch == "tna"
+
+
+# -- where the two differ (p4src/README.md, "The NIC on TNA"): pinned, so that a change shows ---
+
+
+def first_rotation_evs(run: Run, first_psn: int) -> list[int]:
+    evs = []
+    for psn in range(first_psn, first_psn + EV_COUNT):
+        [out] = [o for o in run.a.write(psn) if o.port != HOST_PORT]
+        evs.append(Ether(out.data)[IPv6].fl & 0xFF)
+    return evs
+
+
+def test_two_skipped_slots_in_a_row_v1model_tries_on_tna_falls_back(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        for psn in range(EV_COUNT):
+            sent = run.a.write(psn)
+
+            def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
+                return set_tc(data, DSCP["trimmable"], 3) if psn in (2, 4) else data
+
+            over_the_wire(run, f"psn {psn}", run.a, sent, ce)  # EVs 2 and 4 SKIP
+        got[arch] = (
+            first_rotation_evs(run, EV_COUNT),
+            run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
+        )
+    # Slot 2's EV and the next slot of its plane (4) both SKIP: v1model goes on to slot 6,
+    # TNA (two tries) sends on slot 2's EV, counted as a fallback.
+    assert got["v1model"] == ([0, 1, 6, 3, 4, 5, 6, 7], 0)
+    assert got["tna"] == ([0, 1, 2, 3, 4, 5, 6, 7], 1)
+
+
+def test_an_ev_back_before_its_slot_is_met_keeps_it_on_tna(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        for psn in range(EV_COUNT):
+            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        run.a.to_own_nic(OP_EV_REPORT, 3, 0)  # EV 3 ASSUMED_BAD
+        for answer in range(2):  # two probes answered: GOOD again
+            over_the_wire(run, f"probe {answer}", run.a, run.a.to_own_nic(Opcode.PROBE, 0, 3))
+        got[arch] = first_rotation_evs(run, EV_COUNT)
+    # v1model gave slot 3 to plane 1's first backup (EV 9) when EV 3 went bad; TNA would have
+    # at the rotation's next visit, and EV 3 came back first.
+    assert got["v1model"] == [0, 1, 2, 9, 4, 5, 6, 7]
+    assert got["tna"] == [0, 1, 2, 3, 4, 5, 6, 7]
