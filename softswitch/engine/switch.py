@@ -42,7 +42,8 @@ def _log_format(msg: str, values: tuple[int, ...]) -> str:
 
 
 class Switch:
-    """A running v1model switch for one checked program."""
+    """A running switch for one checked program: v1model (V1Pipeline) or TNA (TnaPipeline),
+    with the same control-plane API."""
 
     def __init__(self, program: CheckedProgram, *, drop_port: int = 511,
                  trace: Callable[[str], None] | None = None) -> None:
@@ -51,10 +52,8 @@ class Switch:
         self.trace = trace
         self.arch = program.arch
         tna = self.arch == "tna"
-        if tna:
-            gen: codegen.GeneratedProgram = codegen_tna.generate(program, trace=trace is not None)
-        else:
-            gen = codegen.generate(program, trace=trace is not None)
+        generator = codegen_tna if tna else codegen
+        gen: codegen.GeneratedProgram = generator.generate(program, trace=trace is not None)
         self.generated = gen
         self.generated_source = gen.source
         self.pre = PacketReplicationEngine()
@@ -83,21 +82,21 @@ class Switch:
         self._profiles: dict[str, ActionProfile] = {}
         self._value_sets: dict[str, ValueSet] = {}
         self._tables: dict[str, Table] = {}
-        if tna:
-            self._make_tna_externs(gen, ns)
-        else:
-            self._make_externs(gen, ns)
+        (self._make_tna_externs if tna else self._make_externs)(gen, ns)
         self._make_tables(gen, ns)
-        self.pipeline: V1Pipeline | TnaPipeline
-        if tna:
-            assert isinstance(gen, codegen_tna.TnaGeneratedProgram)
+        self.pipeline: V1Pipeline | TnaPipeline = self._make_pipeline(gen, ns)
+
+    def _make_pipeline(self, gen: codegen.GeneratedProgram,
+                       ns: dict[str, Any]) -> V1Pipeline | TnaPipeline:
+        if isinstance(gen, codegen_tna.TnaGeneratedProgram):
             assert isinstance(self._state, TnaRunState)
-            self.pipeline = TnaPipeline(ns, gen, program.blocks, program.errors, self.pre,
-                                        self._state, self.digests, trace)
-            self.new_packet = self.pipeline.new_job  # type: ignore[method-assign]
-        else:
-            self.pipeline = V1Pipeline(ns, gen.block_fns, gen.header_cls, gen.meta_cls,
-                                       gen.sm_cls, self.pre, self._state, self.digests, trace)
+            pipeline = TnaPipeline(ns, gen, self.program.blocks, self.program.errors, self.pre,
+                                   self._state, self.digests, self.trace)
+            self.new_packet = pipeline.new_job  # type: ignore[method-assign]
+            return pipeline
+        assert isinstance(self._state, RunState)
+        return V1Pipeline(ns, gen.block_fns, gen.header_cls, gen.meta_cls, gen.sm_cls, self.pre,
+                          self._state, self.digests, self.trace)
 
     # -- construction -------------------------------------------------------------------------
 
