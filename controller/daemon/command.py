@@ -10,8 +10,9 @@ one with a lower `--election-id` and `--takeover-s` is a hot standby.
 
 The NIC inventory (`--nics`), since the topology knows NICs only as cabling:
 
-    nics:                       # each NIC's P4Runtime server
+    nics:                       # each NIC's P4Runtime server (target: default bmv2)
       nic0: {grpc: "10.0.1.10:9559", device_id: 1}
+      nic1: {grpc: "10.0.1.11:9559", device_id: 1, target: tofino-stratum}
     connections:                # the connections the hosts run (state index in order)
       - [nic0, nic2]
 """
@@ -31,11 +32,12 @@ import yaml
 from controller.topology.errors import TopologyError
 
 
-def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """(endpoint per NIC, connections per NIC) from a NIC inventory file; TopologyError
-    naming the file and the field otherwise."""
+def load_nics(path: str, topology: Any
+              ) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, str]]:
+    """(endpoint per NIC, connections per NIC, target per NIC) from a NIC inventory file;
+    TopologyError naming the file and the field otherwise."""
     from controller.plan.nic_plan import QP_BASE, NicConnection
-    from controller.topology.model import Endpoint
+    from controller.topology.model import TARGETS, Endpoint
 
     try:
         data = yaml.safe_load(Path(path).read_text()) or {}
@@ -44,6 +46,7 @@ def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[
     if not isinstance(data, dict) or not isinstance(data.get("nics"), dict):
         raise TopologyError(f"{path}: expected a mapping with `nics:` (NIC name -> endpoint)")
     endpoints: dict[str, Any] = {}
+    targets: dict[str, str] = {}
     for name, spec in data["nics"].items():
         where = f"{path}: nics.{name}"
         if not topology.is_nic(str(name)):
@@ -54,6 +57,10 @@ def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[
             endpoints[str(name)] = Endpoint(spec["grpc"], int(spec.get("device_id", 1)))
         except (TypeError, ValueError):
             raise TopologyError(f"{where}.device_id: not an integer") from None
+        target = spec.get("target", "bmv2")
+        if target not in TARGETS:
+            raise TopologyError(f"{where}.target: {target!r} is not one of {', '.join(TARGETS)}")
+        targets[str(name)] = target
     connections: dict[str, list[Any]] = {}
     for i, pair in enumerate(data.get("connections") or []):
         where = f"{path}: connections[{i}]"
@@ -63,7 +70,7 @@ def load_nics(path: str, topology: Any) -> tuple[dict[str, Any], dict[str, list[
             mine = connections.setdefault(me, [])
             conn = len(mine)
             mine.append(NicConnection(conn, peer, QP_BASE + i, QP_BASE + i))
-    return endpoints, connections
+    return endpoints, connections, targets
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -81,8 +88,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     nics: dict[str, Any] = {}
     nic_program = None
     if args.nics is not None:
-        endpoints, connections = load_nics(args.nics, topo)
-        nics = nic_specs(endpoints, connections)
+        endpoints, connections, targets = load_nics(args.nics, topo)
+        nics = nic_specs(endpoints, connections, targets)
         try:
             nic_program = Program.compile(args.nic_program)
         except P4Error as error:

@@ -52,10 +52,12 @@ SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "
 
 @dataclass(frozen=True)
 class NicSpec:
-    """A NIC the controller programs: where its P4Runtime server is, its connections."""
+    """A NIC the controller programs: where its P4Runtime server is, its connections, and what
+    it runs (topology.model.TARGETS: a Tofino NIC's SACK/NACK sessions cut their copies)."""
 
     endpoint: Endpoint
     connections: tuple[NicConnection, ...] = ()
+    target: str = "bmv2"
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ class Controller:
         self.keepers: dict[str, DeviceKeeper] = {}
         managed = []
         for name, spec in nics.items():
-            keeper = self._keeper(name, spec.endpoint, self._nic_desired(name, nic_program),
+            keeper = self._keeper(name, spec.endpoint,
+                                  self._nic_desired(name, nic_program, spec.target),
                                   election_id, self._nic_synced)
             self.keepers[name] = keeper
             peers = {c.conn: c.peer for c in spec.connections}
@@ -124,7 +127,9 @@ class Controller:
             if switch.endpoint is None:
                 raise ValueError(f"switch {switch.name} has no P4Runtime endpoint")
             entries = self.plan.switch(switch.name)
-            desired = DesiredState(switch_program, entries)
+            # Only a Tofino switch trims by mirroring (BMv2 refuses the class of service).
+            trims = self.plan.trim_sessions(switch.name) if switch.target != "bmv2" else []
+            desired = DesiredState(switch_program, entries, trims)
             self.keepers[switch.name] = self._keeper(switch.name, switch.endpoint,
                                                      lambda d=desired: d, election_id, None)
         self._status_at: float | None = None
@@ -142,15 +147,17 @@ class Controller:
                             max_retry_s=c.max_retry_s, takeover_s=c.takeover_s,
                             on_ready=on_ready)
 
-    def _nic_desired(self, name: str, program: Program | None) -> Callable[[], DesiredState]:
+    def _nic_desired(self, name: str, program: Program | None,
+                     target: str) -> Callable[[], DesiredState]:
         assert program is not None
         nic_plan = self.nic_plans[name]
         fixed = [e for e in nic_plan.entries if e.table != "ev_path"]
+        sessions = nic_plan.sessions(target)
 
         def desired() -> DesiredState:
             # The EV paths as the health model wants them now, not as first planned.
             return DesiredState(program, [*fixed, *self.repairer.target(name)],
-                                nic_plan.clone_sessions, (EV_EVENT_DIGEST,))
+                                sessions, (EV_EVENT_DIGEST,))
         return desired
 
     def _nic_synced(self, keeper: DeviceKeeper, report: SyncReport) -> None:
@@ -245,7 +252,11 @@ def run_forever(controller: Controller, stop: threading.Event, period_s: float =
 
 
 def nic_specs(endpoints: Mapping[str, Endpoint],
-              connections: Mapping[str, Sequence[NicConnection]]) -> dict[str, NicSpec]:
-    return {name: NicSpec(endpoint, tuple(connections.get(name, ())))
+              connections: Mapping[str, Sequence[NicConnection]],
+              targets: Mapping[str, str] | None = None) -> dict[str, NicSpec]:
+    """NicSpecs from an inventory's parts (command.load_nics); a NIC not in `targets` is
+    `bmv2`."""
+    return {name: NicSpec(endpoint, tuple(connections.get(name, ())),
+                          (targets or {}).get(name, "bmv2"))
             for name, endpoint in endpoints.items()}
 

@@ -16,9 +16,9 @@ primary), then reconciles: reading back and writing only what is not already rig
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from finsy.proto import p4r, rpc_code
 
@@ -26,11 +26,13 @@ from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
 from controller.devices.reconcile import diff, read_requests
 from controller.devices.session import Program, channel_credentials
+from controller.devices.trim_sessions import held_sessions, session_changes
 from controller.plan.entries import PlannedEntry
+from controller.plan.switch_plan import TrimSession
 from controller.topology.model import Endpoint
 from p4rt import CloneSessionEntry, DigestEntry, SwitchConnection
 from p4rt.client import ResponseType, to_update
-from p4rt.entities import INSERT, MODIFY
+from p4rt.entities import INSERT
 from p4rt.errors import P4RuntimeClientError, P4RuntimeRpcError
 from p4rt.role_config import pack_role_config
 
@@ -39,12 +41,13 @@ Log = Callable[[dict[str, object]], None]
 
 @dataclass(frozen=True)
 class DesiredState:
-    """What a device should hold: its program, table entries, clone sessions (id -> port) and
-    the digests whose lists the controller receives."""
+    """What a device should hold: its program, table entries, clone sessions (each to one
+    port, with its class of service and truncation length: a NIC's SACK/NACK copies, a Tofino
+    switch's trim copies) and the digests whose lists the controller receives."""
 
     program: Program
     entries: Sequence[PlannedEntry]
-    clone_sessions: Mapping[int, int] = field(default_factory=dict)
+    clone_sessions: Sequence[TrimSession] = ()
     digests: tuple[str, ...] = ()
 
 
@@ -224,18 +227,17 @@ class DeviceKeeper:
             self._count(report, self._write(
                 session, [codec.update(kind, e) for e in entries],
                 [f"{p4r.Update.Type.Name(kind)} {e.describe()}" for e in entries]))
-        have = {}
-        for entity in session.read_raw(CloneSessionEntry()):
-            clone = CloneSessionEntry.from_proto(
-                entity.packet_replication_engine_entry.clone_session_entry)
-            have[clone.session_id] = sorted(r.port for r in clone.replicas)
-        changes = [(MODIFY if sid in have else INSERT, CloneSessionEntry(sid).add(port))
-                   for sid, port in sorted(desired.clone_sessions.items())
-                   if have.get(sid) != [port]]
+        changes: list[tuple[int, CloneSessionEntry | DigestEntry]] = []
+        if desired.clone_sessions:
+            held = held_sessions(session.read_raw(CloneSessionEntry()))
+            clones, same = session_changes(held, desired.clone_sessions)
+            changes += clones
+            report.unchanged += same
         for name in desired.digests:
-            if not list(session.read_raw(DigestEntry(schema, name))):
+            if list(session.read_raw(DigestEntry(schema, name))):
+                report.unchanged += 1
+            else:
                 changes.append((INSERT, DigestEntry(schema, name)))
-        report.unchanged += len(desired.clone_sessions) + len(desired.digests) - len(changes)
         if changes:
             self._count(report, self._write(
                 session, [to_update(change) for change in changes],

@@ -1,9 +1,11 @@
-"""A Tofino switch's trim clone sessions (controller.plan.switch_plan.trim_sessions), brought to
-the plan the way push brings table entries: read back, then only the difference written."""
+"""Clone sessions brought to the plan the way push brings table entries: read back, then only
+the difference written. A Tofino switch's trim sessions (controller.plan.switch_plan
+.trim_sessions) through `push` (async, `sync_trim_sessions`) and every session `mrc-ctl run`
+keeps (controller/daemon/keeper.py, through `session_changes`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from finsy.proto import p4r
@@ -35,24 +37,39 @@ def _same(have: CloneSessionEntry, want: CloneSessionEntry) -> bool:
     )
 
 
-async def sync_trim_sessions(session: Session, wanted: Sequence[TrimSession]) -> SessionSync:
-    """INSERT the missing sessions, MODIFY those that differ; others stay as they are."""
-    result = SessionSync()
+def held_sessions(entities: Iterable[p4r.Entity]) -> dict[int, CloneSessionEntry]:
+    """The clone sessions a device returned for a wildcard read, by id."""
     have: dict[int, CloneSessionEntry] = {}
-    for entity in await session.read([CloneSessionEntry().to_entity()]):
+    for entity in entities:
         clone = CloneSessionEntry.from_proto(
             entity.packet_replication_engine_entry.clone_session_entry
         )
         have[clone.session_id] = clone
-    updates: list[p4r.Update] = []
+    return have
+
+
+def session_changes(
+    have: Mapping[int, CloneSessionEntry], wanted: Sequence[TrimSession]
+) -> tuple[list[tuple[int, CloneSessionEntry]], int]:
+    """(INSERT the missing sessions, MODIFY those that differ; how many are already right)."""
+    changes: list[tuple[int, CloneSessionEntry]] = []
+    unchanged = 0
     for trim in wanted:
         want = clone_session(trim)
         current = have.get(trim.session_id)
         if current is not None and _same(current, want):
-            result.unchanged += 1
+            unchanged += 1
             continue
-        kind = p4r.Update.INSERT if current is None else p4r.Update.MODIFY
-        updates.append(p4r.Update(type=kind, entity=want.to_entity()))
+        changes.append((p4r.Update.INSERT if current is None else p4r.Update.MODIFY, want))
+    return changes, unchanged
+
+
+async def sync_trim_sessions(session: Session, wanted: Sequence[TrimSession]) -> SessionSync:
+    """INSERT the missing sessions, MODIFY those that differ; others stay as they are."""
+    result = SessionSync()
+    have = held_sessions(await session.read([CloneSessionEntry().to_entity()]))
+    changes, result.unchanged = session_changes(have, wanted)
+    updates = [p4r.Update(type=kind, entity=want.to_entity()) for kind, want in changes]
     failed = await session.write(updates)
     for error in failed:
         result.errors.append(str(error))

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from controller.plan.entries import PlannedEntry
 from controller.plan.plan import FabricPlan
+from controller.plan.switch_plan import TrimSession
 from controller.plan.templates import Slot
 from controller.plan.usid import (
     NIC_DECAP_USID,
@@ -32,6 +33,10 @@ from controller.topology.model import Nic
 HOST_PORT = 1  # NIC_HOST_PORT
 PLANE_PORT_BASE = 2  # plane p is NIC port 2 + p
 SACK_SESSION_BASE = 100  # clone session 100 + plane
+# A TNA NIC's SACK/NACK mirror copies are cut to this many bytes (p4src/nic/tna/nic_arch.p4,
+# FB_SESSION_BYTES: the 49-byte feedback mirror header + 134 bytes of the packet); BMv2's
+# P4Runtime server refuses a clone session length, so a v1model NIC's sessions keep 0.
+TNA_FB_SESSION_BYTES = 183
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}  # the ev_state register's values
 EV_EVENT_DIGEST = "ev_event_t"  # the digest a NIC sends on an EV's GOOD <-> ASSUMED_BAD move
 MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
@@ -140,6 +145,13 @@ class NicPlan:
     nic: str
     entries: tuple[PlannedEntry, ...]
     clone_sessions: dict[int, int]
+
+    def sessions(self, target: str = "bmv2") -> list[TrimSession]:
+        """The clone sessions as a NIC of `target` (topology.model.TARGETS) takes them, by id:
+        whole copies on BMv2, cut to TNA_FB_SESSION_BYTES on Tofino."""
+        length = 0 if target == "bmv2" else TNA_FB_SESSION_BYTES
+        return [TrimSession(sid, port, 0, length)
+                for sid, port in sorted(self.clone_sessions.items())]
 
 
 class NicPlanner:

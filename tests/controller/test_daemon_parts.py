@@ -96,6 +96,7 @@ def test_a_health_file_round_trips_and_a_broken_one_is_named(tmp_path: Path) -> 
     ("nics: {nicX: {grpc: 'a:1'}}", "nics.nicX: no NIC 'nicX'"),
     ("nics: {nic0: {device_id: 1}}", "nics.nic0: expected {grpc"),
     ("nics: {nic0: {grpc: 'a:1', device_id: x}}", "nics.nic0.device_id: not an integer"),
+    ("nics: {nic0: {grpc: 'a:1', target: tofino}}", "nics.nic0.target: 'tofino' is not one of"),
     ("nics: {nic0: {grpc: 'a:1'}}\nconnections: [[nic0, nic5]]", "connections[0]: expected"),
 ])
 def test_a_bad_nic_inventory_is_named_by_file_and_field(tmp_path: Path, text: str,
@@ -109,8 +110,10 @@ def test_a_bad_nic_inventory_is_named_by_file_and_field(tmp_path: Path, text: st
 def test_a_nic_inventory_gives_each_end_its_connections(tmp_path: Path) -> None:
     path = tmp_path / "nics.yaml"
     path.write_text("nics:\n  nic0: {grpc: 'h:1', device_id: 7}\n  nic5: {grpc: 'h:2'}\n"
-                    "  nic9: {grpc: 'h:3'}\nconnections: [[nic0, nic5], [nic0, nic9]]\n")
-    endpoints, connections = load_nics(str(path), load(MEDIUM))
+                    "  nic9: {grpc: 'h:3', target: tofino-pi}\n"
+                    "connections: [[nic0, nic5], [nic0, nic9]]\n")
+    endpoints, connections, targets = load_nics(str(path), load(MEDIUM))
     assert endpoints["nic0"].device_id == 7 and endpoints["nic5"].device_id == 1
+    assert targets == {"nic0": "bmv2", "nic5": "bmv2", "nic9": "tofino-pi"}
     assert [(c.conn, c.peer) for c in connections["nic0"]] == [(0, "nic5"), (1, "nic9")]
     assert [(c.conn, c.peer, c.local_qp) for c in connections["nic9"]] == [(0, "nic0", 0x101)]

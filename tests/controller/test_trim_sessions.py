@@ -7,11 +7,9 @@ says tofino-stratum, and the pipeline pushed is the TNA switch (p4src/switch/tna
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from plan_fixtures import clos
 
 from controller.devices.push import push
@@ -20,7 +18,6 @@ from controller.plan.plan import FabricPlan
 from controller.plan.switch_plan import TRIM_MIRROR_BYTES, TRIM_SESSION_BASE, TrimSession
 from controller.topology.model import Endpoint, PortRole, Topology
 from p4rt import CloneSessionEntry, SwitchConnection
-from softswitch.runtime.device import Device
 from softswitch.runtime.server.server import P4RuntimeServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,14 +56,6 @@ def test_tofino_thresholds_are_in_cells() -> None:
     assert thresholds("p0-t0-00", "ecn_config") == {qos.ecn_threshold * cells}
     assert thresholds("p0-t0-01", "trim_config") == {qos.trim_threshold}
     assert thresholds("p0-t0-01", "ecn_config") == {qos.ecn_threshold}
-
-
-@pytest.fixture
-def server() -> Iterator[P4RuntimeServer]:
-    srv = P4RuntimeServer(Device(1, cpu_port=255, priority_queues=8), "127.0.0.1:0")
-    srv.start()
-    yield srv
-    srv.stop(0)
 
 
 def _on(server: P4RuntimeServer, target: str) -> Topology:
