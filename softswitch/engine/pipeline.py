@@ -30,7 +30,7 @@ from softswitch.engine.pre import PacketReplicationEngine
 from softswitch.engine.support import AssertSignal, ExitSignal, ParserErrorSignal
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
-MAX_JOBS = 256  # bound on instances per input (recirculation loops)
+MAX_JOBS = 256  # bound on instances per input (recirculation, resubmit and mirror loops)
 
 
 class OutputPacket(NamedTuple):
@@ -119,7 +119,68 @@ class PacketJob:
         return f"PacketJob({kind}, port={self.port}, length={self.length})"
 
 
-class V1Pipeline:
+class PacketWalk:
+    """What the v1model and TNA walks share: the job loop of one input (`process`), one pass
+    (`run`), the µs clock and the guard that keeps an engine bug from reaching the caller.
+    A subclass sets `trace` and implements `_step` (one pass of one job)."""
+
+    trace: Callable[[str], None] | None
+
+    def _start_walk(self) -> None:
+        self.t0 = time.monotonic()
+        # µs since the switch started; the Device replaces it with its own clock so queue
+        # timestamps and the global timestamps agree
+        self.now_us: Callable[[], int] = self._monotonic_us
+        # Packets dropped because the engine itself failed (a bug, never a property of the
+        # packet); tests assert it stays 0.
+        self.internal_errors = 0
+
+    def _monotonic_us(self) -> int:
+        return int((time.monotonic() - self.t0) * 1e6)
+
+    def _log(self, text: str) -> None:
+        if self.trace is not None:
+            self.trace(text)
+
+    def new_job(self, port: int, data: bytes) -> PacketJob:
+        return PacketJob(True, port & 0x1FF, bytes(data))
+
+    def process(self, port: int, data: bytes) -> list[OutputPacket]:
+        out: list[OutputPacket] = []
+        jobs: deque[PacketJob] = deque([self.new_job(port, data)])
+        count = 0
+        while jobs:
+            job = jobs.popleft()
+            count += 1
+            if count > MAX_JOBS:
+                self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
+                break
+            self._guarded(job, jobs, out, None)
+        return out
+
+    def run(self, job: PacketJob, queue: QueueInfo | None = None
+            ) -> tuple[list[OutputPacket], list[PacketJob]]:
+        """One pass: an ingress job gives egress jobs (and resubmitted ingress jobs); an egress
+        job gives transmitted packets, recirculated ingress jobs and egress clones."""
+        out: list[OutputPacket] = []
+        jobs: deque[PacketJob] = deque()
+        self._guarded(job, jobs, out, queue)
+        return out, list(jobs)
+
+    def _guarded(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+                 queue: QueueInfo | None) -> None:
+        try:
+            self._step(job, jobs, out, queue)
+        except Exception as exc:  # an engine bug must not escape to the caller
+            self.internal_errors += 1
+            self._log(f"Internal error while processing the packet ({exc!r}): dropped")
+
+    def _step(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+              queue: QueueInfo | None) -> None:
+        raise NotImplementedError
+
+
+class V1Pipeline(PacketWalk):
     """Runs packets through the compiled blocks of one program."""
 
     def __init__(self, ns: dict[str, Any], fns: dict[str, str], header_cls: str, meta_cls: str,
@@ -138,61 +199,14 @@ class V1Pipeline:
         self.R = state
         self.digests = digests
         self.trace = trace
-        self.t0 = time.monotonic()
-        # µs since the switch started; the Device replaces it with its own clock so queue
-        # timestamps and the global timestamps agree
-        self.now_us: Callable[[], int] = self._monotonic_us
-        # Packets dropped because the engine itself failed (a bug, never a property of the
-        # packet); tests assert it stays 0.
-        self.internal_errors = 0
+        self._start_walk()
 
-    def _monotonic_us(self) -> int:
-        return int((time.monotonic() - self.t0) * 1e6)
-
-    # -- one input packet ---------------------------------------------------------------------
-
-    def process(self, port: int, data: bytes) -> list[OutputPacket]:
-        out: list[OutputPacket] = []
-        jobs: deque[PacketJob] = deque([PacketJob(True, port & 0x1FF, bytes(data))])
-        count = 0
-        while jobs:
-            job = jobs.popleft()
-            count += 1
-            if count > MAX_JOBS:
-                if self.trace is not None:
-                    self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
-                break
-            try:
-                if job.ingress:
-                    self._ingress(job, jobs)
-                else:
-                    self._egress(job, jobs, out)
-            except Exception as exc:  # an engine bug must not escape to the caller
-                self.internal_errors += 1
-                if self.trace is not None:
-                    self._log(f"Internal error while processing the packet ({exc!r}): dropped")
-        return out
-
-    def run(self, job: PacketJob, queue: QueueInfo | None = None
-            ) -> tuple[list[OutputPacket], list[PacketJob]]:
-        """One pass: an ingress job gives egress jobs (and resubmitted ingress jobs); an egress
-        job gives transmitted packets, recirculated ingress jobs and egress clones."""
-        out: list[OutputPacket] = []
-        jobs: deque[PacketJob] = deque()
-        try:
-            if job.ingress:
-                self._ingress(job, jobs)
-            else:
-                self._egress(job, jobs, out, queue)
-        except Exception as exc:  # an engine bug must not escape to the caller
-            self.internal_errors += 1
-            if self.trace is not None:
-                self._log(f"Internal error while processing the packet ({exc!r}): dropped")
-        return out, list(jobs)
-
-    def _log(self, text: str) -> None:
-        if self.trace is not None:
-            self.trace(text)
+    def _step(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+              queue: QueueInfo | None) -> None:
+        if job.ingress:
+            self._ingress(job, jobs)
+        else:
+            self._egress(job, jobs, out, queue)
 
     def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any) -> bytes:
         """Run the parser; returns the payload (the unparsed rest)."""

@@ -29,19 +29,23 @@ DESIGN.md ("The TNA engine"); in short:
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from softswitch.engine.codegen_tna import TNA_ROLES, TnaGeneratedProgram
 from softswitch.engine.externs import Digest
-from softswitch.engine.pipeline import OutputPacket, PacketJob, QueueInfo, RunState
+from softswitch.engine.pipeline import (
+    OutputPacket,
+    PacketJob,
+    PacketWalk,
+    QueueInfo,
+    RunState,
+)
 from softswitch.engine.pre import PacketReplicationEngine
 from softswitch.engine.support import ParserErrorSignal
 from softswitch.ir.checked import BlockInstance
 
-MAX_JOBS = 256  # bound on instances per input (mirror loops)
 FCS_BYTES = 4  # Tofino's lengths count the Ethernet FCS the MAC checks and adds
 CELL_BYTES = 80  # Tofino 1 buffer cell: queue depths are in cells
 PORT_METADATA_BYTES = 8
@@ -165,7 +169,7 @@ def _packer(layout: Sequence[tuple[str, int]]) -> Callable[[dict[str, int]], byt
     return pack
 
 
-class TnaPipeline:
+class TnaPipeline(PacketWalk):
     """Runs packets through the compiled blocks of one TNA program."""
 
     def __init__(
@@ -194,62 +198,21 @@ class TnaPipeline:
         self.R = state
         self.digests = digests
         self.trace = trace
-        self.t0 = time.monotonic()
-        self.now_us: Callable[[], int] = self._monotonic_us
-        self.internal_errors = 0
+        self._start_walk()
         self.cpu_port: int | None = None  # copy_to_cpu's port (Device: --cpu-port)
         self.queue_count = 1  # the device's priority queues (qid → queue)
         self.port_metadata: dict[int, bytes] = {}  # per ingress port, 8 bytes
 
-    def _monotonic_us(self) -> int:
-        return int((time.monotonic() - self.t0) * 1e6)
-
-    def _log(self, text: str) -> None:
-        if self.trace is not None:
-            self.trace(text)
-
-    # -- interface ------------------------------------------------------------------------------
-
     def new_job(self, port: int, data: bytes) -> TnaJob:
         return TnaJob(True, port & 0x1FF, bytes(data))
 
-    def process(self, port: int, data: bytes) -> list[OutputPacket]:
-        out: list[OutputPacket] = []
-        jobs: deque[PacketJob] = deque([self.new_job(port, data)])
-        count = 0
-        while jobs:
-            job = jobs.popleft()
-            count += 1
-            if count > MAX_JOBS:
-                self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
-                break
-            self._pass(job, jobs, out, None)
-        return out
-
-    def run(
-        self, job: PacketJob, queue: QueueInfo | None = None
-    ) -> tuple[list[OutputPacket], list[PacketJob]]:
-        out: list[OutputPacket] = []
-        jobs: deque[PacketJob] = deque()
-        self._pass(job, jobs, out, queue)
-        return out, list(jobs)
-
-    def _pass(
-        self,
-        job: PacketJob,
-        jobs: deque[PacketJob],
-        out: list[OutputPacket],
-        queue: QueueInfo | None,
-    ) -> None:
-        try:
-            assert isinstance(job, TnaJob)
-            if job.ingress:
-                self._ingress(job, jobs)
-            else:
-                self._egress(job, jobs, out, queue)
-        except Exception as exc:  # an engine bug must not escape to the caller
-            self.internal_errors += 1
-            self._log(f"Internal error while processing the packet ({exc!r}): dropped")
+    def _step(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+              queue: QueueInfo | None) -> None:
+        assert isinstance(job, TnaJob)
+        if job.ingress:
+            self._ingress(job, jobs)
+        else:
+            self._egress(job, jobs, out, queue)
 
     # -- blocks ---------------------------------------------------------------------------------
 

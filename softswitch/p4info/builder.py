@@ -483,13 +483,18 @@ class _Builder:
 
     # --- parsers, packet I/O, package ---------------------------------------------------
 
-    def _add_value_set(self, name: str, vs: ast.ValueSetDecl) -> None:
+    def _value_set_message(self, name: str, vs: ast.ValueSetDecl) -> p4info_pb2.ValueSet:
+        """The value set's message with its preamble and size (no match fields yet)."""
         msg = self.p4info.value_sets.add()
         self._preamble(msg.preamble, Prefix.VALUE_SET, name, vs)
         size = _const_int(vs.size)
         if size is None or size < 0:
             raise P4TypeError(f"value set '{name}' needs a non-negative constant size", vs.loc)
         msg.size = size
+        return msg
+
+    def _add_value_set(self, name: str, vs: ast.ValueSetDecl) -> None:
+        msg = self._value_set_message(name, vs)
         et = vs.element_type.resolved
         if isinstance(et, BitType):
             m = msg.match.add()

@@ -226,12 +226,8 @@ class TnaBuilder(_Builder):
         return self.p4info
 
     def _add_value_set(self, name: str, vs: ast.ValueSetDecl) -> None:
-        msg = self.p4info.value_sets.add()
-        self._preamble(msg.preamble, Prefix.VALUE_SET, name, vs)
-        size = _const_int(vs.size)
-        if size is None or size < 0:
-            raise P4TypeError(f"value set '{name}' needs a non-negative constant size", vs.loc)
-        msg.size = size
+        # bf-p4c writes a value set's preamble and size only, no match fields
+        self._value_set_message(name, vs)
 
     def _add_port_metadata(self) -> None:
         ext = self.p4info.externs.add()
