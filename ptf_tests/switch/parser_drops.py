@@ -45,6 +45,7 @@ def _cut(packet: object, length: int) -> bytes:
 
 def truncated_cases() -> list[tuple[str, bytes]]:
     srh_packet = srv6_packet(DST, segments=[SEGMENT, SEGMENT], segments_left=1)
+    long_list = srv6_packet(DST, segments=[SEGMENT] * (srh_max_segments() + 1))
     plain = srv6_packet(DST, inner=False)
     inner = srv6_packet(DST)
     srh_at = ETH_LEN + IPV6_LEN
@@ -52,6 +53,8 @@ def truncated_cases() -> list[tuple[str, bytes]]:
         ("ipv6", _cut(plain, ETH_LEN + 20)),
         ("srh fixed part", _cut(srh_packet, srh_at + 4)),
         ("srh segment list", _cut(srh_packet, srh_at + 8 + 16 + 6)),
+        # cut before the list is found too long (v1model extracts it segment by segment)
+        ("too long srh segment list", _cut(long_list, srh_at + 8 + 16 + 6)),
         ("inner ipv6", _cut(inner, srh_at + 30)),
         ("udp", _cut(plain, srh_at + 4)),
         ("bth", _cut(plain, srh_at + UDP_LEN + 6)),

@@ -333,6 +333,12 @@ def srh_frame(**srh: object) -> bytes:
     # a list longer than SRH_MAX_SEGMENTS is checked in v1model's order (TNA: in ingress)
     (bytes(frame(usids(MY_USID), segments=[usids(n) for n in range(1, 6)], segleft=6)),
      "SRH_SEGMENTS_LEFT"),
+    # a list longer than SRH_MAX_SEGMENTS cut short: within its first SRH_MAX_SEGMENTS
+    # segments the cut is found first, past them the length
+    (bytes(frame(usids(MY_USID), segments=[usids(n) for n in range(1, 6)], segleft=4))
+     [:14 + 40 + 8 + 16 * 2 + 8], "TRUNCATED"),
+    (bytes(frame(usids(MY_USID), segments=[usids(n) for n in range(1, 6)], segleft=4))
+     [:14 + 40 + 8 + 16 * 4 + 8], "SRH_TOO_LONG"),
     (bytes(frame(usids(MY_USID), inner=NIC_ADDR))[:14 + 40 + 20], "TRUNCATED"),
     (bytes(frame(usids(MY_USID)))[:14 + 30], "TRUNCATED"),
     (bytes(frame(usids(MY_USID), payload=b""))[:14 + 40 + 8 + 6], "TRUNCATED"),  # half a BTH

@@ -70,8 +70,15 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
         transition accept;
     }
 
+    // v1model extracts a list before it finds it too long, so a list cut short within its first
+    // SRH_MAX_SEGMENTS segments is DROP_TRUNCATED there: extract as many here (a cut is then
+    // PARTIAL_HDR), for SrhChecks to sort in v1model's order.
     state srh_unchecked {
         md.srh_unchecked = true;
+        packet.extract(hdr.srh_segments.next);
+        packet.extract(hdr.srh_segments.next);
+        packet.extract(hdr.srh_segments.next);
+        packet.extract(hdr.srh_segments.next);
         transition accept;
     }
 
@@ -167,21 +174,25 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
 }
 
 // The SRH checks the ingress parser leaves to ingress (an SRH it did not unroll), in v1model's
-// order: the length against the last entry, then segments left, then a list longer than
-// SRH_MAX_SEGMENTS; and a header cut short.
+// order: the length against the last entry, then segments left (both before v1model extracts
+// the list), then the list cut short, then a list longer than SRH_MAX_SEGMENTS; and any other
+// header cut short.
 control SrhChecks(in headers_t hdr, inout tna_metadata_t md,
                   in ingress_intrinsic_metadata_from_parser_t ig_prsr_md) {
     apply {
-        if ((ig_prsr_md.parser_err & PARSER_ERROR_PARTIAL_HDR) != 0) {
-            md.sw.parser_drop = DROP_TRUNCATED;
-        } else if (md.srh_unchecked) {
+        bool cut_short = (ig_prsr_md.parser_err & PARSER_ERROR_PARTIAL_HDR) != 0;
+        if (md.srh_unchecked) {
             if ((bit<16>)hdr.srh.hdr_ext_len != ((bit<16>)hdr.srh.last_entry + 16w1) << 1) {
                 md.sw.parser_drop = DROP_SRH_LENGTH;
             } else if ((bit<16>)hdr.srh.segments_left > (bit<16>)hdr.srh.last_entry + 16w1) {
                 md.sw.parser_drop = DROP_SRH_SEGMENTS_LEFT;
+            } else if (cut_short) {
+                md.sw.parser_drop = DROP_TRUNCATED;
             } else {
                 md.sw.parser_drop = DROP_SRH_TOO_LONG;
             }
+        } else if (cut_short) {
+            md.sw.parser_drop = DROP_TRUNCATED;
         }
     }
 }
