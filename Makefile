@@ -106,6 +106,9 @@ ptf-veth: install
 # `mrc-ctl tofino-config` packs), with softswitch otherwise (its P4Info, the same names, and IR).
 BF_P4C              := $(shell command -v bf-p4c 2>/dev/null)
 TNA_PROGRAMS        := p4src/switch/tna/srv6_switch.p4 p4src/nic/tna/mrc_nic.p4
+# The device's PCIe CPU port (packet-in/out); empty keeps the programs' 255 (defines.p4).
+TOFINO_CPU_PORT     ?=
+TNA_DEFINES          = $(if $(TOFINO_CPU_PORT),-DCPU_PORT_ID=$(TOFINO_CPU_PORT))
 
 tna: install
 	@set -e; for prog in $(TNA_PROGRAMS); do \
@@ -113,11 +116,11 @@ tna: install
 	  if [ ! -f $$prog ]; then echo "make tna: $$prog does not exist yet, skipped"; continue; fi; \
 	  mkdir -p $$dir; \
 	  if [ -n "$(BF_P4C)" ]; then \
-	    set -- $(BF_P4C) --arch tna -g --p4runtime-files $$dir/p4info.txt \
+	    set -- $(BF_P4C) --arch tna -g $(TNA_DEFINES) --p4runtime-files $$dir/p4info.txt \
 	      --p4runtime-force-std-externs -o $$dir $$prog; \
 	  else \
-	    set -- $(VENV)/bin/softswitch compile --arch tna $$prog --p4info $$dir/p4info.txt \
-	      --ir $$dir/$$name.json; \
+	    set -- $(VENV)/bin/softswitch compile --arch tna $(TNA_DEFINES) $$prog \
+	      --p4info $$dir/p4info.txt --ir $$dir/$$name.json; \
 	  fi; \
 	  echo "+ $$*"; "$$@"; \
 	done

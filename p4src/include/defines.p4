@@ -52,8 +52,14 @@ const bit<16> IPV6_HEADER_BYTES = 40;
 const bit<16> SRH_FIXED_BYTES = 8;
 const bit<16> ETHERNET_HEADER_BYTES = 14;
 
-// Controller packets.
-const bit<9> CPU_PORT = 255;
+// Controller packets. CPU_PORT_ID is the port packet-in / packet-out use: 255 by default, as
+// the softswitch and BMv2 commands here pass --cpu-port 255; on a Tofino switch it is the
+// chip's PCIe CPU port, which depends on the chip and its pipes (`make tna TOFINO_CPU_PORT=N`
+// passes -DCPU_PORT_ID=N).
+#ifndef CPU_PORT_ID
+#define CPU_PORT_ID 255
+#endif
+const bit<9> CPU_PORT = CPU_PORT_ID;
 const bit<8> PUNT_REASON_HOP_LIMIT = 6;   // packet_in.reason: the drop reason that punted it
 
 // The @field_list id of the metadata a trimmed packet carries through recirculation (v1model).

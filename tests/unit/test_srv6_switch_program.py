@@ -386,6 +386,19 @@ def test_packet_out_goes_to_its_port_unchanged(sw: Switch) -> None:
     assert sw.process_packet(CPU_PORT, header + pkt) == [(DOWN_PORT, pkt)]
 
 
+@pytest.mark.parametrize("arch", sorted(PROGRAMS))
+def test_cpu_port_is_set_at_compile_time(arch: str) -> None:
+    # A Tofino switch's PCIe CPU port is the chip's: -DCPU_PORT_ID moves packet-in and -out.
+    sw = Switch(compile_file(PROGRAMS[arch], defines={"CPU_PORT_ID": "320"}))
+    sw.table("hop_limit_policy").set_default_action("punt_hop_limit")
+    pkt = bytes(frame(usids(UP_USID), hlim=1))
+    header = ((UP_PORT << 15) | (DROP["HOP_LIMIT"] << 7)).to_bytes(3, "big")
+    assert sw.process_packet(UP_PORT, pkt) == [(320, header + pkt)]
+    out = (DOWN_PORT << 7).to_bytes(2, "big")
+    assert sw.process_packet(320, out + pkt) == [(DOWN_PORT, pkt)]
+    assert sw.process_packet(CPU_PORT, out + pkt) == []     # 255 is a port like any other now
+
+
 # --- H.Encaps.Red ------------------------------------------------------------------------
 
 SRC = "fcbb:bbbb:1::1"
