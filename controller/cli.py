@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -199,23 +199,32 @@ def _push_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
         return 2
 
 
-def _tofino_programs(args: argparse.Namespace, topo: Any) -> dict[str, Any]:
-    """target -> Program for the topology's Tofino switches, from --tofino-out (bf-p4c's output
-    folder) and its P4Info (--tofino-p4info, default OUT/p4info.txt)."""
-    from controller.devices.session import Program
-    from controller.devices.tofino_config import pack_pi, pack_stratum, read_output
-    from p4rt.schema import Schema
+def add_tofino_options(parser: Any, device: str = "") -> None:
+    """--tofino-out DIR and --tofino-p4info FILE (`device` "nic": --tofino-nic-out and
+    --tofino-nic-p4info): the compiled TNA program of the devices whose target is
+    tofino-stratum or tofino-pi. `push` and `run` take the same."""
+    infix = f"{device}-" if device else ""
+    what, whose = ("NIC", "NICs") if device == "nic" else ("switch", "switches")
+    parser.add_argument(f"--tofino-{infix}out", default=None, metavar="DIR",
+                        help=f"bf-p4c's output folder (or its .conf) of the TNA {what} program: "
+                             f"the device config of {whose} whose target is tofino-stratum or "
+                             "tofino-pi (softswitch's `make tna` folder, P4Info + IR, also does)")
+    parser.add_argument(f"--tofino-{infix}p4info", default=None, metavar="FILE",
+                        help=f"the P4Info of --tofino-{infix}out (default DIR/p4info.txt)")
 
-    wanted = sorted({s.target for s in topo.switches if s.target != "bmv2"})
-    if args.tofino_out is None:
+
+def tofino_programs(args: argparse.Namespace, targets: Iterable[str],
+                    device: str = "") -> dict[str, Any]:
+    """target -> Program for the Tofino targets among `targets`, from the options
+    add_tofino_options(parser, device) added; {} when its --tofino-...-out is not given (a device
+    of such a target then fails, naming the option). Raises TofinoConfigError, SchemaError."""
+    from controller.devices.push import tofino_programs as load
+
+    name = f"tofino_{device}_" if device else "tofino_"
+    out = getattr(args, f"{name}out")
+    if out is None:
         return {}
-    out = Path(args.tofino_out)
-    p4info_path = args.tofino_p4info or str((out if out.is_dir() else out.parent) / "p4info.txt")
-    compiled = read_output(out)
-    p4info = Schema.load(p4info_path).p4info
-    packers = {"tofino-stratum": pack_stratum, "tofino-pi": pack_pi}
-    return {target: Program(p4info, packers[target](compiled), f"{p4info_path} + {out}")
-            for target in wanted}
+    return load(out, getattr(args, f"{name}p4info"), targets)
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -231,7 +240,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         if name not in {s.name for s in topo.switches}:
             raise TopologyError(f"no switch '{name}'", topo.source)
     try:
-        targets = _tofino_programs(args, topo)
+        targets = tofino_programs(args, {s.target for s in topo.switches})
     except (TofinoConfigError, ControlPlaneError) as exc:  # a bad output folder or P4Info
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -312,11 +321,7 @@ def add_push_parsers(sub: Any) -> None:
                       help="push only this switch (repeatable)")
     push.add_argument("--workers", type=int, default=1,
                       help="processes, each pushing a share of the switches (default 1)")
-    push.add_argument("--tofino-out", default=None, metavar="DIR",
-                      help="bf-p4c's output folder (or its .conf): the device config of switches "
-                           "whose topology target is tofino-stratum or tofino-pi")
-    push.add_argument("--tofino-p4info", default=None, metavar="FILE",
-                      help="the P4Info bf-p4c wrote for --tofino-out (default DIR/p4info.txt)")
+    add_tofino_options(push)
     push.set_defaults(func=cmd_push)
 
     fabric = sub.add_parser("fabric", help="in-process fabrics of softswitches")

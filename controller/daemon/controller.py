@@ -7,8 +7,12 @@ probes (probes.py) show when a link taken out is healthy again. Everything is dr
 `poll(now_s)`: the caller says what time it is, so the same controller runs against hardware on
 the wall clock (`run_forever`) and inside an emulated fabric in virtual time.
 
-    controller = Controller(topology, switch_program, nic_program, nics, state=Path(".mrc-ctl"))
+    controller = Controller(topology, switch_program, nic_program, nics, state=Path(".mrc-ctl"),
+                            targets={"tofino-stratum": tna_switch}, nic_targets={...})
     controller.poll(now_s)        # again and again; controller.close() at the end
+
+Every device gets the program of its target (`bmv2`, or a Tofino one from `targets`), the same
+choice as `mrc-ctl push` (devices/push.program_for), on every push and re-push.
 
 What it keeps on disk (the state directory, repair/operator.py): `health.json` (declared down,
 saved before the NICs are rewritten, read at start: a controller killed mid-repair finishes the
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
 from controller.daemon.probes import LinkProber
+from controller.devices.push import program_for_target
 from controller.devices.session import Program
 from controller.plan.nic_plan import (
     EV_EVENT_DIGEST,
@@ -48,6 +53,7 @@ from p4rt import PacketIn
 SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "takeover",
                 "write_failed", "link_down", "link_up", "switch_down", "switch_up",
                 "probed_healthy")
+MISSING_SHOWN = 5  # devices named when a target has no program
 
 
 @dataclass(frozen=True)
@@ -85,11 +91,26 @@ class Controller:
                  nics: Mapping[str, NicSpec] | None = None, *, profile: EvProfile | None = None,
                  state: Path | None = None, config: DaemonConfig | None = None,
                  election_id: tuple[int, int] | None = None,
+                 targets: Mapping[str, Program] | None = None,
+                 nic_targets: Mapping[str, Program] | None = None,
                  echo: Callable[[str], None] | None = None, settle_s: float = 0.05,
                  **rules: float) -> None:
-        """`election_id` replaces every endpoint's (a second controller runs with a lower one
-        as the backup); `echo` gets one line per notable event (stderr by default); `rules`
-        are the Correlator's (repair/correlate.py)."""
+        """Each device gets the program of its target, as `mrc-ctl push` chooses it
+        (devices/push.program_for): `switch_program` / `nic_program` on `bmv2`, `targets` /
+        `nic_targets` (target -> Program, e.g. bf-p4c's output packed for it) on a Tofino
+        target; ValueError naming the devices none is given for. `election_id` replaces every
+        endpoint's (a second controller runs with a lower one as the backup); `echo` gets one
+        line per notable event (stderr by default); `rules` are the Correlator's
+        (repair/correlate.py)."""
+        nics = dict(nics or {})
+        # Checked before anything else: a fabric missing a program is refused whole, not
+        # pushed in part.
+        switch_programs = _programs_by_device(
+            "switch", [(s.name, s.target) for s in topology.switches], switch_program, targets,
+            "--tofino-out")
+        nic_programs = _programs_by_device(
+            "NIC", [(name, spec.target) for name, spec in nics.items()], nic_program,
+            nic_targets, "--tofino-nic-out")
         self.topology = topology
         self.plan = FabricPlan(topology)
         self.config = config or DaemonConfig()
@@ -97,9 +118,6 @@ class Controller:
         self.profile = profile or EvProfile()
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
         self._pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="mrc-ctl")
-        nics = dict(nics or {})
-        if nics and nic_program is None:
-            raise ValueError("NICs to program need the NIC program")
         planner = NicPlanner(self.plan)
         self.nic_plans: dict[str, NicPlan] = {
             name: planner.plan_nic(name, spec.connections, self.profile)
@@ -108,7 +126,7 @@ class Controller:
         managed = []
         for name, spec in nics.items():
             keeper = self._keeper(name, spec.endpoint,
-                                  self._nic_desired(name, nic_program, spec.target),
+                                  self._nic_desired(name, nic_programs[name], spec.target),
                                   election_id, self._nic_synced)
             self.keepers[name] = keeper
             peers = {c.conn: c.peer for c in spec.connections}
@@ -129,7 +147,7 @@ class Controller:
             entries = self.plan.switch(switch.name)
             # Only a Tofino switch trims by mirroring (BMv2 refuses the class of service).
             trims = self.plan.trim_sessions(switch.name) if switch.target != "bmv2" else []
-            desired = DesiredState(switch_program, entries, trims)
+            desired = DesiredState(switch_programs[switch.name], entries, trims)
             self.keepers[switch.name] = self._keeper(switch.name, switch.endpoint,
                                                      lambda d=desired: d, election_id, None)
         self._status_at: float | None = None
@@ -147,9 +165,8 @@ class Controller:
                             max_retry_s=c.max_retry_s, takeover_s=c.takeover_s,
                             on_ready=on_ready)
 
-    def _nic_desired(self, name: str, program: Program | None,
+    def _nic_desired(self, name: str, program: Program,
                      target: str) -> Callable[[], DesiredState]:
-        assert program is not None
         nic_plan = self.nic_plans[name]
         fixed = [e for e in nic_plan.entries if e.table != "ev_path"]
         sessions = nic_plan.sessions(target)
@@ -240,6 +257,26 @@ class Controller:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _programs_by_device(kind: str, devices: Sequence[tuple[str, str]], program: Program | None,
+                        targets: Mapping[str, Program] | None,
+                        option: str) -> dict[str, Program]:
+    """name -> Program for (name, target) devices (push.program_for_target); one ValueError
+    naming the devices (the first few) of the first target that has none."""
+    chosen: dict[str, Program] = {}
+    missing: dict[str, tuple[list[str], str]] = {}
+    for name, target in devices:
+        try:
+            chosen[name] = program_for_target(target, program, targets, option)
+        except ValueError as error:
+            missing.setdefault(target, ([], str(error)))[0].append(name)
+    if missing:
+        names, reason = next(iter(missing.values()))
+        shown = ", ".join(names[:MISSING_SHOWN])
+        more = f" and {len(names) - MISSING_SHOWN} more" if len(names) > MISSING_SHOWN else ""
+        raise ValueError(f"{kind} {shown}{more}: {reason}")
+    return chosen
 
 
 def run_forever(controller: Controller, stop: threading.Event, period_s: float = 0.01,

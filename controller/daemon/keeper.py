@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from finsy.proto import p4r, rpc_code
@@ -96,6 +96,13 @@ class DeviceKeeper:
         """Primary, reconciled, and its stream still up: writes may go to it."""
         return (self.state == "ready" and self.session is not None
                 and self.session.stream_open and self.session.is_primary)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the connect or reconcile on the worker thread is done (True at once when
+        none runs; False after `timeout` s). The next `tick` takes its result: a caller in
+        virtual time waits for gRPC's real time with this instead of sleeping."""
+        job = self._job
+        return job is None or bool(wait([job], timeout).done)
 
     # -- the state machine ----------------------------------------------------------------------
 

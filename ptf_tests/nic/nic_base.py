@@ -18,6 +18,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
 from controller.plan import usid
+from controller.plan.nic_plan import TNA_FB_SESSION_BYTES
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -38,9 +39,10 @@ PROFILE = 1
 CONN = 3
 SACK_SESSION_BASE = 100
 # TNA: the SACK/NACK sessions cut each copy after RETH (p4src/nic/tna/nic_arch.p4,
-# FB_SESSION_BYTES: the 49-byte mirror header + 134 bytes of headers); v1model's NIC truncates
-# the clone itself (BMv2's P4Runtime server refuses a clone session length).
-FB_SESSION_BYTES = {"v1model": 0, "tna": 183}
+# FB_SESSION_BYTES; the controller's TNA_FB_SESSION_BYTES, which a test checks against that
+# source: one number for the controller and these tests); v1model's NIC truncates the clone
+# itself (BMv2's P4Runtime server refuses a clone session length).
+FB_SESSION_BYTES = {"v1model": 0, "tna": TNA_FB_SESSION_BYTES}
 OP_EV_REPORT = 0xDF
 DSCP_TRIMMABLE, DSCP_RETX, DSCP_CONTROL, DSCP_TRIMMED, DSCP_LASTHOP = 4, 8, 46, 12, 16
 ECT0, CE = 2, 3

@@ -81,8 +81,8 @@ def _sessions(server: P4RuntimeServer) -> list[tuple[int, list[int], int, int]]:
 
 def test_run_keeps_a_tofino_switchs_trim_sessions(server: P4RuntimeServer) -> None:
     topology = _fabric("p0-t0-00", Endpoint(f"127.0.0.1:{server.port}", 1), "tofino-stratum")
-    program = _program(SWITCH["tofino-stratum"])
-    with Controller(topology, program, config=CONFIG) as controller:
+    tna = {"tofino-stratum": _program(SWITCH["tofino-stratum"])}
+    with Controller(topology, _program(SWITCH["bmv2"]), config=CONFIG, targets=tna) as controller:
         wanted = controller.plan.trim_sessions("p0-t0-00")
         assert wanted  # every connected port trims
         keeper = _ready(controller, "p0-t0-00")
@@ -121,7 +121,8 @@ def test_a_nics_sack_sessions_are_cut_on_tofino_only(
     nic = topology.nics[0]
     spec = NicSpec(Endpoint(f"127.0.0.1:{server.port}", 1), target=target)
     with Controller(
-        topology, _program(SWITCH["bmv2"]), _program(NIC[target]), {nic.name: spec}, config=CONFIG
+        topology, _program(SWITCH["bmv2"]), _program(NIC["bmv2"]), {nic.name: spec},
+        config=CONFIG, nic_targets={"tofino-stratum": _program(NIC["tofino-stratum"])},
     ) as controller:
         _ready(controller, nic.name)
         planes = range(topology.planes)
