@@ -218,7 +218,7 @@ def tofino_programs(args: argparse.Namespace, targets: Iterable[str],
     """target -> Program for the Tofino targets among `targets`, from the options
     add_tofino_options(parser, device) added; {} when its --tofino-...-out is not given (a device
     of such a target then fails, naming the option). Raises TofinoConfigError, SchemaError."""
-    from controller.devices.push import tofino_programs as load
+    from controller.devices.target_programs import tofino_programs as load
 
     name = f"tofino_{device}_" if device else "tofino_"
     out = getattr(args, f"{name}out")

@@ -12,7 +12,7 @@ the wall clock (`run_forever`) and inside an emulated fabric in virtual time.
     controller.poll(now_s)        # again and again; controller.close() at the end
 
 Every device gets the program of its target (`bmv2`, or a Tofino one from `targets`), the same
-choice as `mrc-ctl push` (devices/push.program_for), on every push and re-push.
+choice as `mrc-ctl push` (devices/target_programs.program_for), on every push and re-push.
 
 What it keeps on disk (the state directory, repair/operator.py): `health.json` (declared down,
 saved before the NICs are rewritten, read at start: a controller killed mid-repair finishes the
@@ -34,8 +34,8 @@ from pathlib import Path
 
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
 from controller.daemon.probes import LinkProber
-from controller.devices.push import program_for_target
 from controller.devices.session import Program
+from controller.devices.target_programs import program_for_target
 from controller.plan.nic_plan import (
     EV_EVENT_DIGEST,
     EvProfile,
@@ -96,7 +96,7 @@ class Controller:
                  echo: Callable[[str], None] | None = None, settle_s: float = 0.05,
                  **rules: float) -> None:
         """Each device gets the program of its target, as `mrc-ctl push` chooses it
-        (devices/push.program_for): `switch_program` / `nic_program` on `bmv2`, `targets` /
+        (devices/target_programs.program_for): `switch_program` / `nic_program` on `bmv2`, `targets` /
         `nic_targets` (target -> Program, e.g. bf-p4c's output packed for it) on a Tofino
         target; ValueError naming the devices none is given for. `election_id` replaces every
         endpoint's (a second controller runs with a lower one as the backup); `echo` gets one
@@ -262,7 +262,7 @@ class Controller:
 def _programs_by_device(kind: str, devices: Sequence[tuple[str, str]], program: Program | None,
                         targets: Mapping[str, Program] | None,
                         option: str) -> dict[str, Program]:
-    """name -> Program for (name, target) devices (push.program_for_target); one ValueError
+    """name -> Program for (name, target) devices (target_programs.program_for_target); one ValueError
     naming the devices (the first few) of the first target that has none."""
     chosen: dict[str, Program] = {}
     missing: dict[str, tuple[list[str], str]] = {}

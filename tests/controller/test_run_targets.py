@@ -267,7 +267,7 @@ def test_run_packs_bf_p4c_output_per_target(tmp_path: Path) -> None:
 
 def test_a_v1model_ir_is_no_tofino_program(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.devices.push import tofino_programs
+    from controller.devices.target_programs import tofino_programs
 
     out = tmp_path / "out"
     out.mkdir()

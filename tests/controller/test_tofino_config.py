@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from controller.cli import main
-from controller.devices.push import program_for
 from controller.devices.session import Program
+from controller.devices.target_programs import program_for
 from controller.devices.tofino_config import (
     BfPipelineConfig,
     TofinoConfigError,
