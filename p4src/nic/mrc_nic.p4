@@ -6,10 +6,11 @@
 #include <v1model.p4>
 
 // Shared with tna/mrc_nic.p4: nic_types.p4 (headers, metadata, constants), path.p4 (path stage,
-// SACK/NACK headers), settings.p4 (DSCP values, local port state), port_state.p4 (the EV
-// choice's port-state step) and the table fragments (tx_tables.p4, rx_tables.p4,
-// loss_injector_table.p4) the per-architecture controls include. v1model's own: v1model/
-// (macros, parser, registers, the host and plane sides' state).
+// SACK/NACK headers), settings.p4 (DSCP values, local port state) and the table fragments
+// (tx_tables.p4, rx_tables.p4, loss_injector_table.p4) the per-architecture controls include.
+// v1model's own: v1model/port_state.p4 (the EV choice's port-state step, with shifts by the plane
+// count; TNA's tna/port_state.p4 does it with const tables) and v1model/ (macros, parser,
+// registers, the host and plane sides' state).
 #include "v1model/nic_arch.p4"
 #include "nic_types.p4"
 #include "v1model/nic_state.p4"

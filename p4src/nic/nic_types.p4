@@ -181,9 +181,9 @@ struct nic_metadata_t {
     bit<6>      dscp_trimmed_lasthop;
     bit<8>      trailing_ones;
 #ifdef NIC_ARCH_TNA
-    // TNA only (tna/nic_arch.p4 defines NIC_ARCH_TNA; the types are tna/nic_tna_types.p4): a
-    // packet passes the ingress up to twice (a resubmit), counts one nic_counter event per pass,
-    // and its SACK or NACK is a mirrored copy that the egress builds.
+    // TNA only (tna/nic_arch.p4 defines NIC_ARCH_TNA and these types): a packet passes the
+    // ingress up to twice (a resubmit), counts one nic_counter event per pass, and its SACK or
+    // NACK is a mirrored copy that the egress builds.
     nic_resub_h     resub;       // the resubmit header: read in pass 2, filled in pass 1
     nic_fb_mirror_h fb_mirror;   // the SACK/NACK copy's mirror header
     bit<4>          pass_kind;   // RESUB_NONE on the first pass, else what pass 1 asked for
@@ -196,6 +196,8 @@ struct nic_metadata_t {
     bool            digest;      // send the EV event below
     bit<2>          digest_state;
     bit<32>         digest_drops;
+    bit<8>          ev_from;     // ev_state's move (tna/nic_state.p4, NIC_EV_STATE_MOVE)
+    bit<8>          ev_to;
 #endif
 }
 

@@ -9,23 +9,27 @@
 
 #include "nic_state.p4"
 #include "ev_state_change.p4"
-#include "../port_state.p4"
+#include "port_state.p4"
 
 control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     EvMarkBadBegin() report_begin;
     EvMarkBadEnd() report_end;
+    EvMarkBadDone() report_done;
+    NicPortStateMove() port_state;
 
     bit<32> cells;
     bit<8>  slot;
     bit<8>  ev;
-    bit<8>  step;         // tx_cursor: 1 more when the second pass chooses again
-    bool    taken;        // the refill took the backup
-    bool    cand_ok;      // the backup may take the slot (GOOD, a valid EV)
-    bit<16> take_code;    // ev_slot of the backup that takes the slot: slot + 1
+    bit<8>  cursor_add;   // tx_cursor's catch-up: the port-state move pass 1 could not add,
+                          // plus 1 when the second pass chooses again
+    bit<16> take_code;    // ev_slot of the backup that takes the slot: slot + 1 (0: it may
+                          // not, it is not GOOD or not an EV: 0 stays 0)
     bit<16> leave_code;   // ev_slot of the EV that leaves its slot: none (active EVs
                           // EV_NO_SLOT, backups 0)
     bit<8>  swap_from;    // slot_ev of the slot before the refill (its EV ^ slot) ...
-    bit<8>  swap_to;      // ... and after (the backup ^ slot)
+    bit<8>  swap_to;      // ... and after (the backup ^ slot; swap_from if not taken)
+    bit<8>  backup_index; // the backup tried, in its plane: backup_cursor mod backups
+    bit<16> backup_row;   // its offset among the backups: backup_index * planes
 
 #include "../tx_tables.p4"
 
@@ -42,11 +46,11 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
         }
     };
     // ... and in the second pass by the port-state move the first could not add (plus one
-    // when it chooses again: rv is then the cursor that choice starts from).
+    // when it chooses again: that choice starts from rv + the move).
     RegisterAction<bit<32>, bit<32>, bit<32>>(tx_cursor) cursor_catch_up = {
         void apply(inout bit<32> value, out bit<32> rv) {
-            rv = value + (bit<32>)meta.resub.move;
-            value = value + (bit<32>)meta.resub.move + (bit<32>)step;
+            rv = value;
+            value = value + (bit<32>)cursor_add;
         }
     };
     RegisterAction<bit<8>, bit<32>, bit<8>>(slot_ev) slot_read = {
@@ -56,25 +60,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     };
     RegisterAction<bit<8>, bit<32>, bit<8>>(slot_ev) slot_refill = {
         void apply(inout bit<8> value) {
-            if (taken && value == swap_from) {
+            if (value == swap_from) {
                 value = swap_to;
             }
         }
     };
-    // A look at an EV: its state, and a SKIP EV passed over is GOOD again (it sat out once).
-    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) state_visit = {
-        void apply(inout bit<8> value, out bit<8> rv) {
-            rv = value;
-            if (value == (bit<8>)EV_SKIP) {
-                value = (bit<8>)EV_GOOD;
-            }
-        }
-    };
-    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) state_read = {
-        void apply(inout bit<8> value, out bit<8> rv) {
-            rv = value;
-        }
-    };
+    // Every ev_state access of the host side: a look at an EV (its state, and a SKIP EV passed
+    // over is GOOD again: it sat out once), a read, a move to ASSUMED_BAD.
+    NIC_EV_STATE_MOVE(state_move);
     RegisterAction<bit<16>, bit<32>, bit<8>>(ev_slot) slot_leave = {
         void apply(inout bit<16> value) {
             value = leave_code;
@@ -94,14 +87,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             }
         }
     };
-    // The backup takes the slot if it is GOOD and in no slot: 0 (a backup that leaves a slot
-    // gets 0 back, leave_code, where v1model writes EV_NO_SLOT: both mean none for a backup).
-    RegisterAction<bit<16>, bit<32>, bit<8>>(ev_slot) slot_take = {
-        void apply(inout bit<16> value, out bit<8> rv) {
-            rv = 0;
-            if (value == 0 && cand_ok) {
+    // The backup takes the slot if it may (take_code) and is in no slot: 0 (a backup that
+    // leaves a slot gets 0 back, leave_code, where v1model writes EV_NO_SLOT: both mean none
+    // for a backup). rv: its ev_slot before.
+    RegisterAction<bit<16>, bit<32>, bit<16>>(ev_slot) slot_take = {
+        void apply(inout bit<16> value, out bit<16> rv) {
+            rv = value;
+            if (value == 0) {
                 value = take_code;
-                rv = 1;
             }
         }
     };
@@ -123,10 +116,39 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     };
 
     // The EV a slot holds now (slot_ev holds EV ^ slot: 0 is the slot's own EV). Its state is
-    // the caller's next step (state_visit): v1model's look() reads both.
+    // the caller's next step (visit): v1model's look() reads both.
     action look(bit<8> candidate) {
         slot = candidate;
         ev = candidate ^ slot_read.execute(cells + (bit<32>)candidate);
+    }
+
+    // state_move's move for a look at an EV: a SKIP EV becomes GOOD (it was passed over once);
+    // rv is its state before.
+    @hidden
+    action visit_state() {
+        meta.ev_from = (bit<8>)EV_SKIP;
+        meta.ev_to = (bit<8>)EV_GOOD;
+    }
+
+    @hidden action backup_row_1() { backup_row = (bit<16>)backup_index; }
+    @hidden action backup_row_2() { backup_row = (bit<16>)backup_index << 1; }
+    @hidden action backup_row_4() { backup_row = (bit<16>)backup_index << 2; }
+    @hidden action backup_row_8() { backup_row = (bit<16>)backup_index << 3; }
+
+    // Why: v1model's backup index * planes (no multiplier on Tofino): planes is 1, 2, 4 or 8
+    // (a power of two, at most NIC_PLANES), a shift by a constant each. Fixed: const entries,
+    // hidden from the control plane; any other count takes no backup (the offset is past 255).
+    @hidden
+    table tx_backup_row {
+        key = { meta.planes : exact; }
+        actions = { backup_row_1; backup_row_2; backup_row_4; backup_row_8; @defaultonly NoAction; }
+        default_action = NoAction();
+        const entries = {
+            1 : backup_row_1();
+            2 : backup_row_2();
+            4 : backup_row_4();
+            8 : backup_row_8();
+        }
     }
 
     // Pass 1 resubmits: why, and what pass 2 needs.
@@ -151,7 +173,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             // Pass 2 of a loss the host reported: ASSUMED_BAD unless the floor says no.
             meta.host_report = true;
             meta.ev = meta.resub.ev;
-            report_end.apply(meta);
+            bool allowed;
+            report_end.apply(meta, allowed);
+            bit<8> before = state_move.execute(cells + (bit<32>)meta.ev);
+            report_done.apply(meta, before, allowed);
         } else if (hdr.bth.opcode == OP_EV_REPORT) {
             // A loss the host's timer found: the EV its PSN left on, or the probed EV.
             meta.host_report = true;
@@ -161,10 +186,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 meta.ev = psn_read.execute((bit<32>)meta.conn * PSN_WINDOW
                                            + (bit<32>)hdr.bth.psn[9:0]);
             }
-            bool needed;
-            report_begin.apply(meta, true, needed);
+            report_begin.apply(meta, true);
+            bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
             NIC_COUNT(NIC_HOST_REPORT);
-            if (needed) {
+            if (state != (bit<8>)EV_ASSUMED_BAD) {
                 ev = meta.ev;
                 again(RESUB_HOST_MARK);
                 meta.resub.drops = meta.digest_drops;
@@ -179,7 +204,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             // Data: the first pass, or the second with what the first asked for.
             if (meta.pass_kind == RESUB_TX_FIX) {
                 // Pass 1 chose `ev`; the cursor still moves on past the plane it passed over.
-                step = 0;
+                cursor_add = (bit<8>)meta.resub.move;
                 cursor_catch_up.execute((bit<32>)meta.conn);
                 meta.ev = meta.resub.ev;
                 meta.slot = meta.resub.slot;
@@ -188,12 +213,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             } else if (meta.pass_kind == RESUB_TX_TRY) {
                 // The first slot's EV was SKIP (now GOOD again) or ASSUMED_BAD: the next slot of
                 // the same plane, else the first slot's EV anyway (v1model tries up to 4 slots).
-                step = 0;
+                cursor_add = (bit<8>)meta.resub.move;
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
                 look((meta.resub.slot + meta.planes) & meta.ev_mask);
-                if (state_visit.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD) {
+                visit_state();
+                if (state_move.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD) {
                     meta.ev = ev;
                     meta.slot = slot;
                 } else {
@@ -207,22 +233,25 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 // The first slot's EV left it (ASSUMED_BAD, or DENIED met twice): the next backup
                 // of the slot's plane that is GOOD and in no slot takes it (v1model tries two),
                 // and the packet goes on it; else on the EV itself if it is only ASSUMED_BAD.
-                step = 0;
+                cursor_add = (bit<8>)meta.resub.move;
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
                 bit<8> plane = meta.resub.slot & (meta.planes - 1);
                 bit<8> cursor = backup_next.execute((bit<32>)meta.conn * NIC_PLANES
                                                     + (bit<32>)plane);
-                bit<16> candidate = (bit<16>)meta.ev_mask + 1
-                                    + (bit<16>)(cursor & (meta.backups - 1)) * (bit<16>)meta.planes
-                                    + (bit<16>)plane;
-                cand_ok = candidate < 256 &&
-                          state_read.execute(cells + (bit<32>)candidate) == (bit<8>)EV_GOOD;
-                take_code = (bit<16>)meta.resub.slot + 1;
-                taken = slot_take.execute(cells + (bit<32>)candidate) == 1;
+                backup_index = cursor & (meta.backups - 1);
+                backup_row = 0x100;   // past every EV, unless tx_backup_row says otherwise
+                tx_backup_row.apply();
+                bit<16> candidate = (bit<16>)meta.ev_mask + 1 + backup_row + (bit<16>)plane;
+                meta.ev_from = EV_FROM_NONE;   // a read
+                bit<8> state = state_move.execute(cells + (bit<32>)candidate);
+                bool cand_ok = candidate < 256 && state == (bit<8>)EV_GOOD;
+                take_code = cand_ok ? (bit<16>)meta.resub.slot + 1 : 16w0;
+                bit<16> held = slot_take.execute(cells + (bit<32>)candidate);
+                bool taken = cand_ok && held == 0;
                 swap_from = meta.resub.slot ^ meta.resub.ev;
-                swap_to = meta.resub.slot ^ (bit<8>)candidate;
+                swap_to = taken ? meta.resub.slot ^ (bit<8>)candidate : swap_from;
                 slot_refill.execute(cells + (bit<32>)meta.resub.slot);
                 meta.slot = meta.resub.slot;
                 if (taken) {
@@ -237,20 +266,24 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 // The first pass of a data packet, or a second one choosing again after a DENIED
                 // EV: the cursor, the port state, one slot.
                 bit<32> cursor;
-                step = 1;
                 if (meta.pass_kind == RESUB_TX_RECHOOSE) {
-                    cursor = cursor_catch_up.execute((bit<32>)meta.conn);
+                    cursor_add = (bit<8>)meta.resub.move + 1;
+                    cursor = cursor_catch_up.execute((bit<32>)meta.conn)
+                             + (bit<32>)meta.resub.move;
                 } else {
                     cursor = cursor_next.execute((bit<32>)meta.conn);
                 }
                 bit<8> first = cursor[7:0] & meta.ev_mask;
                 bit<8> peer_down = peer_read.execute((bit<32>)meta.conn);
-                NIC_PORT_STATE_MOVE(meta.planes, meta.local_down, peer_down, first, usable, move)
+                bit<8> usable;
+                bit<8> move;
+                port_state.apply(meta.planes, meta.local_down, peer_down, first, usable, move);
                 if (usable == 0) {
                     meta.no_port = true;   // every port of this NIC is down: the caller drops it
                 } else {
                     look((first + move) & meta.ev_mask);
-                    bit<8> state = state_visit.execute(cells + (bit<32>)ev);
+                    visit_state();
+                    bit<8> state = state_move.execute(cells + (bit<32>)ev);
                     meta.ev = ev;
                     meta.slot = slot;
                     ev_path.apply();

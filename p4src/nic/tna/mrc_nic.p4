@@ -1,10 +1,11 @@
 // The MRC SmartNIC, TNA (Tofino 1) variant of ../mrc_nic.p4, fabric-tna style: the same
 // control-plane API (every table, action, parameter, counter, register and digest name; see
 // p4src/README.md), so the controller and the PTF suite do not care which one runs. Shared with
-// v1model: ../nic_types.p4, ../path.p4 (path stage, SACK/NACK headers), ../settings.p4,
-// ../port_state.p4 and the table fragments ../tx_tables.p4, ../rx_tables.p4,
-// ../loss_injector_table.p4; TNA's own (this folder): the parsers, the registers and every
-// access to them, mirroring, resubmit, digest, random, 32-bit address arithmetic.
+// v1model: ../nic_types.p4, ../path.p4 (path stage, SACK/NACK headers), ../settings.p4 and
+// the table fragments ../tx_tables.p4, ../rx_tables.p4, ../loss_injector_table.p4; TNA's own
+// (this folder): the parsers, the registers and every access to them, mirroring, resubmit,
+// digest, random, 32-bit address arithmetic, the port-state step (port_state.p4: tables where
+// v1model's ../v1model/port_state.p4 shifts).
 //
 // State on Tofino. A packet reaches each Register through at most one RegisterAction per pass
 // of the ingress, and the NIC's v1model code reads and writes several registers more than once
@@ -34,18 +35,24 @@
 //                                 ev_drops (a probe answered); ev_drops, probe_ok, ev_state
 //                                 (read) (ALWAYS_SKIP)
 //     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: none
-//   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (read,
-//                                 or set this PSN's bit)
-//     pass 2: RX_DATA             rx_expected (+ the PSNs after it that had arrived), rx_bitmap
-//                                 (clear their bits), or both read: the SACK's window
-//   probe received, pass 2        rx_expected, rx_bitmap (read)
+//   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (this
+//                                 PSN's bit in its half set to its lap's mark, or the lo half
+//                                 read: a duplicate behind the window)
+//     pass 2: RX_DATA             rx_bitmap (the other half, read), rx_expected (+ the PSNs
+//                                 after it that had arrived, or read): the SACK's window
+//   probe received, pass 1        rx_expected (read), rx_bitmap (the lo half, read)
+//     pass 2: RX_PROBE            rx_bitmap (the hi half, read), rx_expected (read)
 //
 // Why the result is v1model's, for what the tests check (ptf_tests/nic runs on both):
 // - The receive window is the same state in another form: rx_bitmap holds bit (PSN mod 64)
-//   instead of bit (PSN - expected), so arriving data sets one bit and never shifts the cell
-//   (a stateful ALU cannot shift). The PSN expected moves on by one in pass 1; the run of PSNs
-//   after it that had arrived (the trailing ones, rx_trailing_ones as in v1model) is passed and
-//   cleared in pass 2, and the SACK reports the ring rotated to the cumulative point: exactly
+//   instead of bit (PSN - expected), so arriving data changes one bit and never shifts the
+//   cell (a stateful ALU cannot shift); the bit holds the PSN's lap mark (1 - (PSN / 64) mod
+//   2), so that the point moving on clears nothing (the next PSN of a slot has the other
+//   mark). A stateful ALU returns 32 bits: pass 1 gets one half of the ring (the arriving
+//   PSN's, as it marks it) and passes it on in the resubmit header, pass 2 reads the other.
+//   The PSN expected moves on by one in pass 1; in pass 2 the whole ring, rotated to it and
+//   compared with the lap marks, is v1model's bitmap, whose trailing ones (rx_trailing_ones,
+//   as in v1model) the point moves past; the SACK reports the bitmap shifted as far: exactly
 //   v1model's cumulative point and bitmap.
 // - The EV choice takes the cursor and looks at the first slot (after the port-state move) in
 //   pass 1, as v1model; a slot whose EV is not GOOD is tried again in pass 2 on the plane's next
@@ -71,11 +78,22 @@
 // backup left sends on the ASSUMED_BAD EV (v1model: the next slot); psn_ev is written when the
 // EV is chosen (v1model: once the path is found too); two packets of one connection between
 // the two passes of one another may see state half updated.
-// What bf-p4c would still refuse or needs checking (softswitch checks the register, counter,
-// table and resubmit rules; no Tofino compiler is available here): shifts by a variable amount
-// and multiplications (the port-state move, the ring's masks and rotations: const-entry tables
-// on hardware), RegisterAction bodies beyond a stateful ALU (more than two conditions; a 64-bit
-// result: Tofino 1 returns 32 bits), the 49-byte mirror header.
+//
+// Tofino 1 (bf-p4c --arch tna). What a match-action unit cannot compute is done by const-entry
+// tables, hidden from the control plane (@hidden; each says why it exists): a shift by a
+// run-time amount (the port-state step, tna/port_state.p4; a local port's state,
+// plane_port_down; the ring's bit, rotation and shift, tna/plane_rx.p4) and a product that is
+// not by a power of two (a backup's offset, tx_backup_row). Every RegisterAction fits one
+// stateful ALU as softswitch models it (softswitch/frontend/tofino_salu.py): a 32-bit result,
+// one operation per assignment, at most two comparisons, at most four RegisterActions and two
+// PHV operands per register (so ev_state has one RegisterAction per side, NIC_EV_STATE_MOVE,
+// and rx_expected holds its PSN << 8: 24-bit arithmetic in a 32-bit ALU wraps at 32 bits).
+// softswitch also checks the register, counter, table, extern-place and resubmit rules. Not
+// checked here (no Tofino compiler is available): whether the program fits Tofino's 12 stages
+// (pass 2 of data chains a register read, two rotation tables, the trailing ones, the
+// catch-up and two shift tables before the path stage), PHV and instruction-memory
+// allocation, the 49-byte mirror header, the constant rotations and funnel shifts of 64- and
+// 128-bit fields as ALU instructions, and registers declared at the top level.
 #include <core.p4>
 #include <tna.p4>
 
@@ -106,6 +124,28 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     // Packets and bytes by event (NIC_* indexes in nic_types.p4), one event per pass.
     @name(".nic_counter")
     Counter<bit<32>, bit<32>>(NIC_COUNTERS, CounterType_t.PACKETS_AND_BYTES) nic_counter;
+
+    // Why: is this NIC's own port of meta.plane down (v1model: (local_down >> plane) & 1, a
+    // shift by a run-time amount)? A hit says so: entry p matches local_down bit p set.
+    // Fixed: const entries, hidden from the control plane.
+    @hidden
+    table plane_port_down {
+        key = {
+            meta.plane      : exact;
+            meta.local_down : ternary;
+        }
+        actions = { NoAction; }
+        const entries = {
+            (0, 8w0x01 &&& 8w0x01) : NoAction();
+            (1, 8w0x02 &&& 8w0x02) : NoAction();
+            (2, 8w0x04 &&& 8w0x04) : NoAction();
+            (3, 8w0x08 &&& 8w0x08) : NoAction();
+            (4, 8w0x10 &&& 8w0x10) : NoAction();
+            (5, 8w0x20 &&& 8w0x20) : NoAction();
+            (6, 8w0x40 &&& 8w0x40) : NoAction();
+            (7, 8w0x80 &&& 8w0x80) : NoAction();
+        }
+    }
 
     action drop_malformed() {
         NIC_DROP();
@@ -174,7 +214,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         }
         if (meta.need_path) {
             path_stage.apply(meta);
-            if (((meta.local_down >> meta.plane) & 1) == 1) {
+            if (plane_port_down.apply().hit) {
                 // This NIC's own port of that plane is down: nothing leaves on it.
                 meta.path_found = false;
                 NIC_COUNT(NIC_PORT_DOWN_DROP);

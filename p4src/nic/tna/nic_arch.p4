@@ -37,14 +37,15 @@
     src[95:64] = (bit<32>)((t1 ++ src[95:64]) >> 16)
 
 // Why a packet is resubmitted: the second ingress pass does what the first could not (a
-// register reached twice, or a second nic_counter event). RESUB_NONE: a first pass.
+// register reached twice, the other 32 bits of the ring, or a second nic_counter event).
+// RESUB_NONE: a first pass.
 const bit<4> RESUB_NONE = 0;
 const bit<4> RESUB_TX_FIX = 1;        // data: add `move` to tx_cursor, send on `ev`
 const bit<4> RESUB_TX_TRY = 2;        // data: `ev` in `slot` was not GOOD: try the next slot
 const bit<4> RESUB_TX_REFILL = 3;     // data: refill `slot` (its `ev` left) and send on the backup
 const bit<4> RESUB_TX_RECHOOSE = 4;   // data: `ev` is DENIED: choose again (the cursor moves on)
 const bit<4> RESUB_HOST_MARK = 5;     // a loss the host reported: make `ev` ASSUMED_BAD
-const bit<4> RESUB_RX_DATA = 6;       // data received: move the cumulative point by `count`, SACK
+const bit<4> RESUB_RX_DATA = 6;       // data received: the window (catch up if `count`), SACK
 const bit<4> RESUB_RX_PROBE = 7;      // a probe received: SACK the window
 const bit<4> RESUB_RX_NACK = 8;       // trimmed or out of window: NACK with reason `count`
 const bit<4> RESUB_FB_MARK = 9;       // an ALWAYS_SKIP SACK: make `ev` ASSUMED_BAD, deliver
@@ -53,12 +54,16 @@ const bit<4> RESUB_FB_COUNT = 10;     // feedback that changed an EV: count even
 // The resubmit header (Tofino 1: 64 bits, in place of the port metadata).
 header nic_resub_h {
     bit<4>  kind;       // RESUB_*
-    bit<3>  move;       // TX: slots the cursor still has to move on by (port state)
+    bit<3>  move;       // TX: slots the cursor still has to move on by (port state);
+                        // RX_DATA/RX_PROBE: bit 0, which half of the ring `drops` is (1: hi)
     bit<1>  flag;       // TX_TRY/TX_REFILL: the slot's EV is DENIED; RX_DATA: a duplicate
-    bit<8>  slot;       // TX: the slot chosen first; RX_DATA: the first ring bit to clear
+    bit<8>  slot;       // TX: the slot chosen first; RX_DATA/RX_PROBE: the expected PSN mod 128
+                        // (the ring's rotation and the lap)
     bit<8>  ev;         // TX: that slot's EV; HOST_MARK/FB_MARK: the EV
-    bit<8>  count;      // RX_DATA: PSNs to move on by; RX_NACK: reason; FB_COUNT: the event
-    bit<32> drops;      // HOST_MARK/FB_MARK: the EV's losses (its EV event reports them)
+    bit<8>  count;      // RX_DATA: 1 = the expected PSN arrived (the point catches up over the
+                        // PSNs after it); RX_NACK: reason; FB_COUNT: the event
+    bit<32> drops;      // HOST_MARK/FB_MARK: the EV's losses (its EV event reports them);
+                        // RX_DATA/RX_PROBE: pass 1's half of the ring (after its write)
 }
 
 // The mirror header of a SACK or NACK copy: what the egress needs to build it, besides the

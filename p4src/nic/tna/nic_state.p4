@@ -1,10 +1,14 @@
 // State the data plane itself writes (TNA registers; v1model/nic_state.p4 is v1model's): the same
-// registers by the same names, indexes and meanings, with three TNA differences. Cells are 8,
-// 16 or 32 bits (ev_state and rx_expected are wider than v1model's 2 and 24); rx_bitmap is a
-// pair of 32-bit halves holding the receive window as a ring (bit PSN mod 64), not shifted to
-// the cumulative point; and ev_slot keeps a DENIED mark (bit 15). Every register is reached
-// through RegisterActions (declared by the controls that use them), at most once per packet
-// and pass, all in the ingress: tna/mrc_nic.p4 says which pass reaches which.
+// registers by the same names and indexes, with TNA differences. Cells are 8, 16 or 32 bits
+// (ev_state is wider than v1model's 2); rx_expected holds the expected PSN << 8 (a stateful
+// ALU adds at its own width: the 24-bit PSN then wraps with the 32-bit cell); rx_bitmap is a
+// pair of 32-bit halves holding the receive window as a ring (bit PSN mod 64, marked by lap),
+// not shifted to the cumulative point; and ev_slot keeps a DENIED mark (bit 15). Every
+// register is reached through RegisterActions (declared by the controls that use them), at
+// most once per packet and pass, all in the ingress: tna/mrc_nic.p4 says which pass reaches
+// which. A stateful ALU runs at most four RegisterActions and reads at most two PHV operands:
+// ev_state is reached through one RegisterAction in HostTx and one in PlaneRx, both
+// NIC_EV_STATE_MOVE below, with meta.ev_from / meta.ev_to saying what to do.
 #ifndef P4SRC_NIC_TNA_STATE_P4
 #define P4SRC_NIC_TNA_STATE_P4
 
@@ -13,6 +17,20 @@
 
 // EV_GOOD / EV_SKIP / EV_ASSUMED_BAD per (connection, EV): index conn * EV_SLOTS + EV.
 @name(".ev_state") Register<bit<8>, bit<32>>(EV_CELLS) ev_state;
+// An EV's state moves from meta.ev_from (EV_FROM_ANY: any state; EV_FROM_NONE: none, a read)
+// to meta.ev_to; rv: the state before. Every ev_state access (a look, SKIP, ASSUMED_BAD, back
+// from probes) is this, so that the stateful ALU's two PHV operands suffice.
+const bit<8> EV_FROM_ANY = 0xFE;
+const bit<8> EV_FROM_NONE = 0xFF;
+#define NIC_EV_STATE_MOVE(name) \
+    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) name = { \
+        void apply(inout bit<8> value, out bit<8> rv) { \
+            rv = value; \
+            if (value == meta.ev_from || meta.ev_from == EV_FROM_ANY) { \
+                value = meta.ev_to; \
+            } \
+        } \
+    }
 // Which EV each slot holds (EV ^ slot) and which slot holds each EV (slot + 1; 0: its own slot
 // for an active EV, none for a backup; EV_NO_SLOT: none), as v1model's, except that a backup
 // leaving a slot gets 0 back (v1model: EV_NO_SLOT; both mean none) and that bit 15 marks an EV
@@ -34,10 +52,14 @@
 @name(".probe_ok") Register<bit<8>, bit<32>>(EV_CELLS) probe_ok;
 // Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") Register<bit<32>, bit<32>>(EV_CELLS) ev_drops;
-// Receiver: next expected PSN (relative to the connection's initial PSN; 24 bits used).
+// Receiver: next expected PSN (relative to the connection's initial PSN) << 8.
 @name(".rx_expected") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) rx_expected;
-// Receiver: the PSNs expected + 1 .. expected + 63 that arrived, as a ring: bit (PSN mod 64),
-// lo = bits 0..31, hi = bits 32..63. Always 0 at the expected PSN's bit and at those behind it.
+// Receiver: which of the PSNs expected + 1 .. expected + 63 arrived, as a ring: bit (PSN mod
+// 64), lo = bits 0..31, hi = bits 32..63. An arriving PSN in the window (the expected one too)
+// sets its bit to its lap's mark, 1 - (PSN / 64) mod 2; PSN p has arrived when its bit holds
+// p's mark. The bit of a PSN the cumulative point passed holds the mark of the PSN 64 on (the
+// next to use it) negated, so nothing is cleared when the point moves. All 0 (as at the
+// start): PSN 0 expected, nothing ahead.
 struct rx_ring_t {
     bit<32> lo;
     bit<32> hi;

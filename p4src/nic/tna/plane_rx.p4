@@ -11,41 +11,54 @@
 #include "ev_state_change.p4"
 #include "loss_injector.p4"
 
+// The receive window's fixed-amount steps (Tofino shifts by constants only): rotate the ring
+// right by N bits (meta.rx_bits[i] = ring[i + N mod 64]; `lap` follows as ~0 >> the rotation),
+// and shift the window right by N (the cumulative point moved N on).
+#define RX_RING_TURN(N) \
+    @hidden action ring_turn_##N() { \
+        meta.rx_bits = meta.rx_bits[(N) - 1:0] ++ meta.rx_bits[63:(N)]; \
+        lap = lap >> (N); \
+    }
+#define RX_WINDOW_SHIFT(N) \
+    @hidden action window_shift_##N() { \
+        meta.rx_bits = meta.rx_bits >> (N); \
+    }
+
 control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 in ingress_intrinsic_metadata_t ig_intr_md) {
     LossInjector() loss_injector_stage;
     EvMarkBadBegin() mark_bad;
     EvMarkBadEnd() mark_bad_end;
+    EvMarkBadDone() mark_bad_done;
     EvProbeAnswered() probe_answered;
+    EvProbeRecovered() probe_recovered;
 #include "../rx_tables.p4"
 
     bit<32> cell;
-    bit<8>  state;            // to_skip: the EV's state before
     bit<8>  port_state;       // the peer's port-state bitmap in its SACK or NACK
     bit<24> rx_psn;           // the arriving PSN, relative to the connection's initial PSN
-    bit<64> set_mask;         // its bit in the receive ring (PSN mod 64)
-    bit<64> clear_mask;       // the ring bits the cumulative point moved past
+    bit<32> rx_arg;           // rx_expected's operand: that PSN, or the catch-up, << 8
+    bit<32> ring_mask;        // the PSN's bit in its half of the ring (0: a read)
+    bit<32> ring_keep;        // ~ring_mask
+    bit<8>  turn;             // the ring's rotation: expected mod 64
+    bit<64> lap;              // the window's bits (after the rotation) in the expected PSN's lap
 
     RegisterAction<bit<8>, bit<32>, bit<8>>(peer_port_state) peer_write = {
         void apply(inout bit<8> value) {
             value = port_state;
         }
     };
-    RegisterAction<bit<8>, bit<32>, bit<8>>(ev_state) state_skip = {
-        void apply(inout bit<8> value, out bit<8> rv) {
-            rv = value;
-            if (value == (bit<8>)EV_GOOD) {
-                value = (bit<8>)EV_SKIP;
-            }
-        }
-    };
-    // The cumulative point moves on by one when the PSN it waits for arrives; the PSNs after it
-    // that had arrived already are passed in the second pass (expected_catch_up).
+    // Every ev_state access of the plane side: SKIP, a read, a move to ASSUMED_BAD, back from
+    // probes (meta.ev_from / meta.ev_to).
+    NIC_EV_STATE_MOVE(state_move);
+    // The cumulative point (<< 8) moves on by one when the PSN it waits for arrives (rv: before);
+    // the PSNs after it that had arrived already are passed in the second pass (expected_catch_up,
+    // rv: after).
     RegisterAction<bit<32>, bit<32>, bit<32>>(rx_expected) expected_advance = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
-            if (value == (bit<32>)rx_psn) {
-                value = (bit<32>)((bit<24>)value + 1);
+            if (value == rx_arg) {
+                value = value + 256;
             }
         }
     };
@@ -56,35 +69,192 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     };
     RegisterAction<bit<32>, bit<32>, bit<32>>(rx_expected) expected_catch_up = {
         void apply(inout bit<32> value, out bit<32> rv) {
-            value = (bit<32>)((bit<24>)value + (bit<24>)meta.resub.count);
+            value = value + rx_arg;
             rv = value;
         }
     };
-    // The ring: set the arriving PSN's bit (rv: the ring before), read it, clear the run the
-    // cumulative point passed (rv: the ring after). 32-bit operations on each half.
-    RegisterAction<rx_ring_t, bit<32>, bit<64>>(rx_bitmap) ring_set = {
-        void apply(inout rx_ring_t value, out bit<64> rv) {
-            rv = value.hi ++ value.lo;
-            value.lo = value.lo | set_mask[31:0];
-            value.hi = value.hi | set_mask[63:32];
+    // The ring, one 32-bit half per pass (a stateful ALU returns 32 bits): an arriving PSN
+    // marks its bit (1 with ring_set, 0 with ring_clear: its lap's mark); rv: the half before.
+    // ring_set with ring_mask 0 reads a half.
+    RegisterAction<rx_ring_t, bit<32>, bit<32>>(rx_bitmap) ring_set_lo = {
+        void apply(inout rx_ring_t value, out bit<32> rv) {
+            rv = value.lo;
+            value.lo = value.lo | ring_mask;
         }
     };
-    RegisterAction<rx_ring_t, bit<32>, bit<64>>(rx_bitmap) ring_read = {
-        void apply(inout rx_ring_t value, out bit<64> rv) {
-            rv = value.hi ++ value.lo;
+    RegisterAction<rx_ring_t, bit<32>, bit<32>>(rx_bitmap) ring_set_hi = {
+        void apply(inout rx_ring_t value, out bit<32> rv) {
+            rv = value.hi;
+            value.hi = value.hi | ring_mask;
         }
     };
-    RegisterAction<rx_ring_t, bit<32>, bit<64>>(rx_bitmap) ring_clear = {
-        void apply(inout rx_ring_t value, out bit<64> rv) {
-            value.lo = value.lo & ~clear_mask[31:0];
-            value.hi = value.hi & ~clear_mask[63:32];
-            rv = value.hi ++ value.lo;
+    RegisterAction<rx_ring_t, bit<32>, bit<32>>(rx_bitmap) ring_clear_lo = {
+        void apply(inout rx_ring_t value, out bit<32> rv) {
+            rv = value.lo;
+            value.lo = value.lo & ring_keep;
+        }
+    };
+    RegisterAction<rx_ring_t, bit<32>, bit<32>>(rx_bitmap) ring_clear_hi = {
+        void apply(inout rx_ring_t value, out bit<32> rv) {
+            rv = value.hi;
+            value.hi = value.hi & ring_keep;
         }
     };
 
-    // An EV set to SKIP (ECN echo, TRIMMED NACK) if it was GOOD; `state` is its state before.
+    @hidden
+    action set_ring_bit(bit<32> mask) {
+        ring_mask = mask;
+        ring_keep = ~mask;
+    }
+
+    // Why: the arriving PSN's bit in its half of the ring, 1 << (PSN mod 32) (v1model shifts by
+    // the PSN; Tofino cannot). Fixed: const entries, hidden from the control plane.
+    @hidden
+    table rx_ring_bit {
+        key = { rx_psn[4:0] : exact; }
+        actions = { set_ring_bit; }
+        default_action = set_ring_bit(0);   // never: every key has an entry
+        const entries = {
+            0 : set_ring_bit(32w0x00000001);
+            1 : set_ring_bit(32w0x00000002);
+            2 : set_ring_bit(32w0x00000004);
+            3 : set_ring_bit(32w0x00000008);
+            4 : set_ring_bit(32w0x00000010);
+            5 : set_ring_bit(32w0x00000020);
+            6 : set_ring_bit(32w0x00000040);
+            7 : set_ring_bit(32w0x00000080);
+            8 : set_ring_bit(32w0x00000100);
+            9 : set_ring_bit(32w0x00000200);
+            10 : set_ring_bit(32w0x00000400);
+            11 : set_ring_bit(32w0x00000800);
+            12 : set_ring_bit(32w0x00001000);
+            13 : set_ring_bit(32w0x00002000);
+            14 : set_ring_bit(32w0x00004000);
+            15 : set_ring_bit(32w0x00008000);
+            16 : set_ring_bit(32w0x00010000);
+            17 : set_ring_bit(32w0x00020000);
+            18 : set_ring_bit(32w0x00040000);
+            19 : set_ring_bit(32w0x00080000);
+            20 : set_ring_bit(32w0x00100000);
+            21 : set_ring_bit(32w0x00200000);
+            22 : set_ring_bit(32w0x00400000);
+            23 : set_ring_bit(32w0x00800000);
+            24 : set_ring_bit(32w0x01000000);
+            25 : set_ring_bit(32w0x02000000);
+            26 : set_ring_bit(32w0x04000000);
+            27 : set_ring_bit(32w0x08000000);
+            28 : set_ring_bit(32w0x10000000);
+            29 : set_ring_bit(32w0x20000000);
+            30 : set_ring_bit(32w0x40000000);
+            31 : set_ring_bit(32w0x80000000);
+        }
+    }
+
+    @hidden
+    action ring_as_is() {
+    }
+    // The tables' constant steps: rotations of the ring and shifts of the window, by 8 * j and
+    // by i (j, i = 1 .. 7; 0: ring_as_is).
+    RX_RING_TURN(8) RX_RING_TURN(16) RX_RING_TURN(24) RX_RING_TURN(32)
+    RX_RING_TURN(40) RX_RING_TURN(48) RX_RING_TURN(56)
+    RX_RING_TURN(1) RX_RING_TURN(2) RX_RING_TURN(3) RX_RING_TURN(4)
+    RX_RING_TURN(5) RX_RING_TURN(6) RX_RING_TURN(7)
+    RX_WINDOW_SHIFT(8) RX_WINDOW_SHIFT(16) RX_WINDOW_SHIFT(24) RX_WINDOW_SHIFT(32)
+    RX_WINDOW_SHIFT(40) RX_WINDOW_SHIFT(48) RX_WINDOW_SHIFT(56)
+    RX_WINDOW_SHIFT(1) RX_WINDOW_SHIFT(2) RX_WINDOW_SHIFT(3) RX_WINDOW_SHIFT(4)
+    RX_WINDOW_SHIFT(5) RX_WINDOW_SHIFT(6) RX_WINDOW_SHIFT(7)
+
+    // Why: the ring rotated to the cumulative point (bit i = PSN expected + i), as v1model keeps
+    // its bitmap: a rotation by a run-time amount, as one by 8 * turn[5:3] and one by turn[2:0]
+    // (constant rotations). Fixed: const entries, hidden from the control plane.
+    @hidden
+    table rx_ring_turn_bytes {
+        key = { turn[5:3] : exact; }
+        actions = {
+            ring_as_is; ring_turn_8; ring_turn_16; ring_turn_24;
+            ring_turn_32; ring_turn_40; ring_turn_48; ring_turn_56;
+        }
+        default_action = ring_as_is();   // never: every key has an entry
+        const entries = {
+            0 : ring_as_is();
+            1 : ring_turn_8();
+            2 : ring_turn_16();
+            3 : ring_turn_24();
+            4 : ring_turn_32();
+            5 : ring_turn_40();
+            6 : ring_turn_48();
+            7 : ring_turn_56();
+        }
+    }
+
+    @hidden
+    table rx_ring_turn_bits {
+        key = { turn[2:0] : exact; }
+        actions = {
+            ring_as_is; ring_turn_1; ring_turn_2; ring_turn_3;
+            ring_turn_4; ring_turn_5; ring_turn_6; ring_turn_7;
+        }
+        default_action = ring_as_is();   // never: every key has an entry
+        const entries = {
+            0 : ring_as_is();
+            1 : ring_turn_1();
+            2 : ring_turn_2();
+            3 : ring_turn_3();
+            4 : ring_turn_4();
+            5 : ring_turn_5();
+            6 : ring_turn_6();
+            7 : ring_turn_7();
+        }
+    }
+
+    // Why: the window after the cumulative point moved past the trailing ones (v1model's
+    // rx_bits >> trailing_ones), as shifts by constants. Fixed: const entries, hidden from the
+    // control plane.
+    @hidden
+    table rx_window_shift_bytes {
+        key = { meta.trailing_ones[5:3] : exact; }
+        actions = {
+            ring_as_is; window_shift_8; window_shift_16; window_shift_24;
+            window_shift_32; window_shift_40; window_shift_48; window_shift_56;
+        }
+        default_action = ring_as_is();   // never: every key has an entry
+        const entries = {
+            0 : ring_as_is();
+            1 : window_shift_8();
+            2 : window_shift_16();
+            3 : window_shift_24();
+            4 : window_shift_32();
+            5 : window_shift_40();
+            6 : window_shift_48();
+            7 : window_shift_56();
+        }
+    }
+
+    @hidden
+    table rx_window_shift_bits {
+        key = { meta.trailing_ones[2:0] : exact; }
+        actions = {
+            ring_as_is; window_shift_1; window_shift_2; window_shift_3;
+            window_shift_4; window_shift_5; window_shift_6; window_shift_7;
+        }
+        default_action = ring_as_is();   // never: every key has an entry
+        const entries = {
+            0 : ring_as_is();
+            1 : window_shift_1();
+            2 : window_shift_2();
+            3 : window_shift_3();
+            4 : window_shift_4();
+            5 : window_shift_5();
+            6 : window_shift_6();
+            7 : window_shift_7();
+        }
+    }
+
+    // An EV set to SKIP (ECN echo, TRIMMED NACK) if it was GOOD: ev_state's move (the caller
+    // executes it: the state before).
     action to_skip() {
-        state = state_skip.execute(cell);
+        meta.ev_from = (bit<8>)EV_GOOD;
+        meta.ev_to = (bit<8>)EV_SKIP;
     }
 
     // The receiver's cumulative point and bitmap as a SACK reports them (as v1model's).
@@ -117,7 +287,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             loss_injector_stage.apply(hdr, meta, injected);
         }
         rx_psn = hdr.bth.psn - meta.rx_initial_psn;
-        set_mask = 64w1 << rx_psn[5:0];
+        rx_ring_bit.apply();
         if (injected) {
             // dropped on arrival, as a lossy link would
         } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
@@ -127,7 +297,11 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else if (meta.pass_kind == RESUB_FB_MARK) {
             // Pass 2 of an ALWAYS_SKIP SACK: ASSUMED_BAD unless the floor says no.
             meta.ev = meta.resub.ev;
-            mark_bad_end.apply(meta);
+            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+            bool allowed;
+            mark_bad_end.apply(meta, allowed);
+            bit<8> before = state_move.execute(cell);
+            mark_bad_done.apply(meta, before, allowed);
             meta.rx_deliver = true;
         } else if (meta.pass_kind == RESUB_FB_COUNT) {
             // Pass 2 of feedback that moved an EV: its count, and the host gets the feedback.
@@ -137,35 +311,47 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
             meta.rx_nack = true;
             meta.nack_reason = meta.resub.count;
-        } else if (meta.pass_kind == RESUB_RX_PROBE) {
-            // The SACK (PR=1) of the window as it is.
-            bit<24> expected = expected_read.execute((bit<32>)meta.conn)[23:0];
-            bit<64> ring = ring_read.execute((bit<32>)meta.conn);
-            bit<8> at = (bit<8>)expected[5:0];
-            meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
-            report_window(expected, (ring >> at) | (ring << (64 - at)), expected - 1);
-            meta.fb_pr = 1;
-        } else if (meta.pass_kind == RESUB_RX_DATA) {
-            // Pass 2 of data: the cumulative point moves past the PSNs after this one that had
-            // arrived (clearing their ring bits), and the SACK reports the window.
-            bit<32> now;
-            bit<64> ring;
-            if (meta.resub.count != 0) {
-                bit<64> run = (64w1 << meta.resub.count) - 1;
-                bit<8> from = meta.resub.slot;
-                clear_mask = (run << from) | (run >> (64 - from));
-                now = expected_catch_up.execute((bit<32>)meta.conn);
-                ring = ring_clear.execute((bit<32>)meta.conn);
+        } else if (meta.pass_kind == RESUB_RX_DATA || meta.pass_kind == RESUB_RX_PROBE) {
+            // Pass 2 of data or a probe: the whole ring (pass 1's half, the other one read now),
+            // rotated to the expected PSN pass 1 saw (resub.slot: its low 7 bits), each bit
+            // compared with its lap's mark: v1model's bitmap (bit i = PSN expected + i arrived).
+            ring_mask = 0;
+            if (meta.resub.move[0:0] == 0) {
+                meta.rx_bits = ring_set_hi.execute((bit<32>)meta.conn) ++ meta.resub.drops;
             } else {
-                now = expected_read.execute((bit<32>)meta.conn);
-                ring = ring_read.execute((bit<32>)meta.conn);
+                meta.rx_bits = meta.resub.drops ++ ring_set_lo.execute((bit<32>)meta.conn);
             }
-            bit<24> expected = now[23:0];
-            bit<8> at = (bit<8>)expected[5:0];
+            turn = (bit<8>)meta.resub.slot[5:0];
+            lap = 64w0xFFFFFFFFFFFFFFFF;
+            rx_ring_turn_bytes.apply();
+            rx_ring_turn_bits.apply();
+            if (meta.resub.slot[6:6] == 1) {
+                meta.rx_bits = meta.rx_bits ^ lap;
+            } else {
+                meta.rx_bits = meta.rx_bits ^ ~lap;
+            }
+            bit<24> expected;
+            if (meta.pass_kind == RESUB_RX_DATA && meta.resub.count == 1) {
+                // The expected PSN arrived (pass 1 moved the point on by one): it moves past
+                // the PSNs after it that had arrived (the trailing ones), as v1model's.
+                rx_trailing_ones.apply();
+                rx_arg = (bit<32>)meta.trailing_ones << 8;
+                expected = expected_catch_up.execute((bit<32>)meta.conn)[31:8];
+                rx_window_shift_bytes.apply();
+                rx_window_shift_bits.apply();
+            } else {
+                expected = expected_read.execute((bit<32>)meta.conn)[31:8];
+            }
             meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
-            report_window(expected, (ring >> at) | (ring << (64 - at)), rx_psn);
-            // Duplicates are SACKed (the first SACK may have been lost), not delivered.
-            meta.rx_deliver = meta.resub.flag == 0;
+            if (meta.pass_kind == RESUB_RX_PROBE) {
+                // The SACK (PR=1) of the window as it is.
+                report_window(expected, meta.rx_bits, expected - 1);
+                meta.fb_pr = 1;
+            } else {
+                report_window(expected, meta.rx_bits, rx_psn);
+                // Duplicates are SACKed (the first SACK may have been lost), not delivered.
+                meta.rx_deliver = meta.resub.flag == 0;
+            }
         } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
             // Feedback for what this NIC sent: the reflected compact EV names the EV, and the
             // peer's port-state bitmap says which of its planes can still receive.
@@ -178,20 +364,21 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
             bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
             if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                bool recovered;
-                probe_answered.apply(meta, hdr.seth.m, recovered);
-                if (recovered) {
+                bool reached;
+                probe_answered.apply(meta, hdr.seth.m, reached);
+                bit<8> before = state_move.execute(cell);
+                if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
+                    probe_recovered.apply(meta);
                     again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
                 }
             } else if (skip) {
                 to_skip();
-                if (state == (bit<8>)EV_GOOD) {
+                if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
                     again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
                 }
             } else if (bad) {
-                bool needed;
-                mark_bad.apply(meta, false, needed);
-                if (needed) {
+                mark_bad.apply(meta, false);
+                if (state_move.execute(cell) != (bit<8>)EV_ASSUMED_BAD) {   // a read
                     again(RESUB_FB_MARK, 0);
                     meta.resub.drops = meta.digest_drops;
                 }
@@ -203,10 +390,15 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             }
             meta.rx_deliver = !meta.resubmit;   // the host transport retransmits and completes
         } else if (hdr.peth.isValid()) {
-            // A probe of one of the peer's paths: answered in pass 2; it consumes no PSN and
-            // carries nothing for the host.
+            // A probe of one of the peer's paths: answered in pass 2 (the window's other half);
+            // it consumes no PSN and carries nothing for the host.
             NIC_COUNT(NIC_RX_PROBE);
+            bit<24> expected = expected_read.execute((bit<32>)meta.conn)[31:8];
+            ring_mask = 0;
+            bit<32> half = ring_set_lo.execute((bit<32>)meta.conn);
             again(RESUB_RX_PROBE, 0);
+            meta.resub.slot = (bit<8>)expected[6:0];
+            meta.resub.drops = half;
         } else if (hdr.meth.isValid()) {
             bit<6> dscp = hdr.outer_ipv6.dscp;
             if (dscp == meta.dscp_trimmed || dscp == meta.dscp_trimmed_lasthop) {
@@ -215,22 +407,41 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 again(RESUB_RX_NACK,
                       dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP);
             } else {
-                // The receiver's window: PSNs relative to the connection's initial PSN.
-                bit<24> expected = expected_advance.execute((bit<32>)meta.conn)[23:0];
+                // The receiver's window: PSNs relative to the connection's initial PSN. The
+                // point moves on by one if this is the PSN expected (the rest in pass 2).
+                rx_arg = (bit<32>)rx_psn << 8;
+                bit<24> expected = expected_advance.execute((bit<32>)meta.conn)[31:8];
                 bit<24> ahead = rx_psn - expected;
                 bool duplicate = false;
                 bool in_window = true;
-                bit<8> passed = 0;
-                if (ahead == 0) {
-                    bit<64> ring = ring_read.execute((bit<32>)meta.conn);
-                    bit<8> at = (bit<8>)expected[5:0];
-                    meta.rx_bits = (ring >> at) | (ring << (64 - at)) | 1;
-                    rx_trailing_ones.apply();
-                    passed = meta.trailing_ones - 1;
-                } else if (ahead < 64) {
-                    duplicate = (ring_set.execute((bit<32>)meta.conn) & set_mask) != 0;
+                bit<1> half_hi = 0;   // which half pass 1 has: the PSN's (a read: lo)
+                bit<32> half;
+                if (ahead < 64) {
+                    // In the window (the expected PSN too): its bit takes its lap's mark; it
+                    // had it already if it arrived before.
+                    half_hi = rx_psn[5:5];
+                    bit<32> before;
+                    if (rx_psn[6:6] == 0) {
+                        if (half_hi == 0) {
+                            before = ring_set_lo.execute((bit<32>)meta.conn);
+                        } else {
+                            before = ring_set_hi.execute((bit<32>)meta.conn);
+                        }
+                        half = before | ring_mask;
+                    } else {
+                        if (half_hi == 0) {
+                            before = ring_clear_lo.execute((bit<32>)meta.conn);
+                        } else {
+                            before = ring_clear_hi.execute((bit<32>)meta.conn);
+                        }
+                        half = before & ring_keep;
+                    }
+                    bit<32> marked = (before ^ half) & ring_mask;
+                    duplicate = marked == 0;
                 } else if (ahead >= 0x800000) {
                     duplicate = true;   // behind the window: acknowledged already
+                    ring_mask = 0;
+                    half = ring_set_lo.execute((bit<32>)meta.conn);
                 } else {
                     in_window = false;   // beyond the bitmap
                     NIC_COUNT(NIC_RX_OUT_OF_WINDOW);
@@ -242,9 +453,12 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     } else {
                         NIC_COUNT(NIC_RX_DATA);
                     }
-                    again(RESUB_RX_DATA, passed);
-                    meta.resub.slot = (bit<8>)(expected + 1)[5:0];
+                    // count 1: the expected PSN arrived, the point catches up in pass 2.
+                    again(RESUB_RX_DATA, ahead == 0 ? 8w1 : 8w0);
+                    meta.resub.slot = (bit<8>)(ahead == 0 ? expected + 1 : expected)[6:0];
                     meta.resub.flag = duplicate ? 1w1 : 1w0;
+                    meta.resub.move = (bit<3>)half_hi;
+                    meta.resub.drops = half;
                 }
             }
         } else {

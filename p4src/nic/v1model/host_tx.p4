@@ -5,7 +5,7 @@
 #define P4SRC_NIC_V1MODEL_HOST_TX_P4
 
 #include "nic_state.p4"
-#include "../port_state.p4"
+#include "port_state.p4"
 
 control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                inout standard_metadata_t standard_metadata) {

@@ -1,4 +1,5 @@
-// The EV choice's port-state step, shared by the v1model and TNA HostTx controls: a plane is
+// The EV choice's port-state step of the v1model HostTx (TNA's, tna/port_state.p4, gives the
+// same answer from const-entry tables: Tofino shifts by constants only): a plane is
 // usable when its port is up at both ends (this NIC's local_port_state, the peer's bitmap from
 // its SACKs and NACKs). No plane usable: the peer's bitmap is ignored (it can only be refreshed
 // by feedback to packets sent, so it must not stop them all); none of this NIC's ports up
@@ -9,8 +10,8 @@
 // bounded by 8 planes, no loop.
 // A macro that declares USABLE and MOVE (and in_use, twice, ahead) where it is used, not a
 // function: the engine runs it inline, where a function call costs on the packet path.
-#ifndef P4SRC_NIC_PORT_STATE_P4
-#define P4SRC_NIC_PORT_STATE_P4
+#ifndef P4SRC_NIC_V1MODEL_PORT_STATE_P4
+#define P4SRC_NIC_V1MODEL_PORT_STATE_P4
 
 #define NIC_PORT_STATE_MOVE(PLANES, LOCAL_DOWN, PEER_DOWN, FIRST, USABLE, MOVE) \
     bit<8> in_use = (bit<8>)((16w1 << PLANES) - 1); \
