@@ -13,7 +13,11 @@ the checker for arch "tna" only, on the CheckedProgram; they never change it).
   to pack for digest instance");
 * a deparser ``if`` tests only an intrinsic mirror_type / digest_type / resubmit_type field
   against a constant (the deparser has no other conditions);
-* loops are refused by the checker itself (stmtcheck.py): bf-p4c does not unroll them.
+* loops are refused by the checker itself (stmtcheck.py): bf-p4c does not unroll them;
+* control code shifts by constants only, and multiplies/divides only by constant powers of
+  two (tofino_ops.py);
+* a RegisterAction fits one stateful ALU: its result is at most 32 bits, its body one
+  instruction word, and a register's RegisterActions share the ALU's inputs (tofino_salu.py).
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from collections.abc import Iterator
 
 from softswitch.errors import P4TypeError, SourceLocation
 from softswitch.frontend import ast
+from softswitch.frontend.tofino_ops import operator_errors
 from softswitch.frontend.tofino_paths import GressWalk, Use
+from softswitch.frontend.tofino_salu import Use as RegisterActionUse
+from softswitch.frontend.tofino_salu import register_action_errors
 from softswitch.frontend.types import (
     BitType,
     BoolType,
@@ -61,6 +68,8 @@ def tofino_rule_errors(checked: CheckedProgram) -> list[P4TypeError]:
     errors += _deparser_conditions(checked)
     errors += _digest_packs(checked)
     errors += _paths(checked)
+    errors += operator_errors(checked)
+    errors += _register_actions(checked)
     errors.sort(
         key=lambda e: (
             (e.location.file, e.location.line, e.location.column) if e.location else ("", 0, 0)
@@ -173,6 +182,30 @@ def _register_types(checked: CheckedProgram) -> list[P4TypeError]:
                 )
             )
     return errors
+
+
+def _register_actions(checked: CheckedProgram) -> list[P4TypeError]:
+    instances: dict[int, ast.InstanceDecl] = {}
+    for d in _instances(checked):
+        instances.setdefault(id(d), d)
+    uses: list[RegisterActionUse] = []
+    for block in _blocks(checked):
+        local = {id(x) for x in block.decl.locals}
+        for call, _, method in _extern_calls(block.decl):
+            receiver = call.call.receiver if call.call is not None else None
+            decl = receiver.decl if isinstance(receiver, ast.PathExpression) else None
+            if method != "execute" or not isinstance(decl, ast.InstanceDecl) or not decl.ctor_args:
+                continue
+            reg = decl.ctor_args[0]
+            target = reg.decl if isinstance(reg, ast.PathExpression) else None
+            if target is None:
+                continue
+            # a register declared in this control is this instance's own; a top-level one (or
+            # one passed in) is shared
+            owner = block.path if id(target) in local else ""
+            path = block.path if id(decl) in local else ""
+            uses.append(RegisterActionUse(decl, path, (owner, id(target))))
+    return register_action_errors(list(instances.values()), uses)
 
 
 # --- where externs work ---------------------------------------------------------------------
