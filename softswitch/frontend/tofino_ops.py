@@ -22,29 +22,12 @@ from collections.abc import Iterator
 
 from softswitch.errors import P4TypeError
 from softswitch.frontend import ast
+from softswitch.frontend.tofino_tree import NOT_CHILDREN, blocks_under, syntax_nodes
 from softswitch.ir.checked import BlockInstance, CheckedProgram
 
 _MAU_ROLES = ("ingress", "egress")
-# fields pointing elsewhere in the tree, not to syntactic children (as tofino_rules._nodes),
-# and RegisterAction bodies ("initializer"), which the stateful ALU rules check
-_SKIP = frozenset(
-    {
-        "loc",
-        "decl",
-        "type",
-        "value",
-        "resolved",
-        "type_decl",
-        "state_decl",
-        "next_state",
-        "ctor_args",
-        "ctor_params",
-        "bound_args",
-        "annotations",
-        "initializer",
-        "implements",
-    }
-)
+# RegisterAction bodies ("initializer") are the stateful ALU rules' (tofino_salu.py)
+_SKIP = NOT_CHILDREN | {"initializer", "implements"}
 
 
 def operator_errors(checked: CheckedProgram) -> list[P4TypeError]:
@@ -98,14 +81,7 @@ def _problem(e: ast.BinaryOp) -> str | None:
 
 
 def _roles(checked: CheckedProgram) -> Iterator[BlockInstance]:
-    stack = [checked.blocks[r] for r in _MAU_ROLES if r in checked.blocks]
-    seen: set[int] = set()
-    while stack:
-        block = stack.pop()
-        if id(block) not in seen:
-            seen.add(id(block))
-            yield block
-            stack.extend(block.children.values())
+    return blocks_under(checked.blocks[r] for r in _MAU_ROLES if r in checked.blocks)
 
 
 def _control_code(checked: CheckedProgram) -> Iterator[ast.Node]:
@@ -119,7 +95,7 @@ def _control_code(checked: CheckedProgram) -> Iterator[ast.Node]:
             roots += [*decl.locals, decl.body]
     while roots:
         root = roots.pop()
-        for node in _walk(root, visited):
+        for node in syntax_nodes(root, _SKIP, visited):
             yield node
             roots += _callees(node)
 
@@ -133,16 +109,3 @@ def _callees(node: ast.Node) -> list[ast.Node]:
         refs = [*node.actions, *([node.default_action] if node.default_action else [])]
         return [r.decl for r in refs if isinstance(r.decl, ast.ActionDecl)]
     return []
-
-
-def _walk(node: ast.Node, visited: set[int]) -> Iterator[ast.Node]:
-    if id(node) in visited:
-        return
-    visited.add(id(node))
-    yield node
-    for name, value in vars(node).items():
-        if name in _SKIP:
-            continue
-        for child in value if isinstance(value, list) else [value]:
-            if isinstance(child, ast.Node):
-                yield from _walk(child, visited)

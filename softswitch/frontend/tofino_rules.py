@@ -30,6 +30,7 @@ from softswitch.frontend.tofino_ops import operator_errors
 from softswitch.frontend.tofino_paths import GressWalk, Use
 from softswitch.frontend.tofino_salu import Use as RegisterActionUse
 from softswitch.frontend.tofino_salu import register_action_errors
+from softswitch.frontend.tofino_tree import blocks_under, syntax_nodes
 from softswitch.frontend.types import (
     BitType,
     BoolType,
@@ -212,14 +213,7 @@ def _register_actions(checked: CheckedProgram) -> list[P4TypeError]:
 
 
 def _blocks(checked: CheckedProgram) -> Iterator[BlockInstance]:
-    seen: set[int] = set()
-    stack = list(checked.blocks.values())
-    while stack:
-        block = stack.pop()
-        if id(block) not in seen:
-            seen.add(id(block))
-            yield block
-            stack.extend(block.children.values())
+    return blocks_under(checked.blocks.values())
 
 
 def _roles(checked: CheckedProgram) -> Iterator[tuple[str, BlockInstance]]:
@@ -234,36 +228,6 @@ def _roles(checked: CheckedProgram) -> Iterator[tuple[str, BlockInstance]]:
         yield from visit(block, role)
 
 
-# fields pointing elsewhere in the tree (or to annotations), not to syntactic children
-_NOT_CHILDREN = frozenset(
-    {
-        "loc",
-        "decl",
-        "type",
-        "value",
-        "resolved",
-        "type_decl",
-        "state_decl",
-        "next_state",
-        "ctor_args",
-        "ctor_params",
-        "bound_args",
-        "annotations",
-    }
-)
-
-
-def _nodes(node: ast.Node) -> Iterator[ast.Node]:
-    """`node` and its syntactic descendants (method implementations of instances too)."""
-    yield node
-    for name, value in vars(node).items():
-        if name in _NOT_CHILDREN:
-            continue
-        for child in value if isinstance(value, list) else [value]:
-            if isinstance(child, ast.Node):
-                yield from _nodes(child)
-
-
 def _extern_calls(
     decl: ast.ParserDecl | ast.ControlDecl,
 ) -> Iterator[tuple[ast.MethodCall, str, str]]:
@@ -271,7 +235,7 @@ def _extern_calls(
     roots: list[ast.Node] = [*decl.locals]
     roots += decl.states if isinstance(decl, ast.ParserDecl) else [decl.body]
     for root in roots:
-        for n in _nodes(root):
+        for n in syntax_nodes(root):
             if (
                 isinstance(n, ast.MethodCall)
                 and n.call is not None
@@ -371,7 +335,7 @@ def _deparser_conditions(checked: CheckedProgram) -> list[P4TypeError]:
     errors = []
     for role in _DEPARSERS:
         decl = checked.blocks[role].decl
-        for n in _nodes(decl.body) if isinstance(decl, ast.ControlDecl) else ():
+        for n in syntax_nodes(decl.body) if isinstance(decl, ast.ControlDecl) else ():
             if not isinstance(n, ast.IfStatement) or _deparser_condition_ok(n.cond):
                 continue
             if _checksum_condition_ok(n.cond) and _only_checksum_updates(n.then) and \
