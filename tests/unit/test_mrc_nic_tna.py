@@ -35,6 +35,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from controller.plan.nic_plan import TNA_FB_SESSION_BYTES
 from mrc_transport.wire import BTH, PETH, SETH, Opcode, data_packet
 from softswitch.compiler import compile_file
 from softswitch.engine.pre import MirrorSession
@@ -44,7 +45,6 @@ from softswitch.ir.checked import CheckedProgram
 from softswitch.p4info.builder import build_p4info
 
 TNA_PROGRAM = PROGRAM.parent / "tna" / "mrc_nic.p4"
-FB_SESSION_BYTES = 183  # tna/nic_arch.p4: the mirror header + the headers through RETH
 OP_EV_REPORT = 0xDF
 REPORT_PROBE_FLAG = 0x8000
 CONN_CELLS = 256
@@ -140,7 +140,7 @@ class Nic:
                 "set_path",
                 [ev % PLANES, t1_usid(ev % PLANES, ev // PLANES)],
             )
-        length = FB_SESSION_BYTES if program.arch == "tna" else 0
+        length = TNA_FB_SESSION_BYTES if program.arch == "tna" else 0
         for plane in range(PLANES):
             sw.table("path_template").add_entry(
                 [ExactMatch(plane), ExactMatch(peer.row)], "via_t1", [template(me, peer, plane)]
