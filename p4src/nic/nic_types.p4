@@ -191,7 +191,6 @@ struct nic_metadata_t {
     bool            counted;     // count `event` in nic_counter (once per pass)
     bit<32>         event;
     bool            resubmit;    // resubmit (meta.resub says why)
-    bool            mirror;      // mirror a SACK/NACK copy to mirror_session
     bit<10>         mirror_session;
     bool            digest;      // send the EV event below
     bit<2>          digest_state;

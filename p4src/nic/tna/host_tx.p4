@@ -314,7 +314,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     } else {
                         again(RESUB_TX_TRY);
                     }
-                    if (meta.resubmit) {
+                    // Every branch above but these two asks for pass 2 (tested on what they
+                    // test, not on meta.resubmit, which would cost a stage).
+                    if (meta.pass_kind != RESUB_TX_RECHOOSE &&
+                            !(state == (bit<8>)EV_GOOD && !meta.denied && move == 0)) {
                         meta.resub.move = move[2:0];
                         meta.denied = false;   // pass 2 decides
                         if (move != 0) {

@@ -88,12 +88,17 @@
 // one operation per assignment, at most two comparisons, at most four RegisterActions and two
 // PHV operands per register (so ev_state has one RegisterAction per side, NIC_EV_STATE_MOVE,
 // and rx_expected holds its PSN << 8: 24-bit arithmetic in a 32-bit ALU wraps at 32 bits).
-// softswitch also checks the register, counter, table, extern-place and resubmit rules. Not
-// checked here (no Tofino compiler is available): whether the program fits Tofino's 12 stages
-// (pass 2 of data chains a register read, two rotation tables, the trailing ones, the
-// catch-up and two shift tables before the path stage), PHV and instruction-memory
-// allocation, the 49-byte mirror header, the constant rotations and funnel shifts of 64- and
-// 128-bit fields as ALU instructions, and registers declared at the top level.
+// softswitch also checks the register, counter, table, extern-place and resubmit rules.
+// Stages: softswitch's lower bound from the dependency chains (frontend/tofino_stages.py,
+// printed by `softswitch compile --arch tna`) is 11 of Tofino 1's 12 in the ingress, 2 in the
+// egress. Written for it: PlaneRx tests the second-pass kinds first (they do not wait for the
+// loss injector), the SACK/NACK's return path is set where its pass starts (not after the
+// answer), the path stage runs for every packet (its lookups wait only for the plane), the
+// last drops and the mirror write drop_ctl / mirror_type themselves, and each rotation or shift
+// of the ring is one table. Not checked here (no Tofino compiler is available): table
+// placement itself (the bound is a bound), PHV and instruction-memory allocation, the 49-byte
+// mirror header, the constant rotations and funnel shifts of 64- and 128-bit fields as ALU
+// instructions, and registers declared at the top level.
 #include <core.p4>
 #include <tna.p4>
 
@@ -156,7 +161,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     // turns into the feedback (what it needs beyond the copy is in the mirror header).
     @hidden
     action feedback_copy(bit<8> kind) {
-        meta.mirror = true;
+        ig_dprsr_md.mirror_type = NIC_MIRROR_FEEDBACK;
         meta.mirror_session = (bit<10>)(SACK_SESSION_BASE + (bit<32>)meta.rx_plane);
         meta.fb_mirror.setValid();
         meta.fb_mirror.kind = kind;
@@ -212,18 +217,20 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 drop_malformed();
             }
         }
-        if (meta.need_path) {
-            path_stage.apply(meta);
-            if (plane_port_down.apply().hit) {
-                // This NIC's own port of that plane is down: nothing leaves on it.
-                meta.path_found = false;
-                NIC_COUNT(NIC_PORT_DOWN_DROP);
-            }
+        // The path stage runs for every packet (its answer is used when meta.need_path), so
+        // that its lookups wait only for the plane, not for the decisions that set need_path
+        // (Tofino's stages: see the top of this file).
+        path_stage.apply(meta);
+        // This NIC's own port of that plane is down: nothing leaves on it.
+        bool port_down = plane_port_down.apply().hit;
+        if (meta.need_path && port_down) {
+            NIC_COUNT(NIC_PORT_DOWN_DROP);
         }
         bool to_host = meta.rx_deliver && !meta.rx_nack;
-        if (meta.need_path && !meta.path_found) {
+        // The drops below write drop_ctl themselves: a last `if (meta.drop)` would take a stage.
+        if (meta.need_path && (!meta.path_found || port_down)) {
             if (!to_host) {
-                NIC_DROP();   // no template or plane port: nowhere to go
+                ig_dprsr_md.drop_ctl = 1;   // no template or plane port: nowhere to go
             }
         } else if (meta.from_host && meta.need_path) {
             host_tx_encap.apply(hdr, meta);
@@ -232,7 +239,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             feedback_copy(FB_MIRROR_NACK);
             NIC_COUNT(NIC_NACK_SENT);
         }
-        if (meta.rx_sack && !meta.rx_nack && meta.path_found) {
+        if (meta.rx_sack && !meta.rx_nack && meta.path_found && !port_down) {
             feedback_copy(FB_MIRROR_SACK);
             NIC_COUNT(NIC_SACK_SENT);
         }
@@ -240,14 +247,12 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             hdr.outer_ipv6.setInvalid();
             ig_tm_md.ucast_egress_port = NIC_HOST_PORT;
         } else if (!meta.from_host && !meta.resubmit) {
-            NIC_DROP();   // nothing for the host (a duplicate, an unknown QP; a NACK's original)
+            // nothing for the host (a duplicate, an unknown QP; a NACK's original)
+            ig_dprsr_md.drop_ctl = 1;
         }
         ig_tm_md.bypass_egress = 1;   // only the SACK/NACK copies need the egress
         if (meta.resubmit) {
             ig_dprsr_md.resubmit_type = NIC_RESUBMIT;
-        }
-        if (meta.mirror) {
-            ig_dprsr_md.mirror_type = NIC_MIRROR_FEEDBACK;
         }
         if (meta.digest) {
             ig_dprsr_md.digest_type = NIC_DIGEST_EV_EVENT;

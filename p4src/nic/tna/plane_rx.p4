@@ -12,12 +12,12 @@
 #include "loss_injector.p4"
 
 // The receive window's fixed-amount steps (Tofino shifts by constants only): rotate the ring
-// right by N bits (meta.rx_bits[i] = ring[i + N mod 64]; `lap` follows as ~0 >> the rotation),
-// and shift the window right by N (the cumulative point moved N on).
+// right by N bits (meta.rx_bits[i] = ring[i + N mod 64]) and give `lap` the window's bits in the
+// expected PSN's lap (~0 >> N); shift the window right by N (the cumulative point moved N on).
 #define RX_RING_TURN(N) \
     @hidden action ring_turn_##N() { \
         meta.rx_bits = meta.rx_bits[(N) - 1:0] ++ meta.rx_bits[63:(N)]; \
-        lap = lap >> (N); \
+        lap = 64w0xFFFFFFFFFFFFFFFF >> (N); \
     }
 #define RX_WINDOW_SHIFT(N) \
     @hidden action window_shift_##N() { \
@@ -150,53 +150,70 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         }
     }
 
+    // The tables' constant steps: rotations of the ring and shifts of the window by 1 .. 63.
     @hidden
-    action ring_as_is() {
+    action ring_turn_0() {
+        lap = 64w0xFFFFFFFFFFFFFFFF;
     }
-    // The tables' constant steps: rotations of the ring and shifts of the window, by 8 * j and
-    // by i (j, i = 1 .. 7; 0: ring_as_is).
-    RX_RING_TURN(8) RX_RING_TURN(16) RX_RING_TURN(24) RX_RING_TURN(32)
-    RX_RING_TURN(40) RX_RING_TURN(48) RX_RING_TURN(56)
-    RX_RING_TURN(1) RX_RING_TURN(2) RX_RING_TURN(3) RX_RING_TURN(4)
-    RX_RING_TURN(5) RX_RING_TURN(6) RX_RING_TURN(7)
-    RX_WINDOW_SHIFT(8) RX_WINDOW_SHIFT(16) RX_WINDOW_SHIFT(24) RX_WINDOW_SHIFT(32)
-    RX_WINDOW_SHIFT(40) RX_WINDOW_SHIFT(48) RX_WINDOW_SHIFT(56)
+    RX_RING_TURN(1) RX_RING_TURN(2) RX_RING_TURN(3) RX_RING_TURN(4) RX_RING_TURN(5)
+    RX_RING_TURN(6) RX_RING_TURN(7) RX_RING_TURN(8) RX_RING_TURN(9) RX_RING_TURN(10)
+    RX_RING_TURN(11) RX_RING_TURN(12) RX_RING_TURN(13) RX_RING_TURN(14) RX_RING_TURN(15)
+    RX_RING_TURN(16) RX_RING_TURN(17) RX_RING_TURN(18) RX_RING_TURN(19) RX_RING_TURN(20)
+    RX_RING_TURN(21) RX_RING_TURN(22) RX_RING_TURN(23) RX_RING_TURN(24) RX_RING_TURN(25)
+    RX_RING_TURN(26) RX_RING_TURN(27) RX_RING_TURN(28) RX_RING_TURN(29) RX_RING_TURN(30)
+    RX_RING_TURN(31) RX_RING_TURN(32) RX_RING_TURN(33) RX_RING_TURN(34) RX_RING_TURN(35)
+    RX_RING_TURN(36) RX_RING_TURN(37) RX_RING_TURN(38) RX_RING_TURN(39) RX_RING_TURN(40)
+    RX_RING_TURN(41) RX_RING_TURN(42) RX_RING_TURN(43) RX_RING_TURN(44) RX_RING_TURN(45)
+    RX_RING_TURN(46) RX_RING_TURN(47) RX_RING_TURN(48) RX_RING_TURN(49) RX_RING_TURN(50)
+    RX_RING_TURN(51) RX_RING_TURN(52) RX_RING_TURN(53) RX_RING_TURN(54) RX_RING_TURN(55)
+    RX_RING_TURN(56) RX_RING_TURN(57) RX_RING_TURN(58) RX_RING_TURN(59) RX_RING_TURN(60)
+    RX_RING_TURN(61) RX_RING_TURN(62) RX_RING_TURN(63)
+    @hidden
+    action window_as_is() {
+    }
+    @hidden
+    action window_clear() {
+        meta.rx_bits = 0;
+    }
     RX_WINDOW_SHIFT(1) RX_WINDOW_SHIFT(2) RX_WINDOW_SHIFT(3) RX_WINDOW_SHIFT(4)
-    RX_WINDOW_SHIFT(5) RX_WINDOW_SHIFT(6) RX_WINDOW_SHIFT(7)
+    RX_WINDOW_SHIFT(5) RX_WINDOW_SHIFT(6) RX_WINDOW_SHIFT(7) RX_WINDOW_SHIFT(8)
+    RX_WINDOW_SHIFT(9) RX_WINDOW_SHIFT(10) RX_WINDOW_SHIFT(11) RX_WINDOW_SHIFT(12)
+    RX_WINDOW_SHIFT(13) RX_WINDOW_SHIFT(14) RX_WINDOW_SHIFT(15) RX_WINDOW_SHIFT(16)
+    RX_WINDOW_SHIFT(17) RX_WINDOW_SHIFT(18) RX_WINDOW_SHIFT(19) RX_WINDOW_SHIFT(20)
+    RX_WINDOW_SHIFT(21) RX_WINDOW_SHIFT(22) RX_WINDOW_SHIFT(23) RX_WINDOW_SHIFT(24)
+    RX_WINDOW_SHIFT(25) RX_WINDOW_SHIFT(26) RX_WINDOW_SHIFT(27) RX_WINDOW_SHIFT(28)
+    RX_WINDOW_SHIFT(29) RX_WINDOW_SHIFT(30) RX_WINDOW_SHIFT(31) RX_WINDOW_SHIFT(32)
+    RX_WINDOW_SHIFT(33) RX_WINDOW_SHIFT(34) RX_WINDOW_SHIFT(35) RX_WINDOW_SHIFT(36)
+    RX_WINDOW_SHIFT(37) RX_WINDOW_SHIFT(38) RX_WINDOW_SHIFT(39) RX_WINDOW_SHIFT(40)
+    RX_WINDOW_SHIFT(41) RX_WINDOW_SHIFT(42) RX_WINDOW_SHIFT(43) RX_WINDOW_SHIFT(44)
+    RX_WINDOW_SHIFT(45) RX_WINDOW_SHIFT(46) RX_WINDOW_SHIFT(47) RX_WINDOW_SHIFT(48)
+    RX_WINDOW_SHIFT(49) RX_WINDOW_SHIFT(50) RX_WINDOW_SHIFT(51) RX_WINDOW_SHIFT(52)
+    RX_WINDOW_SHIFT(53) RX_WINDOW_SHIFT(54) RX_WINDOW_SHIFT(55) RX_WINDOW_SHIFT(56)
+    RX_WINDOW_SHIFT(57) RX_WINDOW_SHIFT(58) RX_WINDOW_SHIFT(59) RX_WINDOW_SHIFT(60)
+    RX_WINDOW_SHIFT(61) RX_WINDOW_SHIFT(62) RX_WINDOW_SHIFT(63)
 
     // Why: the ring rotated to the cumulative point (bit i = PSN expected + i), as v1model keeps
-    // its bitmap: a rotation by a run-time amount, as one by 8 * turn[5:3] and one by turn[2:0]
-    // (constant rotations). Fixed: const entries, hidden from the control plane.
+    // its bitmap: a rotation by a run-time amount (turn = expected mod 64), as one of 64
+    // constant rotations. Fixed: const entries, hidden from the control plane.
     @hidden
-    table rx_ring_turn_bytes {
-        key = { turn[5:3] : exact; }
+    table rx_ring_turn {
+        key = { turn : exact; }
         actions = {
-            ring_as_is; ring_turn_8; ring_turn_16; ring_turn_24;
-            ring_turn_32; ring_turn_40; ring_turn_48; ring_turn_56;
+            ring_turn_0; ring_turn_1; ring_turn_2; ring_turn_3; ring_turn_4; ring_turn_5;
+            ring_turn_6; ring_turn_7; ring_turn_8; ring_turn_9; ring_turn_10; ring_turn_11;
+            ring_turn_12; ring_turn_13; ring_turn_14; ring_turn_15; ring_turn_16; ring_turn_17;
+            ring_turn_18; ring_turn_19; ring_turn_20; ring_turn_21; ring_turn_22; ring_turn_23;
+            ring_turn_24; ring_turn_25; ring_turn_26; ring_turn_27; ring_turn_28; ring_turn_29;
+            ring_turn_30; ring_turn_31; ring_turn_32; ring_turn_33; ring_turn_34; ring_turn_35;
+            ring_turn_36; ring_turn_37; ring_turn_38; ring_turn_39; ring_turn_40; ring_turn_41;
+            ring_turn_42; ring_turn_43; ring_turn_44; ring_turn_45; ring_turn_46; ring_turn_47;
+            ring_turn_48; ring_turn_49; ring_turn_50; ring_turn_51; ring_turn_52; ring_turn_53;
+            ring_turn_54; ring_turn_55; ring_turn_56; ring_turn_57; ring_turn_58; ring_turn_59;
+            ring_turn_60; ring_turn_61; ring_turn_62; ring_turn_63;
         }
-        default_action = ring_as_is();   // never: every key has an entry
+        default_action = ring_turn_0();   // never: every key has an entry
         const entries = {
-            0 : ring_as_is();
-            1 : ring_turn_8();
-            2 : ring_turn_16();
-            3 : ring_turn_24();
-            4 : ring_turn_32();
-            5 : ring_turn_40();
-            6 : ring_turn_48();
-            7 : ring_turn_56();
-        }
-    }
-
-    @hidden
-    table rx_ring_turn_bits {
-        key = { turn[2:0] : exact; }
-        actions = {
-            ring_as_is; ring_turn_1; ring_turn_2; ring_turn_3;
-            ring_turn_4; ring_turn_5; ring_turn_6; ring_turn_7;
-        }
-        default_action = ring_as_is();   // never: every key has an entry
-        const entries = {
-            0 : ring_as_is();
+            0 : ring_turn_0();
             1 : ring_turn_1();
             2 : ring_turn_2();
             3 : ring_turn_3();
@@ -204,42 +221,92 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             5 : ring_turn_5();
             6 : ring_turn_6();
             7 : ring_turn_7();
+            8 : ring_turn_8();
+            9 : ring_turn_9();
+            10 : ring_turn_10();
+            11 : ring_turn_11();
+            12 : ring_turn_12();
+            13 : ring_turn_13();
+            14 : ring_turn_14();
+            15 : ring_turn_15();
+            16 : ring_turn_16();
+            17 : ring_turn_17();
+            18 : ring_turn_18();
+            19 : ring_turn_19();
+            20 : ring_turn_20();
+            21 : ring_turn_21();
+            22 : ring_turn_22();
+            23 : ring_turn_23();
+            24 : ring_turn_24();
+            25 : ring_turn_25();
+            26 : ring_turn_26();
+            27 : ring_turn_27();
+            28 : ring_turn_28();
+            29 : ring_turn_29();
+            30 : ring_turn_30();
+            31 : ring_turn_31();
+            32 : ring_turn_32();
+            33 : ring_turn_33();
+            34 : ring_turn_34();
+            35 : ring_turn_35();
+            36 : ring_turn_36();
+            37 : ring_turn_37();
+            38 : ring_turn_38();
+            39 : ring_turn_39();
+            40 : ring_turn_40();
+            41 : ring_turn_41();
+            42 : ring_turn_42();
+            43 : ring_turn_43();
+            44 : ring_turn_44();
+            45 : ring_turn_45();
+            46 : ring_turn_46();
+            47 : ring_turn_47();
+            48 : ring_turn_48();
+            49 : ring_turn_49();
+            50 : ring_turn_50();
+            51 : ring_turn_51();
+            52 : ring_turn_52();
+            53 : ring_turn_53();
+            54 : ring_turn_54();
+            55 : ring_turn_55();
+            56 : ring_turn_56();
+            57 : ring_turn_57();
+            58 : ring_turn_58();
+            59 : ring_turn_59();
+            60 : ring_turn_60();
+            61 : ring_turn_61();
+            62 : ring_turn_62();
+            63 : ring_turn_63();
         }
     }
 
     // Why: the window after the cumulative point moved past the trailing ones (v1model's
-    // rx_bits >> trailing_ones), as shifts by constants. Fixed: const entries, hidden from the
-    // control plane.
+    // trailing_ones == 64 ? 0 : rx_bits >> trailing_ones), as one of 65 constant shifts.
+    // Fixed: const entries, hidden from the control plane.
     @hidden
-    table rx_window_shift_bytes {
-        key = { meta.trailing_ones[5:3] : exact; }
+    table rx_window_shift {
+        key = { meta.trailing_ones : exact; }
         actions = {
-            ring_as_is; window_shift_8; window_shift_16; window_shift_24;
-            window_shift_32; window_shift_40; window_shift_48; window_shift_56;
+            window_as_is; window_shift_1; window_shift_2; window_shift_3; window_shift_4;
+            window_shift_5; window_shift_6; window_shift_7; window_shift_8; window_shift_9;
+            window_shift_10; window_shift_11; window_shift_12; window_shift_13;
+            window_shift_14; window_shift_15; window_shift_16; window_shift_17;
+            window_shift_18; window_shift_19; window_shift_20; window_shift_21;
+            window_shift_22; window_shift_23; window_shift_24; window_shift_25;
+            window_shift_26; window_shift_27; window_shift_28; window_shift_29;
+            window_shift_30; window_shift_31; window_shift_32; window_shift_33;
+            window_shift_34; window_shift_35; window_shift_36; window_shift_37;
+            window_shift_38; window_shift_39; window_shift_40; window_shift_41;
+            window_shift_42; window_shift_43; window_shift_44; window_shift_45;
+            window_shift_46; window_shift_47; window_shift_48; window_shift_49;
+            window_shift_50; window_shift_51; window_shift_52; window_shift_53;
+            window_shift_54; window_shift_55; window_shift_56; window_shift_57;
+            window_shift_58; window_shift_59; window_shift_60; window_shift_61;
+            window_shift_62; window_shift_63; window_clear;
         }
-        default_action = ring_as_is();   // never: every key has an entry
+        default_action = window_as_is();   // never: every count 0 .. 64 has an entry
         const entries = {
-            0 : ring_as_is();
-            1 : window_shift_8();
-            2 : window_shift_16();
-            3 : window_shift_24();
-            4 : window_shift_32();
-            5 : window_shift_40();
-            6 : window_shift_48();
-            7 : window_shift_56();
-        }
-    }
-
-    @hidden
-    table rx_window_shift_bits {
-        key = { meta.trailing_ones[2:0] : exact; }
-        actions = {
-            ring_as_is; window_shift_1; window_shift_2; window_shift_3;
-            window_shift_4; window_shift_5; window_shift_6; window_shift_7;
-        }
-        default_action = ring_as_is();   // never: every key has an entry
-        const entries = {
-            0 : ring_as_is();
+            0 : window_as_is();
             1 : window_shift_1();
             2 : window_shift_2();
             3 : window_shift_3();
@@ -247,6 +314,63 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             5 : window_shift_5();
             6 : window_shift_6();
             7 : window_shift_7();
+            8 : window_shift_8();
+            9 : window_shift_9();
+            10 : window_shift_10();
+            11 : window_shift_11();
+            12 : window_shift_12();
+            13 : window_shift_13();
+            14 : window_shift_14();
+            15 : window_shift_15();
+            16 : window_shift_16();
+            17 : window_shift_17();
+            18 : window_shift_18();
+            19 : window_shift_19();
+            20 : window_shift_20();
+            21 : window_shift_21();
+            22 : window_shift_22();
+            23 : window_shift_23();
+            24 : window_shift_24();
+            25 : window_shift_25();
+            26 : window_shift_26();
+            27 : window_shift_27();
+            28 : window_shift_28();
+            29 : window_shift_29();
+            30 : window_shift_30();
+            31 : window_shift_31();
+            32 : window_shift_32();
+            33 : window_shift_33();
+            34 : window_shift_34();
+            35 : window_shift_35();
+            36 : window_shift_36();
+            37 : window_shift_37();
+            38 : window_shift_38();
+            39 : window_shift_39();
+            40 : window_shift_40();
+            41 : window_shift_41();
+            42 : window_shift_42();
+            43 : window_shift_43();
+            44 : window_shift_44();
+            45 : window_shift_45();
+            46 : window_shift_46();
+            47 : window_shift_47();
+            48 : window_shift_48();
+            49 : window_shift_49();
+            50 : window_shift_50();
+            51 : window_shift_51();
+            52 : window_shift_52();
+            53 : window_shift_53();
+            54 : window_shift_54();
+            55 : window_shift_55();
+            56 : window_shift_56();
+            57 : window_shift_57();
+            58 : window_shift_58();
+            59 : window_shift_59();
+            60 : window_shift_60();
+            61 : window_shift_61();
+            62 : window_shift_62();
+            63 : window_shift_63();
+            64 : window_clear();
         }
     }
 
@@ -263,6 +387,17 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         meta.fb_bitmap = bits;
         meta.fb_ack_offset = (bit<16>)(psn - (expected - 1));
         meta.rx_sack = true;
+    }
+
+    // The SACK or NACK goes back the way the packet came (path.p4's return address), on the
+    // plane it came in on: set where the pass that answers starts, not after the answer is
+    // made (a stage less on Tofino).
+    @hidden
+    action reflect_feedback() {
+        meta.reflect = true;
+        meta.return_addr = hdr.outer_ipv6.src_addr;
+        meta.plane = meta.rx_plane;
+        meta.need_path = true;
     }
 
     // The first pass asks for a second: why, and what it needs.
@@ -282,19 +417,10 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     apply {
         port_plane.apply();
         bool known_qp = local_qp.apply().hit;
-        bool injected = false;
-        if (meta.plane_port && meta.pass_kind == RESUB_NONE) {
-            loss_injector_stage.apply(hdr, meta, injected);
-        }
         rx_psn = hdr.bth.psn - meta.rx_initial_psn;
-        rx_ring_bit.apply();
-        if (injected) {
-            // dropped on arrival, as a lossy link would
-        } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
-            meta.malformed = true;
-        } else if (!known_qp) {
-            NIC_COUNT(NIC_RX_UNKNOWN_QP);
-        } else if (meta.pass_kind == RESUB_FB_MARK) {
+        // A second pass first: its packet was well formed and of a known QP in pass 1, and its
+        // work waits for nothing pass 1's checks compute (Tofino's stages: tna/mrc_nic.p4).
+        if (meta.pass_kind == RESUB_FB_MARK) {
             // Pass 2 of an ALWAYS_SKIP SACK: ASSUMED_BAD unless the floor says no.
             meta.ev = meta.resub.ev;
             cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
@@ -308,6 +434,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             NIC_COUNT((bit<32>)meta.resub.count);
             meta.rx_deliver = true;
         } else if (meta.pass_kind == RESUB_RX_NACK) {
+            reflect_feedback();
             meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
             meta.rx_nack = true;
             meta.nack_reason = meta.resub.count;
@@ -315,6 +442,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // Pass 2 of data or a probe: the whole ring (pass 1's half, the other one read now),
             // rotated to the expected PSN pass 1 saw (resub.slot: its low 7 bits), each bit
             // compared with its lap's mark: v1model's bitmap (bit i = PSN expected + i arrived).
+            reflect_feedback();
+            meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
             ring_mask = 0;
             if (meta.resub.move[0:0] == 0) {
                 meta.rx_bits = ring_set_hi.execute((bit<32>)meta.conn) ++ meta.resub.drops;
@@ -322,9 +451,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 meta.rx_bits = meta.resub.drops ++ ring_set_lo.execute((bit<32>)meta.conn);
             }
             turn = (bit<8>)meta.resub.slot[5:0];
-            lap = 64w0xFFFFFFFFFFFFFFFF;
-            rx_ring_turn_bytes.apply();
-            rx_ring_turn_bits.apply();
+            rx_ring_turn.apply();
             if (meta.resub.slot[6:6] == 1) {
                 meta.rx_bits = meta.rx_bits ^ lap;
             } else {
@@ -337,8 +464,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 rx_trailing_ones.apply();
                 rx_arg = (bit<32>)meta.trailing_ones << 8;
                 expected = expected_catch_up.execute((bit<32>)meta.conn)[31:8];
-                rx_window_shift_bytes.apply();
-                rx_window_shift_bits.apply();
+                rx_window_shift.apply();
             } else {
                 expected = expected_read.execute((bit<32>)meta.conn)[31:8];
             }
@@ -352,127 +478,131 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 // Duplicates are SACKed (the first SACK may have been lost), not delivered.
                 meta.rx_deliver = meta.resub.flag == 0;
             }
-        } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
-            // Feedback for what this NIC sent: the reflected compact EV names the EV, and the
-            // peer's port-state bitmap says which of its planes can still receive.
-            bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
-            port_state = hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state;
-            peer_write.execute((bit<32>)meta.conn);
-            meta.ev = entropy[7:0];
-            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
-            bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
-                        (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
-            bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
-            if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                bool reached;
-                probe_answered.apply(meta, hdr.seth.m, reached);
-                bit<8> before = state_move.execute(cell);
-                if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
-                    probe_recovered.apply(meta);
-                    again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
-                }
-            } else if (skip) {
-                to_skip();
-                if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
-                    again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
-                }
-            } else if (bad) {
-                mark_bad.apply(meta, false);
-                if (state_move.execute(cell) != (bit<8>)EV_ASSUMED_BAD) {   // a read
-                    again(RESUB_FB_MARK, 0);
-                    meta.resub.drops = meta.digest_drops;
-                }
-            }
-            if (hdr.seth.isValid()) {
-                NIC_COUNT(NIC_RX_SACK);
-            } else {
-                NIC_COUNT(NIC_RX_NACK);
-            }
-            meta.rx_deliver = !meta.resubmit;   // the host transport retransmits and completes
-        } else if (hdr.peth.isValid()) {
-            // A probe of one of the peer's paths: answered in pass 2 (the window's other half);
-            // it consumes no PSN and carries nothing for the host.
-            NIC_COUNT(NIC_RX_PROBE);
-            bit<24> expected = expected_read.execute((bit<32>)meta.conn)[31:8];
-            ring_mask = 0;
-            bit<32> half = ring_set_lo.execute((bit<32>)meta.conn);
-            again(RESUB_RX_PROBE, 0);
-            meta.resub.slot = (bit<8>)expected[6:0];
-            meta.resub.drops = half;
-        } else if (hdr.meth.isValid()) {
-            bit<6> dscp = hdr.outer_ipv6.dscp;
-            if (dscp == meta.dscp_trimmed || dscp == meta.dscp_trimmed_lasthop) {
-                // The payload was cut on the way: ask for this PSN again at once.
-                NIC_COUNT(NIC_RX_TRIMMED);
-                again(RESUB_RX_NACK,
-                      dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP);
-            } else {
-                // The receiver's window: PSNs relative to the connection's initial PSN. The
-                // point moves on by one if this is the PSN expected (the rest in pass 2).
-                rx_arg = (bit<32>)rx_psn << 8;
-                bit<24> expected = expected_advance.execute((bit<32>)meta.conn)[31:8];
-                bit<24> ahead = rx_psn - expected;
-                bool duplicate = false;
-                bool in_window = true;
-                bit<1> half_hi = 0;   // which half pass 1 has: the PSN's (a read: lo)
-                bit<32> half;
-                if (ahead < 64) {
-                    // In the window (the expected PSN too): its bit takes its lap's mark; it
-                    // had it already if it arrived before.
-                    half_hi = rx_psn[5:5];
-                    bit<32> before;
-                    if (rx_psn[6:6] == 0) {
-                        if (half_hi == 0) {
-                            before = ring_set_lo.execute((bit<32>)meta.conn);
-                        } else {
-                            before = ring_set_hi.execute((bit<32>)meta.conn);
-                        }
-                        half = before | ring_mask;
-                    } else {
-                        if (half_hi == 0) {
-                            before = ring_clear_lo.execute((bit<32>)meta.conn);
-                        } else {
-                            before = ring_clear_hi.execute((bit<32>)meta.conn);
-                        }
-                        half = before & ring_keep;
-                    }
-                    bit<32> marked = (before ^ half) & ring_mask;
-                    duplicate = marked == 0;
-                } else if (ahead >= 0x800000) {
-                    duplicate = true;   // behind the window: acknowledged already
-                    ring_mask = 0;
-                    half = ring_set_lo.execute((bit<32>)meta.conn);
-                } else {
-                    in_window = false;   // beyond the bitmap
-                    NIC_COUNT(NIC_RX_OUT_OF_WINDOW);
-                    again(RESUB_RX_NACK, NACK_PSN_OOR_WINDOW);
-                }
-                if (in_window) {
-                    if (duplicate) {
-                        NIC_COUNT(NIC_RX_DUPLICATE);
-                    } else {
-                        NIC_COUNT(NIC_RX_DATA);
-                    }
-                    // count 1: the expected PSN arrived, the point catches up in pass 2.
-                    again(RESUB_RX_DATA, ahead == 0 ? 8w1 : 8w0);
-                    meta.resub.slot = (bit<8>)(ahead == 0 ? expected + 1 : expected)[6:0];
-                    meta.resub.flag = duplicate ? 1w1 : 1w0;
-                    meta.resub.move = (bit<3>)half_hi;
-                    meta.resub.drops = half;
-                }
-            }
         } else {
-            meta.malformed = true;   // not an MRC data or feedback packet
-        }
-        if (meta.rx_sack) {
-            meta.fb_m = hdr.outer_ipv6.ecn == ECN_CE ? SACK_M_SKIP_ONCE : SACK_M_NONE;
-        }
-        if (meta.rx_nack || meta.rx_sack) {
-            // Feedback goes back the way the packet came (path.p4's return address).
-            meta.reflect = true;
-            meta.return_addr = hdr.outer_ipv6.src_addr;
-            meta.plane = meta.rx_plane;
-            meta.need_path = true;
+            // Pass 1.
+            bool injected = false;
+            if (meta.plane_port) {
+                loss_injector_stage.apply(hdr, meta, injected);
+            }
+            rx_ring_bit.apply();
+            if (injected) {
+                // dropped on arrival, as a lossy link would
+            } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
+                meta.malformed = true;
+            } else if (!known_qp) {
+                NIC_COUNT(NIC_RX_UNKNOWN_QP);
+            } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
+                // Feedback for what this NIC sent: the reflected compact EV names the EV, and the
+                // peer's port-state bitmap says which of its planes can still receive.
+                bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
+                port_state = hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state;
+                peer_write.execute((bit<32>)meta.conn);
+                meta.ev = entropy[7:0];
+                cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+                bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
+                            (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
+                bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
+                if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
+                    bool reached;
+                    probe_answered.apply(meta, hdr.seth.m, reached);
+                    bit<8> before = state_move.execute(cell);
+                    if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
+                        probe_recovered.apply(meta);
+                        again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
+                    }
+                } else if (skip) {
+                    to_skip();
+                    if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
+                        again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
+                    }
+                } else if (bad) {
+                    mark_bad.apply(meta, false);
+                    if (state_move.execute(cell) != (bit<8>)EV_ASSUMED_BAD) {   // a read
+                        again(RESUB_FB_MARK, 0);
+                        meta.resub.drops = meta.digest_drops;
+                    }
+                }
+                if (hdr.seth.isValid()) {
+                    NIC_COUNT(NIC_RX_SACK);
+                } else {
+                    NIC_COUNT(NIC_RX_NACK);
+                }
+                meta.rx_deliver = !meta.resubmit;   // the host transport retransmits and completes
+            } else if (hdr.peth.isValid()) {
+                // A probe of one of the peer's paths: answered in pass 2 (the window's other half);
+                // it consumes no PSN and carries nothing for the host.
+                NIC_COUNT(NIC_RX_PROBE);
+                bit<24> expected = expected_read.execute((bit<32>)meta.conn)[31:8];
+                ring_mask = 0;
+                bit<32> half = ring_set_lo.execute((bit<32>)meta.conn);
+                again(RESUB_RX_PROBE, 0);
+                meta.resub.slot = (bit<8>)expected[6:0];
+                meta.resub.drops = half;
+            } else if (hdr.meth.isValid()) {
+                bit<6> dscp = hdr.outer_ipv6.dscp;
+                if (dscp == meta.dscp_trimmed || dscp == meta.dscp_trimmed_lasthop) {
+                    // The payload was cut on the way: ask for this PSN again at once.
+                    NIC_COUNT(NIC_RX_TRIMMED);
+                    again(RESUB_RX_NACK,
+                          dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP);
+                } else {
+                    // The receiver's window: PSNs relative to the connection's initial PSN. The
+                    // point moves on by one if this is the PSN expected (the rest in pass 2).
+                    rx_arg = (bit<32>)rx_psn << 8;
+                    bit<24> expected = expected_advance.execute((bit<32>)meta.conn)[31:8];
+                    bit<24> ahead = rx_psn - expected;
+                    bool duplicate = false;
+                    bool in_window = true;
+                    bit<1> half_hi = 0;   // which half pass 1 has: the PSN's (a read: lo)
+                    bit<32> half;
+                    if (ahead < 64) {
+                        // In the window (the expected PSN too): its bit takes its lap's mark; it
+                        // had it already if it arrived before.
+                        half_hi = rx_psn[5:5];
+                        bit<32> before;
+                        if (rx_psn[6:6] == 0) {
+                            if (half_hi == 0) {
+                                before = ring_set_lo.execute((bit<32>)meta.conn);
+                            } else {
+                                before = ring_set_hi.execute((bit<32>)meta.conn);
+                            }
+                            half = before | ring_mask;
+                        } else {
+                            if (half_hi == 0) {
+                                before = ring_clear_lo.execute((bit<32>)meta.conn);
+                            } else {
+                                before = ring_clear_hi.execute((bit<32>)meta.conn);
+                            }
+                            half = before & ring_keep;
+                        }
+                        bit<32> marked = (before ^ half) & ring_mask;
+                        duplicate = marked == 0;
+                    } else if (ahead >= 0x800000) {
+                        duplicate = true;   // behind the window: acknowledged already
+                        ring_mask = 0;
+                        half = ring_set_lo.execute((bit<32>)meta.conn);
+                    } else {
+                        in_window = false;   // beyond the bitmap
+                        NIC_COUNT(NIC_RX_OUT_OF_WINDOW);
+                        again(RESUB_RX_NACK, NACK_PSN_OOR_WINDOW);
+                    }
+                    if (in_window) {
+                        if (duplicate) {
+                            NIC_COUNT(NIC_RX_DUPLICATE);
+                        } else {
+                            NIC_COUNT(NIC_RX_DATA);
+                        }
+                        // count 1: the expected PSN arrived, the point catches up in pass 2.
+                        again(RESUB_RX_DATA, ahead == 0 ? 8w1 : 8w0);
+                        meta.resub.slot = (bit<8>)(ahead == 0 ? expected + 1 : expected)[6:0];
+                        meta.resub.flag = duplicate ? 1w1 : 1w0;
+                        meta.resub.move = (bit<3>)half_hi;
+                        meta.resub.drops = half;
+                    }
+                }
+            } else {
+                meta.malformed = true;   // not an MRC data or feedback packet
+            }
         }
     }
 }
