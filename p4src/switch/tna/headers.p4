@@ -34,7 +34,7 @@ struct tna_metadata_t {
     bridged_h     bridged;
     trim_mirror_h trim_mirror;   // egress: the copy's (parsed) or the one to mirror with
     MirrorId_t    trim_session;  // egress: TRIM_SESSION_BASE + egress port
-    bool          srh_unchecked; // ingress: an SRH the parser left for SrhChecks
+    bool          srh_unchecked; // ingress: an SRH the parser left for TnaHeaderChecks
 }
 
 #endif

@@ -7,7 +7,7 @@
 // left against its last entry are selected on, for the lists the parser unrolls (1 to
 // SRH_MAX_SEGMENTS segments); a failed check sets its drop reason and accepts. Any other SRH
 // (longer than the parser unrolls, or whose length does not match its last entry) is left to
-// SrhChecks in ingress, which sorts it into the same reasons v1model's parser gives, in the same
+// TnaHeaderChecks in ingress, which sorts it into the same reasons v1model's parser gives, in the same
 // order. A header cut short is Tofino's PARSER_ERROR_PARTIAL_HDR (DROP_TRUNCATED, in ingress).
 //
 // Egress: the egress intrinsic metadata, then either the bridged header (a packet from ingress)
@@ -17,6 +17,7 @@
 #define P4SRC_SWITCH_TNA_PARSER_P4
 
 #include "headers.p4"
+#include "../drop_stats.p4"   // HeaderChecks, which TnaHeaderChecks ends with
 
 parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata_t md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -72,7 +73,7 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
 
     // v1model extracts a list before it finds it too long, so a list cut short within its first
     // SRH_MAX_SEGMENTS segments is DROP_TRUNCATED there: extract as many here (a cut is then
-    // PARTIAL_HDR), for SrhChecks to sort in v1model's order.
+    // PARTIAL_HDR), for TnaHeaderChecks to sort in v1model's order.
     state srh_unchecked {
         md.srh_unchecked = true;
         packet.extract(hdr.srh_segments.next);
@@ -173,26 +174,32 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
     }
 }
 
-// The SRH checks the ingress parser leaves to ingress (an SRH it did not unroll), in v1model's
-// order: the length against the last entry, then segments left (both before v1model extracts
-// the list), then the list cut short, then a list longer than SRH_MAX_SEGMENTS; and any other
-// header cut short.
-control SrhChecks(in headers_t hdr, inout tna_metadata_t md,
-                  in ingress_intrinsic_metadata_from_parser_t ig_prsr_md) {
+// HeaderChecks (drop_stats.p4) on TNA, with the SRH checks the ingress parser leaves to ingress
+// (an SRH it did not unroll) first, in v1model's order: the length against the last entry,
+// then segments left (both before v1model extracts the list), then the list cut short, then a
+// list longer than SRH_MAX_SEGMENTS; then any other header cut short; then HeaderChecks'
+// (the parser's own reasons, not IPv6). One control, so the reason is known one stage earlier
+// than a copy through md.sw.parser_drop would make it.
+control TnaHeaderChecks(in headers_t hdr, inout tna_metadata_t md,
+                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md) {
+    HeaderChecks() header_checks;
+
     apply {
         bool cut_short = (ig_prsr_md.parser_err & PARSER_ERROR_PARTIAL_HDR) != 0;
         if (md.srh_unchecked) {
             if ((bit<16>)hdr.srh.hdr_ext_len != ((bit<16>)hdr.srh.last_entry + 16w1) << 1) {
-                md.sw.parser_drop = DROP_SRH_LENGTH;
+                md.sw.drop_reason = DROP_SRH_LENGTH;
             } else if ((bit<16>)hdr.srh.segments_left > (bit<16>)hdr.srh.last_entry + 16w1) {
-                md.sw.parser_drop = DROP_SRH_SEGMENTS_LEFT;
+                md.sw.drop_reason = DROP_SRH_SEGMENTS_LEFT;
             } else if (cut_short) {
-                md.sw.parser_drop = DROP_TRUNCATED;
+                md.sw.drop_reason = DROP_TRUNCATED;
             } else {
-                md.sw.parser_drop = DROP_SRH_TOO_LONG;
+                md.sw.drop_reason = DROP_SRH_TOO_LONG;
             }
         } else if (cut_short) {
-            md.sw.parser_drop = DROP_TRUNCATED;
+            md.sw.drop_reason = DROP_TRUNCATED;
+        } else {
+            header_checks.apply(hdr, md.sw);
         }
     }
 }

@@ -37,10 +37,9 @@ control SwitchIngress(inout headers_t hdr, inout tna_metadata_t md,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    SrhChecks() srh_checks;
+    TnaHeaderChecks() header_checks;
     PacketOutIngress() packet_out_ingress;
     PortRoleIngress() port_role_ingress;
-    HeaderChecks() header_checks;
     SrDomain() sr_domain;
     Encap() encap;
     MySid() my_sid_stage;
@@ -51,13 +50,12 @@ control SwitchIngress(inout headers_t hdr, inout tna_metadata_t md,
 
     apply {
         md.sw.ingress_port = ig_intr_md.ingress_port;
-        srh_checks.apply(hdr, md, ig_prsr_md);
         if (hdr.packet_out.isValid()) {
             md.sw.from_cpu = true;
             packet_out_ingress.apply(hdr, md.sw);
         } else {
             port_role_ingress.apply(md.sw);
-            header_checks.apply(hdr, md.sw);
+            header_checks.apply(hdr, md, ig_prsr_md);
             if (md.sw.drop_reason == DROP_NONE) {
                 sr_domain.apply(hdr, md.sw);
             }
