@@ -103,6 +103,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
     ir_path = _ir_output(args)
     arch = chosen_arch(args.target, args.arch)
     checked = load_program(args.program, args.include_dirs, args.defines, arch)
+    if checked.arch == "tna" and not args.program.endswith(".json"):
+        from softswitch.frontend.tofino_stages import stage_bounds
+
+        for bound in stage_bounds(checked):  # what the checker found fits (a lower bound)
+            print(bound.report())
     if p4infos:
         p4info = build_p4info(checked)
         for path, fmt in p4infos:

@@ -6,6 +6,11 @@ generator read only checked programs and may rely on every annotation documented
 
 All nodes use identity equality and hashing (``eq=False``) so they can key dicts
 (e.g. ``{table_decl: runtime_table}``).
+
+The checker's references to other parts of the tree (declarations, semantic types, which hold
+declarations, resolved calls, next states) are left out of ``repr``: many nodes share them,
+so a repr following them repeated whole declarations (158 million characters for one control)
+and a failing test's traceback, which reprs frame arguments, could take gigabytes.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ class Annotated(Node):
 
 @dataclass(eq=False, kw_only=True)
 class TypeRef(Node):
-    resolved: Type | None = None  # checker: the semantic type
+    resolved: Type | None = field(default=None, repr=False)  # checker: the semantic type
 
 
 @dataclass(eq=False, kw_only=True)
@@ -115,7 +120,7 @@ class TupleTypeRef(TypeRef):
 class Expression(Node):
     # checker: the semantic type. Untyped integer literals get the type their context fixes
     # (e.g. bit<8> in `x = x + 1` with x: bit<8>); IntType only where nothing fixes it.
-    type: Type | None = None
+    type: Type | None = field(default=None, repr=False)
     # checker: the compile-time value if the expression is constant: int for bit/int/IntType
     # (already reduced modulo 2**W, signed values as Python negative ints), bool for bool,
     # str for string, an EnumValue for enum/error members. None if not constant.
@@ -157,7 +162,7 @@ class PathExpression(Expression):
     # InstanceDecl, ActionDecl, TableDecl, FunctionDecl, ExternFunctionDecl, ParserState,
     # a type declaration, ...). None for `accept`/`reject` and for `error` in `error.X`
     # (several `error {}` declarations may exist).
-    decl: Node | None = None
+    decl: Node | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -316,11 +321,11 @@ class CallInfo:
 
     kind: str
     name: str
-    decl: Node | None = None
-    receiver: Expression | None = None
-    params: list[Parameter] = field(default_factory=list)
-    args: list[Expression | None] = field(default_factory=list)
-    type_bindings: dict[str, Type] = field(default_factory=dict)
+    decl: Node | None = field(default=None, repr=False)
+    receiver: Expression | None = field(default=None, repr=False)
+    params: list[Parameter] = field(default_factory=list, repr=False)
+    args: list[Expression | None] = field(default_factory=list, repr=False)
+    type_bindings: dict[str, Type] = field(default_factory=dict, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -518,7 +523,7 @@ class TypedefDecl(Declaration):
 
     type_ref: TypeRef
     is_newtype: bool = False
-    resolved: Type | None = None  # checker
+    resolved: Type | None = field(default=None, repr=False)  # checker
 
 
 @dataclass(eq=False, kw_only=True)
@@ -533,7 +538,8 @@ class StructLikeDecl(Declaration):
 
     fields: list[StructField] = field(default_factory=list)
     type_params: list[TypeParameter] = field(default_factory=list)
-    resolved: Type | None = None  # checker: the HeaderType/HeaderUnionType/StructType
+    # checker: the HeaderType/HeaderUnionType/StructType
+    resolved: Type | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -563,7 +569,7 @@ class EnumDecl(Declaration):
 
     members: list[EnumMember] = field(default_factory=list)
     underlying: TypeRef | None = None
-    resolved: Type | None = None  # checker: EnumType
+    resolved: Type | None = field(default=None, repr=False)  # checker: EnumType
 
 
 @dataclass(eq=False, kw_only=True)
@@ -643,11 +649,11 @@ class InstanceDecl(Declaration):
     type_ref: TypeRef
     args: list[Argument] = field(default_factory=list)
     initializer: list[FunctionDecl] = field(default_factory=list)
-    resolved: Type | None = None
-    type_decl: Node | None = None
-    ctor_params: list[Parameter] = field(default_factory=list)
-    ctor_args: list[Expression | None] = field(default_factory=list)
-    implements: dict[str, MethodPrototype] = field(default_factory=dict)
+    resolved: Type | None = field(default=None, repr=False)
+    type_decl: Node | None = field(default=None, repr=False)
+    ctor_params: list[Parameter] = field(default_factory=list, repr=False)
+    ctor_args: list[Expression | None] = field(default_factory=list, repr=False)
+    implements: dict[str, MethodPrototype] = field(default_factory=dict, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -665,7 +671,7 @@ class SelectCase(Node):
 
     keyset: Expression
     state: str
-    state_decl: ParserState | None = None  # checker (None for accept/reject)
+    state_decl: ParserState | None = field(default=None, repr=False)  # checker (None: accept/reject)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -683,7 +689,8 @@ class ParserState(Declaration):
 
     statements: list[Statement | Declaration] = field(default_factory=list)
     transition: Expression | None = None
-    next_state: ParserState | None = None  # checker: for a PathExpression transition
+    # checker: for a PathExpression transition
+    next_state: ParserState | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -735,8 +742,8 @@ class ActionRef(Annotated):
 
     name: str
     args: list[Argument] = field(default_factory=list)
-    decl: ActionDecl | None = None
-    bound_args: list[Expression | None] = field(default_factory=list)
+    decl: ActionDecl | None = field(default=None, repr=False)
+    bound_args: list[Expression | None] = field(default_factory=list, repr=False)
 
 
 @dataclass(eq=False, kw_only=True)

@@ -17,7 +17,9 @@ the checker for arch "tna" only, on the CheckedProgram; they never change it).
 * control code shifts by constants only, and multiplies/divides only by constant powers of
   two (tofino_ops.py);
 * a RegisterAction fits one stateful ALU: its result is at most 32 bits, its body one
-  instruction word, and a register's RegisterActions share the ALU's inputs (tofino_salu.py).
+  instruction word, and a register's RegisterActions share the ALU's inputs (tofino_salu.py);
+* each gress fits Tofino 1's 12 MAU stages, as far as a lower bound from the chains of match
+  and action dependencies tells (tofino_stages.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from softswitch.frontend.tofino_ops import operator_errors
 from softswitch.frontend.tofino_paths import GressWalk, Use
 from softswitch.frontend.tofino_salu import Use as RegisterActionUse
 from softswitch.frontend.tofino_salu import register_action_errors
+from softswitch.frontend.tofino_stages import stage_errors
 from softswitch.frontend.tofino_tree import blocks_under, syntax_nodes
 from softswitch.frontend.types import (
     BitType,
@@ -71,6 +74,7 @@ def tofino_rule_errors(checked: CheckedProgram) -> list[P4TypeError]:
     errors += _paths(checked)
     errors += operator_errors(checked)
     errors += _register_actions(checked)
+    errors += stage_errors(checked)
     errors.sort(
         key=lambda e: (
             (e.location.file, e.location.line, e.location.column) if e.location else ("", 0, 0)

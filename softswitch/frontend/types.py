@@ -202,7 +202,7 @@ class ExternType(Type):
 
     name: str
     type_args: tuple[Type, ...] = ()
-    decl: object = field(default=None, compare=False)  # the ast.ExternDecl
+    decl: object = field(default=None, compare=False, repr=False)  # the ast.ExternDecl
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -229,7 +229,7 @@ class ObjectType(Type):
 
     kind: str
     name: str
-    decl: object = field(default=None, compare=False)
+    decl: object = field(default=None, compare=False, repr=False)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ObjectType) and (other.kind, other.name) == (self.kind, self.name)

@@ -90,7 +90,7 @@
 // and rx_expected holds its PSN << 8: 24-bit arithmetic in a 32-bit ALU wraps at 32 bits).
 // softswitch also checks the register, counter, table, extern-place and resubmit rules.
 // Stages: softswitch's lower bound from the dependency chains (frontend/tofino_stages.py,
-// printed by `softswitch compile --arch tna`) is 11 of Tofino 1's 12 in the ingress, 2 in the
+// printed by `softswitch compile --arch tna`) is 8 of Tofino 1's 12 in the ingress, 1 in the
 // egress. Written for it: PlaneRx tests the second-pass kinds first (they do not wait for the
 // loss injector), the SACK/NACK's return path is set where its pass starts (not after the
 // answer), the path stage runs for every packet (its lookups wait only for the plane), the
