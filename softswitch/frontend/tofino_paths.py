@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from softswitch.errors import SourceLocation
 from softswitch.frontend import ast
+from softswitch.frontend.tofino_tree import action_run_table, table_actions
 from softswitch.frontend.types import ExternType
 from softswitch.ir.checked import BlockInstance
 from softswitch.ir.names import qualified_name
@@ -146,7 +147,7 @@ class GressWalk:
         return state  # constants, empty statements (loops are refused on Tofino)
 
     def _switch(self, s: ast.SwitchStatement, state: State, frame: _Frame) -> State | None:
-        table = _action_run_table(s.expr)
+        table = action_run_table(s.expr)
         if table is None:
             after = self._expr(s.expr, state, frame)
             if after is None:
@@ -160,7 +161,7 @@ class GressWalk:
         # switch (t.apply().action_run): the case of the action that ran follows that action
         call, decl = table
         before = self._table_entry(call, decl, state, frame)
-        runs = {id(a): (a, self._action(a, [], before, frame)) for a in _table_actions(decl)}
+        runs = {id(a): (a, self._action(a, [], before, frame)) for a in table_actions(decl)}
         ends: list[State | None] = []
         labelled: set[int] = set()
         for case in s.cases:
@@ -222,7 +223,7 @@ class GressWalk:
             return None
         if info.kind == "table_apply" and isinstance(info.decl, ast.TableDecl):
             entered = self._table_entry(e, info.decl, after, frame)
-            return _join([self._action(a, [], entered, frame) for a in _table_actions(info.decl)])
+            return _join([self._action(a, [], entered, frame) for a in table_actions(info.decl)])
         if info.kind == "action" and isinstance(info.decl, ast.ActionDecl):
             return self._action(info.decl, [], after, frame)
         if info.kind == "function" and isinstance(info.decl, ast.FunctionDecl):
@@ -318,29 +319,6 @@ class GressWalk:
         if kind in ("ActionProfile", "ActionSelector"):
             return ("action profile", self._name(decl, owner))
         return None
-
-
-def _table_actions(decl: ast.TableDecl) -> list[ast.ActionDecl]:
-    """The actions one apply of `decl` may run (its list and its default), each once."""
-    found: dict[int, ast.ActionDecl] = {}
-    refs = list(decl.actions) + ([decl.default_action] if decl.default_action else [])
-    for ref in refs:
-        if isinstance(ref.decl, ast.ActionDecl):
-            found.setdefault(id(ref.decl), ref.decl)
-    return list(found.values())
-
-
-def _action_run_table(e: ast.Expression) -> tuple[ast.MethodCall, ast.TableDecl] | None:
-    if (
-        isinstance(e, ast.Member)
-        and e.member == "action_run"
-        and isinstance(e.expr, ast.MethodCall)
-        and e.expr.call is not None
-        and e.expr.call.kind == "table_apply"
-        and isinstance(e.expr.call.decl, ast.TableDecl)
-    ):
-        return e.expr, e.expr.call.decl
-    return None
 
 
 def _subexpressions(e: ast.Expression) -> Iterator[ast.Expression]:

@@ -46,6 +46,7 @@ from itertools import pairwise
 
 from softswitch.errors import P4TypeError, SourceLocation
 from softswitch.frontend import ast
+from softswitch.frontend.tofino_tree import action_run_table, table_actions
 from softswitch.frontend.types import (
     BitType,
     BoolType,
@@ -173,15 +174,7 @@ def _seen(segs: list[Seg], copied: list[Seg] | None, lo: int, hi: int) -> Iterat
 
 def _put(segs: list[Seg], lo: int, hi: int, req: _Req) -> list[Seg]:
     """`segs` with bits lo..hi now written by `req` (the last writer of those bits)."""
-    out: list[Seg] = []
-    for s_lo, s_hi, r in segs:
-        if s_hi < lo or s_lo > hi:
-            out.append((s_lo, s_hi, r))
-            continue
-        if s_lo < lo:
-            out.append((s_lo, lo - 1, r))
-        if s_hi > hi:
-            out.append((hi + 1, s_hi, r))
+    out = _cut(segs, lo, hi)
     out.append((lo, hi, req))
     out.sort(key=lambda s: s[0])
     return out
@@ -871,7 +864,7 @@ class _StageWalk(_Resolver):
 
     def _switch(self, s: ast.SwitchStatement, state: State, scope: _Scope, floor: _Req
                 ) -> State | None:
-        run_of = _action_run(s.expr)
+        run_of = action_run_table(s.expr)
         if run_of is not None:
             inner = _control(self._table(run_of[0], run_of[1], state, scope, floor))
         else:
@@ -918,7 +911,7 @@ class _StageWalk(_Resolver):
         for key in decl.keys:
             self.uses(key.expr, scope, uses)
         keys = len(uses.reads)
-        for action in _table_actions(decl):
+        for action in table_actions(decl):
             uses.written = set()  # each action on its own (one of them runs)
             self.body(action, action.params, [], scope, uses)
         reqs = [floor]
@@ -1046,28 +1039,6 @@ def _synthesized(s: ast.Node) -> bool:
             "extern_method", "builtin", "extern_function", "action", "function"
         )
     return False
-
-
-def _table_actions(decl: ast.TableDecl) -> list[ast.ActionDecl]:
-    found: dict[int, ast.ActionDecl] = {}
-    refs = list(decl.actions) + ([decl.default_action] if decl.default_action else [])
-    for ref in refs:
-        if isinstance(ref.decl, ast.ActionDecl):
-            found.setdefault(id(ref.decl), ref.decl)
-    return list(found.values())
-
-
-def _action_run(e: ast.Expression) -> tuple[ast.MethodCall, ast.TableDecl] | None:
-    if (
-        isinstance(e, ast.Member)
-        and e.member == "action_run"
-        and isinstance(e.expr, ast.MethodCall)
-        and e.expr.call is not None
-        and e.expr.call.kind == "table_apply"
-        and isinstance(e.expr.call.decl, ast.TableDecl)
-    ):
-        return e.expr, e.expr.call.decl
-    return None
 
 
 # --- results ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Walks the Tofino rules share: the syntactic nodes under an AST node, and the block
-instances under the main package's blocks (each once)."""
+"""Walks the Tofino rules share: the syntactic nodes under an AST node, the block instances
+under the main package's blocks (each once), and what a table apply may run."""
 
 from __future__ import annotations
 
@@ -57,3 +57,27 @@ def blocks_under(roots: Iterable[BlockInstance]) -> Iterator[BlockInstance]:
             seen.add(id(block))
             yield block
             stack.extend(block.children.values())
+
+
+def table_actions(decl: ast.TableDecl) -> list[ast.ActionDecl]:
+    """The actions one apply of `decl` may run (its list and its default), each once."""
+    found: dict[int, ast.ActionDecl] = {}
+    refs = list(decl.actions) + ([decl.default_action] if decl.default_action else [])
+    for ref in refs:
+        if isinstance(ref.decl, ast.ActionDecl):
+            found.setdefault(id(ref.decl), ref.decl)
+    return list(found.values())
+
+
+def action_run_table(e: ast.Expression) -> tuple[ast.MethodCall, ast.TableDecl] | None:
+    """(the apply call, its table) when `e` is `t.apply().action_run`."""
+    if (
+        isinstance(e, ast.Member)
+        and e.member == "action_run"
+        and isinstance(e.expr, ast.MethodCall)
+        and e.expr.call is not None
+        and e.expr.call.kind == "table_apply"
+        and isinstance(e.expr.call.decl, ast.TableDecl)
+    ):
+        return e.expr, e.expr.call.decl
+    return None
