@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 
 from softswitch.errors import SourceLocation
 from softswitch.frontend import ast
-from softswitch.frontend.tofino_tree import action_run_table, table_actions
-from softswitch.frontend.types import ExternType
+from softswitch.frontend.tofino_tree import action_run_table, extern_instance, table_actions
 from softswitch.ir.checked import BlockInstance
 from softswitch.ir.names import qualified_name
 
@@ -272,16 +271,10 @@ class GressWalk:
     ) -> tuple[ast.InstanceDecl, BlockInstance | None, _Frame] | None:
         """The extern instance `e` names, the block declaring it (None: top level), and a
         frame for resolving the instance's own constructor arguments."""
-        block, parents = frame.block, list(frame.parents)
-        decl = e.decl if isinstance(e, ast.PathExpression) else None
-        while isinstance(decl, ast.Parameter):  # an extern passed as a constructor argument
-            arg = block.ctor_args.get(decl.name)
-            if not parents or not isinstance(arg, ast.PathExpression):
-                return None
-            block, parents = parents[-1], parents[:-1]
-            decl = arg.decl
-        if not isinstance(decl, ast.InstanceDecl) or not isinstance(decl.resolved, ExternType):
+        found = extern_instance(e, frame.block, frame.parents)
+        if found is None:
             return None
+        decl, block, parents = found
         owner = block if any(local is decl for local in block.decl.locals) else None
         return decl, owner, _Frame(block, parents)
 

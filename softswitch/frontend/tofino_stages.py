@@ -46,7 +46,7 @@ from itertools import pairwise
 
 from softswitch.errors import P4TypeError, SourceLocation
 from softswitch.frontend import ast
-from softswitch.frontend.tofino_tree import action_run_table, table_actions
+from softswitch.frontend.tofino_tree import action_run_table, extern_instance, table_actions
 from softswitch.frontend.types import (
     BitType,
     BoolType,
@@ -640,17 +640,8 @@ def _valid_bits(place: _Place) -> list[Range]:
 def _instance(e: ast.Expression, scope: _Scope) -> tuple[ast.InstanceDecl, BlockInstance] | None:
     """The extern instance `e` names and the block declaring it (the walked block for a
     top-level one: a top-level RegisterAction's body names top-level things only)."""
-    block, parents = scope.block, list(scope.parents)
-    decl = e.decl if isinstance(e, ast.PathExpression) else None
-    while isinstance(decl, ast.Parameter):  # an extern passed as a constructor argument
-        arg = block.ctor_args.get(decl.name)
-        if not parents or not isinstance(arg, ast.PathExpression):
-            return None
-        block, parents = parents[-1], parents[:-1]
-        decl = arg.decl
-    if not isinstance(decl, ast.InstanceDecl) or not isinstance(decl.resolved, ExternType):
-        return None
-    return decl, block
+    found = extern_instance(e, scope.block, scope.parents)
+    return None if found is None else (found[0], found[1])
 
 
 # --- the walk ------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """Walks the Tofino rules share: the syntactic nodes under an AST node, the block instances
-under the main package's blocks (each once), and what a table apply may run."""
+under the main package's blocks (each once), what a table apply may run, and which extern instance a name stands for."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
 from softswitch.frontend import ast
+from softswitch.frontend.types import ExternType
 from softswitch.ir.checked import BlockInstance
 
 # fields pointing elsewhere in the tree (or to annotations), not to syntactic children
@@ -81,3 +82,22 @@ def action_run_table(e: ast.Expression) -> tuple[ast.MethodCall, ast.TableDecl] 
     ):
         return e.expr, e.expr.call.decl
     return None
+
+
+def extern_instance(
+    e: ast.Expression, block: BlockInstance, parents: list[BlockInstance]
+) -> tuple[ast.InstanceDecl, BlockInstance, list[BlockInstance]] | None:
+    """The extern instance `e` names in `block` (whose enclosing instances are `parents`,
+    innermost last), following constructor arguments out to where it is declared: the
+    instance, and the block and parents where that name was found; None for anything else."""
+    decl = e.decl if isinstance(e, ast.PathExpression) else None
+    parents = list(parents)
+    while isinstance(decl, ast.Parameter):  # an extern passed as a constructor argument
+        arg = block.ctor_args.get(decl.name)
+        if not parents or not isinstance(arg, ast.PathExpression):
+            return None
+        block, parents = parents[-1], parents[:-1]
+        decl = arg.decl
+    if not isinstance(decl, ast.InstanceDecl) or not isinstance(decl.resolved, ExternType):
+        return None
+    return decl, block, parents

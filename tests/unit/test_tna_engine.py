@@ -431,6 +431,28 @@ def test_parser_counter_set_field_rotates_masks_adds_and_caps() -> None:
     assert pc.is_negative() and not pc.is_zero()
 
 
+# The rest of a program whose ingress is all that is tested: the ingress deparser emits
+# every header, and the egress passes the packet through.
+PASS_THROUGH_TAIL = """
+control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
+                   in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md,
+                out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); transition accept; }
+}
+control Eg(inout headers_t hdr, inout eg_md_t md, in egress_intrinsic_metadata_t eg_intr_md) {
+    apply { }
+}
+control EgDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t md) {
+    apply { pkt.emit(hdr); }
+}
+Pipeline(IgParser(), Ig(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
+Switch(pipe) main;
+"""
+
+
 # A TLV list counted down by a ParserCounter: the count byte says how many one-byte items follow.
 TNA_COUNTER = """
 #include <core.p4>
@@ -480,23 +502,7 @@ control Ig(inout headers_t hdr, inout ig_md_t md,
         ig_tm_md.ucast_egress_port = 1;
     }
 }
-control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
-                   in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    apply { pkt.emit(hdr); }
-}
-parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md,
-                out egress_intrinsic_metadata_t eg_intr_md) {
-    state start { pkt.extract(eg_intr_md); transition accept; }
-}
-control Eg(inout headers_t hdr, inout eg_md_t md, in egress_intrinsic_metadata_t eg_intr_md) {
-    apply { }
-}
-control EgDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t md) {
-    apply { pkt.emit(hdr); }
-}
-Pipeline(IgParser(), Ig(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
-Switch(pipe) main;
-"""
+""" + PASS_THROUGH_TAIL
 
 
 def test_parser_counter_counts_items_in_each_packet(tmp_path: Path) -> None:
@@ -541,23 +547,7 @@ control Ig(inout headers_t hdr, inout ig_md_t md, in ingress_intrinsic_metadata_
     }
     apply { t.apply(); }
 }
-control IgDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t md,
-                   in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    apply { pkt.emit(hdr); }
-}
-parser EgParser(packet_in pkt, out headers_t hdr, out eg_md_t md,
-                out egress_intrinsic_metadata_t eg_intr_md) {
-    state start { pkt.extract(eg_intr_md); transition accept; }
-}
-control Eg(inout headers_t hdr, inout eg_md_t md, in egress_intrinsic_metadata_t eg_intr_md) {
-    apply { }
-}
-control EgDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t md) {
-    apply { pkt.emit(hdr); }
-}
-Pipeline(IgParser(), Ig(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
-Switch(pipe) main;
-"""
+""" + PASS_THROUGH_TAIL
 
 
 def test_action_selector_picks_a_member_by_its_hash_of_the_selector_key(tmp_path: Path) -> None:
