@@ -456,7 +456,8 @@ def _ev_profile(args: argparse.Namespace) -> Any:
 
 
 def _nic_peers(topo: Any, nic: str, peers: list[str] | None) -> list[str]:
-    """The peers named, or one NIC under every T0 row (its own row included): every template
+    """The peers named, or one NIC of every destination row (its own T0's included; a NIC under
+    other T0s or ports per plane has a row of its own kind, plan/nic_rows.py): every template
     the NIC has is then used by some connection."""
     from controller.plan.usid import PlanError
 
@@ -465,11 +466,12 @@ def _nic_peers(topo: Any, nic: str, peers: list[str] | None) -> list[str]:
             raise PlanError(f"{topo.source}: no NIC {name!r}")
     if peers:
         return peers
-    by_row: dict[int, str] = {}
+    from controller.plan.nic_rows import RowBook
+
+    rows, by_row = RowBook(topo), {}
     for other in topo.nics:
-        row = topo.switch(other.attachments[0][0]).index
         if other.name != nic:
-            by_row.setdefault(row, other.name)
+            by_row.setdefault(rows.destination(other).row, other.name)
     return [by_row[row] for row in sorted(by_row)]
 
 
@@ -516,13 +518,24 @@ def cmd_check(args: argparse.Namespace) -> int:
             return _check_nic(args, topo, plan, start)
         result = check(topo, plan, mode=args.mode, max_errors=args.max_errors,
                        workers=args.workers)
+        print(f"{result.summary()} in {time.perf_counter() - start:.1f} s")
+        for err in result.errors:
+            print(f"  {err}")
+        ok = result.ok
+        if result.mode == "paths":
+            # The NICs' side of the same paths: every NIC's EVs towards every other NIC held
+            # against the wiring (a fabric the per-hop proof needs is too big for this).
+            from controller.plan.nic_checker import check_every_nic
+
+            nics = check_every_nic(topo, plan, _ev_profile(args), args.max_errors)
+            print(f"{nics.summary()} in {time.perf_counter() - start:.1f} s")
+            for err in nics.errors:
+                print(f"  {err}")
+            ok = ok and nics.ok
     except PlanError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{result.summary()} in {time.perf_counter() - start:.1f} s")
-    for err in result.errors:
-        print(f"  {err}")
-    return 0 if result.ok else 1
+    return 0 if ok else 1
 
 
 def _check_nic(args: argparse.Namespace, topo: Any, plan: Any, start: float) -> int:

@@ -2,22 +2,27 @@
 
 What is down (cables, switches) is kept here as the ground truth: `ecmp`'s routing protocol
 reconverges on it (`ecmp_convergence_us` after each change); the controller never sees it,
-only the NICs' EV events and its own probes.
+only the NICs' EV events and its own probes. Silent failures are not down: a blackholed
+switch or cable, a lossy cable and an EV's loss leave every link up, and no routing protocol
+notices them.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import plane_port
 from controller.repair.correlate import FabricLink, Verdict
 from controller.topology.model import Tier, Topology
 from emulation.events import Agenda
-from emulation.network import Network
+from emulation.network import Network, fabric_port
 from emulation.scenario import Failure, Scenario
+from mrc_transport.wire import WRITE_OPCODES, Opcode
 
-Cable = tuple[str, int]   # one end of a cable: (switch, port)
+Cable = tuple[str, int]   # one end of a cable: (switch, port), or (NIC, plane)
+SILENT = ("loss", "blackhole", "ev_loss")   # no routing protocol sees these
 
 
 class Failures:
@@ -31,9 +36,20 @@ class Failures:
         self.down_links: set[FabricLink] = set()
         self.down_switches: set[str] = set()
         self.dropped_power = 0   # what switches held when they lost power
+        self.dropped_ev_loss = 0   # what ev_loss failures took off NICs' plane ports
         self.rewrites = 0        # ecmp path rewrites
         self._rng = random.Random(scenario.seed)
+        self._ev_rng = random.Random(scenario.seed * 1_000_003 + 0xE5)   # apart from cables'
+        self._ev_loss: dict[str, dict[int, float]] = {}   # NIC -> EV -> share lost
         self._cables = cables(scenario.topology)
+
+    def injected_drops(self) -> dict[str, int]:
+        """Packets the emulated failures themselves destroyed, by cause, counts that only
+        grow: blackholed switches and cables (the fabric counts them: read them here only)
+        and `ev_loss`; cut and lossy cables are the fabric's own counters, read from it."""
+        return {"switch_power": self.dropped_power,
+                "blackhole": self.net.fabric.blackhole_drops,
+                "ev_loss": self.dropped_ev_loss}
 
     def schedule(self) -> None:
         for f in self.scenario.failures:
@@ -55,14 +71,24 @@ class Failures:
             at(f.at_us, lambda: self.power(f.switch, False), f.describe())
             at(f.at_us + f.down_us, lambda: self.power(f.switch, True))
         elif f.kind == "loss":
-            at(f.at_us, lambda: self.set_loss(_cable(f), f.percent / 100), f.describe())
+            at(f.at_us, lambda: self.set_loss(_cable(f), f.percent / 100, f.direction),
+               f.describe())
             if f.until_us:
-                at(f.until_us, lambda: self.set_loss(_cable(f), 0.0))
+                at(f.until_us, lambda: self.set_loss(_cable(f), 0.0, f.direction))
         elif f.kind == "nic_port_down":
             at(f.at_us, lambda: self.nic_port(f.nic, f.plane, False), f.describe())
             if f.until_us:
                 at(f.until_us, lambda: self.nic_port(f.nic, f.plane, True))
-        if self.reconverge:   # the routing protocol notices the change, and its end, later
+        elif f.kind == "blackhole":
+            at(f.at_us, lambda: self.blackhole(f, True), f.describe())
+            if f.until_us:
+                at(f.until_us, lambda: self.blackhole(f, False))
+        elif f.kind == "ev_loss":
+            at(f.at_us, lambda: self.ev_loss(f.nic, f.ev, f.percent / 100), f.describe())
+            if f.until_us:
+                at(f.until_us, lambda: self.ev_loss(f.nic, f.ev, 0.0))
+        if self.reconverge and f.kind not in SILENT:
+            # the routing protocol notices the change, and its end, later
             conv = self.scenario.ecmp_convergence_us
             at(f.at_us + conv, self._reconverge)
             end = {"switch_reboot": f.at_us + f.down_us,
@@ -94,8 +120,43 @@ class Failures:
             fabric.power_off(switch)
             self.down_switches.add(switch)
 
-    def set_loss(self, end: Cable, fraction: float) -> None:
-        self.net.fabric.set_link_loss(end[0], end[1], fraction, self._rng)
+    def set_loss(self, end: Cable, fraction: float, direction: str = "both") -> None:
+        """Random loss on a cable: both ways, or what `end` sends ("out") or receives ("in")."""
+        node, port = fabric_port(self.scenario.topology, end)
+        self.net.fabric.set_link_loss(node, port, fraction, self._rng, direction)
+
+    def blackhole(self, f: Failure, on: bool) -> None:
+        """A switch or a cable goes silent (or works again): what reaches it vanishes, and
+        nothing is told (its links stay up; the fabric counts the packets)."""
+        fabric = self.net.fabric
+        if f.link is not None:
+            fabric.set_link_blackhole(*fabric_port(self.scenario.topology, f.link), on)
+        else:
+            fabric.set_blackhole(f.switch, on)
+
+    def ev_loss(self, nic: str, ev: int, fraction: float) -> None:
+        """Lose `fraction` (0: none again) of what `nic` sends on EV `ev`, whichever plane
+        port it leaves by; drawn in send order from the run's seed."""
+        shares = self._ev_loss.setdefault(nic, {})
+        if fraction:
+            shares[ev] = fraction
+        else:
+            shares.pop(ev, None)
+        drop = self._ev_dropper(shares) if shares else None
+        for plane in range(self.scenario.topology.planes):
+            self.net.fabric.set_wire_filter(nic, plane_port(plane), drop)
+
+    def _ev_dropper(self, shares: dict[int, float]) -> Callable[[bytes], bool]:
+        rng = self._ev_rng
+
+        def drop(frame: bytes) -> bool:
+            ev = sent_ev(frame)
+            share = None if ev is None else shares.get(ev)
+            if share is None or rng.random() >= share:
+                return False
+            self.dropped_ev_loss += 1
+            return True
+        return drop
 
     def nic_port(self, nic: str, plane: int, up: bool) -> None:
         self.net.fabric.set_link_up(nic, plane_port(plane), up)
@@ -128,6 +189,22 @@ def cables(topology: Topology) -> dict[Cable, FabricLink]:
         t0, t1 = (a, b) if a.tier == Tier.T0 else (b, a)
         out[(link.a, link.a_port)] = out[(link.b, link.b_port)] = (t0.plane, t0.name, t1.name)
     return out
+
+
+_ETH = 14                   # the outer IPv6 header (the NIC's encapsulation) starts here
+_INNER = _ETH + 40          # then the inner IPv6 header: the NIC adds no SRH (uSID carrier)
+_BTH_AT = _INNER + 40 + 8   # after the inner IPv6 and UDP headers
+_SENT_ON_AN_EV = WRITE_OPCODES | {Opcode.PROBE}
+
+
+def sent_ev(frame: bytes) -> int | None:
+    """The EV a NIC's write or probe packet is sent on: the compact EV (plane << 8 | EV) in
+    the outer IPv6 flow label (p4src/nic/v1model/host_tx.p4, HostTxEncap); None for the
+    NIC's feedback (SACK, NACK: flow label 0, whatever path it takes) and anything else."""
+    if (len(frame) <= _BTH_AT or frame[12:14] != b"\x86\xdd" or frame[_ETH + 6] != 41
+            or frame[_INNER + 6] != 17 or frame[_BTH_AT] not in _SENT_ON_AN_EV):
+        return None
+    return frame[_ETH + 3]   # the flow label's low byte
 
 
 def _cable(f: Failure) -> Cable:

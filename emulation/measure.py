@@ -1,17 +1,21 @@
-"""What a run measures as it goes, into `metrics.Series`: packets on the T0-T1 cables (per
-plane) and trimmed packets reaching NICs (a tap on every wire), write payload handed to each
-NIC's host (goodput), and at every bin's end the growth of retransmissions and drops and the
-EVs in each state (read from the NICs' `ev_state` registers; DENIED from the installed paths)."""
+"""What a run measures as it goes, into `metrics.Series`: bytes on the T0-T1 cables (per plane
+and direction) and trimmed packets reaching NICs (a tap on every wire), write payload handed to
+each NIC's host (goodput), the time EVs spend in SKIP and ASSUMED_BAD (every write of the NICs'
+`ev_state` registers, observed), and at every bin's end the growth of retransmissions and of
+drops (per cause, emulation/drops.py) and the EVs in each state (read from the NICs'
+`ev_state` registers; DENIED from the installed paths)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from controller.plan.nic_plan import EV_STATES
+from controller.plan.nic_plan import EV_STATES, connection_profiles
+from controller.topology.model import Tier
 from emulation.metrics import Series
-from emulation.modes import Mode
+from emulation.modes import ECMP_PROFILE_BASE, Mode
 from emulation.network import Network
 from emulation.scenario import Scenario
+from emulation.state_time import StateTime
 from mrc_transport.wire import IMM_OPCODES, WRITE_OPCODES
 from softswitch.fabric import Delivery
 
@@ -37,10 +41,11 @@ def write_payload(frame: bytes) -> int:
 
 class Meter:
     """`on_wire` is a fabric observer; `host_frame` sees what a NIC hands its host; `sample`
-    runs at bin boundaries. `denied(nic)`: the EVs a NIC has DENIED now."""
+    runs at bin boundaries. `denied(nic, conn)`: the EVs the NIC has DENIED for that
+    connection now."""
 
     def __init__(self, scenario: Scenario, mode: Mode, network: Network,
-                 denied: Callable[[str], set[int]]) -> None:
+                 denied: Callable[[str, int], set[int]]) -> None:
         self.series = Series(scenario.bin_us)
         self.net = network
         self.mode = mode
@@ -54,7 +59,10 @@ class Meter:
         self.hops = 0
         self.trimmed = 0
         self._last = {"retransmitted": 0, "dropped": 0}
+        self._drops: dict[str, int] = {}   # per cause, at the latest sample
         network.fabric.add_observer(self.on_wire)
+        self.t0s = {s.name for s in topology.switches if s.tier == Tier.T0}
+        self.ev_time = self._watch_ev_states()
 
     def on_wire(self, d: Delivery) -> None:
         self.hops += 1
@@ -64,34 +72,74 @@ class Meter:
                 self.trimmed += 1
                 self.series.add(self.series.trimmed, at_us, 1)
         elif d.sender in self.planes and d.receiver in self.planes:   # switch to switch
+            series = self.series
             plane = self.planes[d.sender]
-            self.series.add(self.series.plane_bytes.setdefault(plane, []), at_us, len(d.data))
+            size = len(d.data)
+            way = series.plane_up_bytes if d.sender in self.t0s else series.plane_down_bytes
+            series.add(way.setdefault(plane, []), at_us, size)
+            series.add(series.plane_bytes.setdefault(plane, []), at_us, size)
+
+    def _watch_ev_states(self) -> StateTime:
+        """Integrate the time each EV in use spends in SKIP and ASSUMED_BAD from every write
+        of the NICs' `ev_state` registers (series.ev_time_ns shares the rows)."""
+        watched = {v: name for v, name in EV_STATES.items() if name != "GOOD"}
+        clock = StateTime(self.series.bin_us * 1000, watched)
+        self.series.ev_time_ns = {name: clock.rows[v] for v, name in watched.items()}
+        now = self.net.clock
+        for name, nic in sorted(self.net.nics.items()):
+            register = self.net.fabric.switch(name).engine.register("ev_state")
+            cells = {c.conn * EV_SLOTS + ev for c in nic.connections.values()
+                     for ev in range(self.evs)}
+            for cell in sorted(cells):
+                clock.move((name, cell), register.read(cell), now.now_ns)
+
+            def written(index: int, value: int, name: str = name,
+                        cells: set[int] = cells) -> None:
+                if index in cells:
+                    clock.move((name, index), value, now.now_ns)
+            register.observe(written)
+        return clock
 
     def host_frame(self, nic: str, frame: bytes, at_us: float) -> None:
         size = write_payload(frame)
         if size:
             self.series.add(self.series.goodput_bytes.setdefault(nic, []), at_us, size)
 
-    def sample(self, now_us: float, retransmitted: int, dropped: int, *,
+    def sample(self, now_us: float, retransmitted: int, drops: Mapping[str, int], *,
                final: bool = False) -> None:
-        """At a bin boundary: the counters' growth in the bin that ended, and the EVs in each
-        state at its end; `final`: at the run's end, into the bin it ends in."""
+        """At a bin boundary: the counters' growth in the bin that ended (`drops`: every
+        cause's count so far, emulation/drops.py), and the EVs in each state at its end;
+        `final`: at the run's end, into the bin it ends in."""
         bin_us = self.series.bin_us
         at = max(0, int(now_us // bin_us) - (0 if final else 1)) * bin_us
-        for name, total in (("retransmitted", retransmitted), ("dropped", dropped)):
+        self._count_drops(at, drops)
+        for name, total in (("retransmitted", retransmitted),
+                            ("dropped", sum(drops.values()))):
             self.series.add(getattr(self.series, name), at, total - self._last[name])
             self._last[name] = total
         counts = dict.fromkeys((*EV_STATES.values(), "DENIED"), 0)
         for name, nic in sorted(self.net.nics.items()):
             register = self.net.fabric.switch(name).engine.register("ev_state")
-            denied = self.denied(name)
+            pinned = {conn for conn, profile in connection_profiles(nic.plan).items()
+                      if profile >= ECMP_PROFILE_BASE}   # a flow pinned to one path: one EV
             for c in nic.connections.values():
-                for ev in range(self.evs):
+                denied = self.denied(name, c.conn)
+                for ev in range(1 if c.conn in pinned else self.evs):
                     state = "DENIED" if ev in denied else EV_STATES[
                         register.read(c.conn * EV_SLOTS + ev)]
                     counts[state] += 1
         for state, n in counts.items():
             self.series.set(self.series.ev_states.setdefault(state, []), at, n)
+        self.ev_time.flush(round(now_us * 1000))
+
+    def _count_drops(self, at: float, drops: Mapping[str, int]) -> None:
+        """Each cause's growth in its own row (a row from the first bin it grows in on)."""
+        rows = self.series.drops
+        for cause, total in drops.items():
+            grown = total - self._drops.get(cause, 0)
+            if grown or cause in rows:
+                self.series.add(rows.setdefault(cause, []), at, grown)
+            self._drops[cause] = total
 
     def totals(self) -> dict[str, int]:
         return {"retransmitted": self._last["retransmitted"], "dropped": self._last["dropped"],

@@ -7,7 +7,7 @@ and the controller differ.
 - `spray`: oblivious spraying: the same EVs, no backups and `ev_min_active` = `ev_count`, so
   the NIC never takes an EV out of service (its data plane suppresses every demotion).
 - `ecmp`: each connection pinned to one path, (plane, T1) picked by a hash of the connection
-  as a switch's ECMP hash picks an uplink: a profile of one EV per connection (`ev_mask` 0,
+  among the T1s that reach the peer's T0, as a switch's ECMP hash picks an uplink: a profile of one EV per connection (`ev_mask` 0,
   one plane, no backups). A failed cable is routed around `ecmp_convergence_us` after it
   fails (the routing protocol's reconvergence): connections pinned across it are hashed again
   over the paths still alive, and hashed back when it returns.
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import EvProfile, NicConnection, NicPlan, NicPlanner
 from controller.plan.plan import FabricPlan
+from controller.plan.usid import PlanError
 from controller.repair.correlate import Verdict
 
 # profile ids: the scenario's profile keeps its own; ecmp gives connection c its own.
@@ -75,18 +76,27 @@ class EcmpPaths:
         self.plan = plan
         self.seed = seed
 
-    def choices(self, nic: str) -> list[tuple[int, str, int]]:
-        """(plane, T1 name, T1 uSID) above the NIC's T0 in every plane."""
+    def choices(self, nic: str, peer: str | None = None) -> list[tuple[int, str, int]]:
+        """(plane, T1 name, T1 uSID) above the NIC's T0 in every plane; with `peer`, only the
+        T1s that reach the peer's T0 too (a fabric may leave a T0-T1 cable out), every T1 of a
+        plane where both sit under one T0 (no T1 on the way)."""
+        topology = self.plan.topology
+        me = topology.nic(nic).attachments
+        there = topology.nic(peer).attachments if peer is not None else me
         out = []
-        for plane, (t0, _) in enumerate(self.plan.topology.nic(nic).attachments):
-            for name, usid in self.plan.templates.t1_choices(plane, t0, t0):
-                out.append((plane, name, usid))
+        for plane, ((t0, _), (dst, _)) in enumerate(zip(me, there, strict=True)):
+            ups = self.plan.templates.t1_choices(plane, t0, t0)
+            reach = ups if dst == t0 else self.plan.templates.t1_choices(plane, t0, dst)
+            out += [(plane, name, usid) for name, usid in reach]
         return out
 
     def pick(self, nic: str, connection: NicConnection, down: Verdict) -> PinnedPath:
         topology = self.plan.topology
         me, peer = topology.nic(nic), topology.nic(connection.peer)
-        options = self.choices(nic)
+        options = self.choices(nic, connection.peer)
+        if not options:
+            raise PlanError(f"NIC {nic} -> {connection.peer}: no T1 reaches the peer's T0 in "
+                            "any plane")
 
         def alive(option: tuple[int, str, int]) -> bool:
             plane, t1, _ = option

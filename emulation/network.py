@@ -2,17 +2,21 @@
 the MRC NIC program on every NIC, all programmed over P4Runtime as real devices are, every
 cable with the scenario's line rate and propagation delay (softswitch/fabric.py).
 
-The NICs are programmed for one mode (emulation/modes.py) with their connections: one per
-pair of NICs that write to each other, both ends (the peer's writes and the feedback for our
-sends arrive on it). The NIC sessions stay open: the EV-event digests come over them, and
-`settle_digests` waits (in wall time) until every digest a NIC has raised has arrived, so a
-controller reading them at a virtual instant sees exactly what was raised before it.
+Cables may have their own rate, delay and queue depth (the scenario's `cables`), re-applied
+when a switch boots again. The NICs are programmed for one mode (emulation/modes.py) with
+their connections: one per pair of NICs that write to each other, both ends (the peer's writes
+and the feedback for our sends arrive on it); a connection a scenario pins to one path (a
+`flow` with a `path`) takes only that path, in every mode. The NIC sessions stay open: the
+EV-event digests come over them, and `settle_digests` waits (in wall time) until every digest
+a NIC has raised has arrived, so a controller reading them at a virtual instant sees exactly
+what was raised before it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.devices.push import push
@@ -27,11 +31,13 @@ from controller.plan.nic_plan import (
     NicConnection,
     NicPlan,
     NicPlanner,
+    plane_port,
 )
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Verdict
 from controller.topology.model import Tier, Topology
-from emulation.modes import EcmpPaths, Mode, PinnedPath, nic_plan
+from emulation.modes import ECMP_PROFILE_BASE, EcmpPaths, Mode, PinnedPath, nic_plan
+from emulation.scenario import CableOverride, Scenario
 from p4rt import PacketIn, SwitchConnection
 from softswitch.clock import VirtualClock
 from softswitch.fabric import Fabric
@@ -43,7 +49,9 @@ STREAM_WAIT_S = 5.0   # wall seconds a stream message may take before something 
 @dataclass
 class NicDevice:
     """One NIC: its connections (index -> NicConnection), the P4Runtime session, the wire to
-    its host port, its plan, and how many EV-event digests it has raised."""
+    its host port, its plan (what a controller may rewrite: the paths of connections a
+    scenario pins are programmed but left out, as a tenant's static route would be), and how
+    many EV-event digests it has raised."""
 
     name: str
     connections: dict[int, NicConnection]
@@ -67,12 +75,34 @@ def pair_connections(pairs: Sequence[tuple[str, str]]) -> dict[str, list[NicConn
             for me, peers in index.items()}
 
 
+def fabric_port(topology: Topology, end: tuple[str, int]) -> tuple[str, int]:
+    """A cable end as the fabric knows it: a switch's port as it is, a NIC's end (NIC, plane)
+    as the NIC device's port of that plane."""
+    name, port = end
+    return (name, plane_port(port)) if topology.is_nic(name) else end
+
+
 class Network:
-    """See the module docstring. `close` (or `with`) stops the P4Runtime servers."""
+    """See the module docstring. `close` (or `with`) stops the P4Runtime servers. `cables`:
+    per-cable overrides of `rate_bps`, `delay_ns` and `queue_packets`; `pins`: (src, dst) ->
+    (plane, T1 index), the connection between the two NICs on that one path."""
+
+    @classmethod
+    def of(cls, scenario: Scenario, switch_program: Program, nic_program: str, mode: Mode,
+           pairs: Sequence[tuple[str, str]]) -> Network:
+        """The network a scenario describes, in `mode`, with connections for `pairs`."""
+        return cls(scenario.topology, switch_program, nic_program, mode, pairs,
+                   rate_bps=scenario.links.rate_gbps * 1e9, delay_ns=scenario.links.delay_ns,
+                   queue_packets=scenario.links.queue_packets, seed=scenario.seed,
+                   cables=scenario.cables,
+                   pins={(w.src, w.dst): w.path for w in scenario.workloads
+                         if w.path is not None})
 
     def __init__(self, topology: Topology, switch_program: Program, nic_program: str,
                  mode: Mode, pairs: Sequence[tuple[str, str]], *, rate_bps: float,
-                 delay_ns: int, queue_packets: int, seed: int) -> None:
+                 delay_ns: int, queue_packets: int, seed: int,
+                 cables: Sequence[CableOverride] = (),
+                 pins: Mapping[tuple[str, str], tuple[int, int]] | None = None) -> None:
         self.topology = topology
         self.mode = mode
         self.plan = FabricPlan(topology)
@@ -86,9 +116,15 @@ class Network:
                                                  link_delay_ns=delay_ns)
         self.rate_bps = rate_bps
         self.queue_packets = queue_packets
+        self.pins = {pair: path for (a, b), path in (pins or {}).items()
+                     for pair in ((a, b), (b, a))}   # one connection carries both ways
         self.nics: dict[str, NicDevice] = {}
         self.t0s: dict[str, tuple[SwitchConnection, list[int]]] = {}   # session, packet-ins sent
+        # device -> (port, line rate in bit/s or None, queue depth or None): both cable ends
+        self._ports: dict[str, list[tuple[int, float | None, int | None]]] = {}
         try:
+            for c in cables:
+                self._override(c)
             for node in self.fabric.switches:
                 self.set_rates(node.name)
             self.push_switches()
@@ -99,6 +135,15 @@ class Network:
 
     # -- building -------------------------------------------------------------------------
 
+    def _override(self, cable: CableOverride) -> None:
+        """One cable's own delay now, and its rate and depth for `set_rates` at both ends."""
+        name, port = fabric_port(self.topology, cable.link)
+        if cable.delay_ns is not None:
+            self.fabric.set_link_delay(name, port, cable.delay_ns)
+        rate = None if cable.rate_gbps is None else cable.rate_gbps * 1e9
+        for end, end_port in ((name, port), self.fabric.switch(name).links[port]):
+            self._ports.setdefault(end, []).append((end_port, rate, cable.queue_packets))
+
     def set_rates(self, name: str) -> None:
         """A device's ports as the scenario's cables and buffers (again after a reboot)."""
         device = self.fabric.switch(name).device
@@ -107,6 +152,11 @@ class Network:
         if name in {n.name for n in self.topology.nics}:
             # The host port is the NIC's PCIe side, faster than all its planes together.
             device.set_line_rate(HOST_PORT, None)
+        for port, rate, depth in self._ports.get(name, ()):
+            if rate is not None:
+                device.set_line_rate(port, rate)
+            if depth is not None:
+                device.set_queue_depth(port, depth)
 
     def push_switches(self, names: Sequence[str] | None = None) -> None:
         """Push the static plan (pipeline and entries) to `names` (default: every switch)."""
@@ -118,20 +168,39 @@ class Network:
     def _program_nics(self, connections: dict[str, list[NicConnection]]) -> None:
         planner = NicPlanner(self.plan)
         for name, conns in connections.items():
+            fixed = {c.conn: self._fixed(name, c, self.pins[(name, c.peer)])
+                     for c in conns if (name, c.peer) in self.pins}
             pinned = []
             if self.mode.pinned:
                 for c in conns:
-                    path = self.ecmp.pick(name, c, Verdict())
-                    self.pinned[(name, c.conn)] = path
+                    path = fixed.get(c.conn)
+                    if path is None:   # hashed, and hashed again as routing reconverges
+                        path = self.ecmp.pick(name, c, Verdict())
+                        self.pinned[(name, c.conn)] = path
                     pinned.append(path)
             plan = nic_plan(planner, self.mode, name, conns, pinned)
+            if fixed and not self.mode.pinned:
+                plan = _pin(plan, fixed.values())
             node = self.fabric.switch(name)
             # No ack cache: every event is sent, whatever was acknowledged when.
             session = program_nic(node, plan, ack_timeout_ns=0)
+            paths = {p.entry() for p in fixed.values()}
+            managed = dataclasses.replace(plan, entries=tuple(
+                e for e in plan.entries if e not in paths))
             nic = NicDevice(name, {c.conn: c for c in conns}, session,
-                            self.fabric.host(nic_host_name(name)), plan)
+                            self.fabric.host(nic_host_name(name)), managed)
             node.device.add_digest_listener(lambda _d, nic=nic: _raised(nic))
             self.nics[name] = nic
+
+    def _fixed(self, nic: str, connection: NicConnection, path: tuple[int, int]) -> PinnedPath:
+        """`connection` of `nic` on (plane, T1 index) `path` (a T1 that reaches the peer)."""
+        plane, index = path
+        t1 = self.topology.switches_of(plane, Tier.T1)[index].name
+        for option in self.ecmp.choices(nic, connection.peer):
+            if option[:2] == (plane, t1):
+                return PinnedPath(nic, connection.conn, plane, t1, option[2])
+        raise ValueError(f"{nic} -> {connection.peer}: no path over {t1} in plane {plane} "
+                         "(no cable from a T0 of theirs to it)")
 
     # -- control ---------------------------------------------------------------------------
 
@@ -213,6 +282,22 @@ class Network:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _pin(plan: NicPlan, paths: Iterable[PinnedPath]) -> NicPlan:
+    """`plan` with each of `paths`' connections on its one path: as modes.nic_plan pins an
+    ecmp connection, a profile of one EV (in one plane, no backups) of its own."""
+    by_conn = {p.conn: p for p in paths}
+    one_ev = {"ev_mask": 0, "planes": 1, "backups": 0, "ev_min_active": 1}
+    entries: list[PlannedEntry] = []
+    for entry in plan.entries:
+        params = dict(entry.params)
+        if entry.table in ("tx_connection", "local_qp") and params["conn"] in by_conn:
+            params.update(one_ev, profile=ECMP_PROFILE_BASE + params["conn"])
+            entry = dataclasses.replace(entry, params=tuple(sorted(params.items())))
+        entries.append(entry)
+    entries += [p.entry() for p in by_conn.values()]
+    return dataclasses.replace(plan, entries=tuple(entries))
 
 
 def _raised(nic: NicDevice) -> None:

@@ -17,19 +17,21 @@ the T0s' PacketOut and PacketIn.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 
 from controller.daemon.probes import LinkProber
 from controller.devices.session import Program
-from controller.plan.nic_plan import nic_address
+from controller.plan.nic_plan import EV_STATES, connection_profiles, nic_address
 from controller.plan.usid import format_address
 from controller.repair.damping import Damper
 from controller.repair.repairer import DirectNic, ManagedNic, Repairer
+from emulation.drops import DropCounter, Drops
 from emulation.events import Agenda
 from emulation.failures import Failures
-from emulation.measure import Meter
-from emulation.metrics import MessageRecord, RunResult
+from emulation.measure import EV_SLOTS, Meter
+from emulation.metrics import ConnectionFate, MessageRecord, RunResult
 from emulation.modes import Mode, mode
 from emulation.network import Network
 from emulation.scenario import Scenario
@@ -85,6 +87,11 @@ class RunState:
                                      timing.probe_successes)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
+        self.drop_counter = DropCounter(network, self.failures)
+        self._drops_sampled: Drops | None = None
+        # (NIC, local QP) -> when its transport gave up, and the EVs out of service then
+        self._gave_up: dict[tuple[str, int], tuple[float, tuple[int, ...]]] = {}
+        self._failed_seen = dict.fromkeys(self.hosts, 0)
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -116,20 +123,27 @@ class RunState:
 
     def _repairer(self) -> Repairer:
         timing = self.scenario.controller
+        # Each connection's own profile: on irregular wiring a connection may have one of its
+        # own (nic_plan.py), and a pinned flow a one-EV profile the controller leaves alone.
         managed = [ManagedNic(name, DirectNic(nic.session, name),
                               {c.conn: c.peer for c in nic.connections.values()},
                               self.mode.profile,
-                              [e for e in nic.plan.entries if e.table == "ev_path"])
+                              [e for e in nic.plan.entries if e.table == "ev_path"],
+                              profiles=connection_profiles(nic.plan))
                    for name, nic in sorted(self.net.nics.items())]
         return Repairer(self.net.plan, managed, window_s=timing.window_us / 1e6,
                         settle_s=timing.settle_us / 1e6,
                         damper=Damper(hold_s=timing.hold_us / 1e6))
 
-    def _denied(self, nic: str) -> set[int]:
+    def _denied(self, nic: str, conn: int) -> set[int]:
+        """The EVs of connection `conn` of `nic` the controller has DENIED now (ev_path is
+        keyed by profile: only the connection's own profile's entries count)."""
         if self.repairer is None:
             return set()
         managed = self.repairer.nics[nic]
-        return {dict(e.match)["ev"] for e in managed.installed if e.action == "deny_path"}
+        profile = managed.profile_of(conn)
+        return {match["ev"] for e in managed.installed if e.action == "deny_path"
+                and (match := dict(e.match))["profile"] == profile}
 
     # -- the workload ----------------------------------------------------------------------
 
@@ -139,6 +153,10 @@ class RunState:
         self.by_peer[(m.src, m.dst)].sender.write(_data(self.scenario.seed, m), far.offsets[mid],
                                                   immediate=mid, now_us=self.clock())
         self.records[mid].posted_us = self.clock.us()
+
+    def _post_all(self, ids: Sequence[int]) -> None:
+        for mid in ids:
+            self._post(mid)
 
     def _arrive(self, nic: str, end: _End) -> None:
         for _msn, va, length, immediate in end.receiver.completions():
@@ -165,6 +183,7 @@ class RunState:
         now_us = self.clock()
         fabric = self.net.fabric
         meter = self.meter
+        self.drop_counter.watch()   # a switch powered off or on: its pipeline replaced
         while True:
             fabric.run_until_idle()
             moved = False
@@ -182,8 +201,29 @@ class RunState:
                 for frame in host.poll(now_us):
                     moved = True
                     wire.send(frame)
+                if len(failed := host.failed) != self._failed_seen[name]:
+                    self._failed_seen[name] = len(failed)
+                    self._note_gave_up(name, failed)
             if not moved:
                 return
+
+    def _note_gave_up(self, nic: str, failed: Sequence[Connection]) -> None:
+        """A transport gave up now: when, and on which EVs its NIC had it stuck (the
+        transport does not keep the time)."""
+        for connection in failed:
+            key = (nic, connection.config.local_qp)
+            if key not in self._gave_up:
+                self._gave_up[key] = (self.clock.us(), self._out_of_service(*key))
+
+    def _out_of_service(self, nic: str, local_qp: int) -> tuple[int, ...]:
+        """The EVs of the connection on `local_qp` that `nic` has out of service now (SKIP,
+        ASSUMED_BAD, or DENIED by the controller)."""
+        conn = next(c.conn for c in self.net.nics[nic].connections.values()
+                    if c.local_qp == local_qp)
+        register = self.net.fabric.switch(nic).engine.register("ev_state")
+        denied = self._denied(nic, conn)
+        return tuple(ev for ev in range(self.meter.evs)
+                     if ev in denied or EV_STATES[register.read(conn * EV_SLOTS + ev)] != "GOOD")
 
     def _next_timer_ns(self) -> int | None:
         """When a transport's timer (a timeout, a resend, a probe) next needs it polled."""
@@ -193,25 +233,30 @@ class RunState:
         return max(min(times) * 1000, self.clock.now_ns + 1) if times else None
 
     def _sample(self, final: bool = False) -> None:
-        fabric = self.net.fabric
-        dropped = (fabric.link_down_drops + fabric.loss_drops + self.failures.dropped_power
-                   + sum(n.device.queues.dropped + n.device.dropped_no_pipeline
-                         for n in fabric.switches))
+        self.drop_counter.note()
+        drops = self._drops_sampled = self.drop_counter.read()
         retransmitted = sum(e.sender.counters["retransmitted"]
                             for ends in self.ends.values() for e in ends)
-        self.meter.sample(self.clock.us(), retransmitted, dropped, final=final)
+        self.meter.sample(self.clock.us(), retransmitted, drops.total, final=final)
 
     def run(self) -> RunResult:
         s = self.scenario
+        # A bin's sample first at its boundary: what a failure at that instant destroys
+        # belongs to the bin it starts, not to the one that ended.
+        for k in range(1, s.duration_us // s.bin_us + 2):
+            self.agenda.at(k * s.bin_us, self._sample)
         self.failures.schedule()
         if self.repairer is not None:
             for k in range(1, s.duration_us // s.controller.period_us + 1):
                 self.agenda.at(k * s.controller.period_us, self._controller_round)
-        for k in range(1, s.duration_us // s.bin_us + 2):
-            self.agenda.at(k * s.bin_us, self._sample)
+        # The first messages go on the agenda after the failures: a failure at the same
+        # instant (at_us 0 too) applies before their first packet.
+        starts: dict[int, list[int]] = {}
         for m in self.schedule:
             if not m.after:
-                self._post(m.id)
+                starts.setdefault(m.start_us, []).append(m.id)
+        for start_us, ids in sorted(starts.items()):
+            self.agenda.at(start_us, functools.partial(self._post_all, ids))
         limit_ns = s.duration_us * 1000
         steps = 0
         finished = False
@@ -238,16 +283,55 @@ class RunState:
             self.progress(self.clock(), self.arrived, len(self.schedule), self.meter.hops)
         repaired = sum(sum(log.written.values()) for log in self.repairer.history) \
             if self.repairer is not None else 0
+        drops = self._final_drops()
         totals = {
             "sent": sum(e.sender.counters["sent"] for ends in self.ends.values() for e in ends),
             **self.meter.totals(),
+            "dropped": drops.dropped,
+            "duplicates": drops.duplicates,
             "ev_events": sum(n.raised for n in self.net.nics.values()),
             "rewrites": self.failures.rewrites + repaired,
         }
         series = self.meter.series
         series.grow(int(end_us // s.bin_us) + 1)
         return RunResult(self.mode.name, end_us, finished, self.records, series, totals,
-                         self.failures_seen, self.log)
+                         self.failures_seen, self.log, connections=self._fates(end_us),
+                         drops=drops.total, drop_sites=drops.at)
+
+    def _final_drops(self) -> Drops:
+        """The drops as a collector reads them at the end (the P4 counters over P4Runtime);
+        the bins were read from the engines: both must agree."""
+        drops = self.drop_counter.read_p4runtime()
+        sampled = self._drops_sampled
+        if sampled is None or sampled.total != drops.total or \
+                sampled.duplicates != drops.duplicates:
+            raise RuntimeError("drop counters read over P4Runtime differ from the engines': "
+                               f"{drops.total} != {sampled and sampled.total}")
+        return drops
+
+    def _fates(self, end_us: float) -> list[ConnectionFate]:
+        """What became of each connection that carried messages (one direction each)."""
+        carried: dict[tuple[str, str], list[MessageRecord]] = {}
+        for record in self.records:
+            carried.setdefault((record.src, record.dst), []).append(record)
+        fates = []
+        for (src, dst), records in sorted(carried.items()):
+            qp = next(c.local_qp for c in self.net.nics[src].connections.values()
+                      if c.peer == dst)
+            error = self.hosts[src].connection(qp).error
+            undelivered = tuple(r.id for r in records if not r.delivered)
+            if error is not None:
+                at_us, evs = self._gave_up.get((src, qp), (end_us, ()))
+                fates.append(ConnectionFate(src, dst, qp, "gave_up", at_us,
+                                            getattr(error, "retries", 0), evs, str(error),
+                                            undelivered))
+            elif not undelivered:
+                fates.append(ConnectionFate(src, dst, qp, "done"))
+            else:
+                fates.append(ConnectionFate(src, dst, qp, "open", end_us, 0,
+                                            self._out_of_service(src, qp),
+                                            _why_open(records), undelivered))
+        return fates
 
     def _controller_round(self) -> None:
         """One round of the controller, as `mrc-ctl run`'s: EV events in and NICs rewritten,
@@ -280,6 +364,19 @@ class RunState:
         return True
 
 
+def _why_open(records: Sequence[MessageRecord]) -> str:
+    """What an open connection still owed when the run ended."""
+    missing = [r for r in records if not r.delivered]
+    never = sum(r.posted_us is None for r in missing)
+    corrupt = sum(r.arrived_us is not None for r in missing)
+    parts = [f"{len(missing)} of {len(records)} messages not delivered"]
+    if never:
+        parts.append(f"{never} never posted (waiting on messages before them)")
+    if corrupt:
+        parts.append(f"{corrupt} arrived corrupt")
+    return ", ".join(parts)
+
+
 def _data(seed: int, m: Message) -> bytes:
     """What message `m` writes (the same bytes for the same seed, every run)."""
     return random.Random(seed * 1_000_003 + m.id).randbytes(m.size)
@@ -292,10 +389,9 @@ def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_pr
     network)`, when given, is told when the network is up and when the run is over (a
     benchmark times the run apart from the setup)."""
     chosen = mode(mode_name, scenario.profile)
-    schedule = messages(scenario.workload, scenario.seed)
-    with Network(scenario.topology, switch_program, nic_program, chosen, connections(schedule),
-                 rate_bps=scenario.links.rate_gbps * 1e9, delay_ns=scenario.links.delay_ns,
-                 queue_packets=scenario.links.queue_packets, seed=scenario.seed) as network:
+    schedule = messages(scenario.workloads, scenario.seed)
+    with Network.of(scenario, switch_program, nic_program, chosen,
+                    connections(schedule)) as network:
         if phase is not None:
             phase("built", network)
         try:

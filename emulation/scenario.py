@@ -7,23 +7,30 @@ against its topology (NICs, switches and cables it names exist) before anything 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from yaml.nodes import Node, ScalarNode
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from controller.plan.nic_plan import EvProfile, PlanError
 from controller.topology import yaml_io
 from controller.topology.errors import TopologyError, YamlFileError
 from controller.topology.generate import generate
-from controller.topology.model import Tier, Topology
+from controller.topology.model import QosConfig, Tier, Topology
+from controller.topology.yaml_io import _QOS_LIMITS as QOS_LIMITS  # the topology's own bounds
 from controller.topology.yaml_nodes import NodeReader, compose, read_text
+from emulation.scenario_warnings import warnings as scenario_warnings
 from mrc_transport.config import NIC_PSN_WINDOW
 
 # Load balancing, all on the same P4 programs (emulation/modes.py says how each is configured).
 MODES = ("ecmp", "spray", "mrc", "mrc_no_controller")
-WORKLOADS = ("ring_allreduce", "all_to_all", "permutation", "incast")
-FAILURES = ("link_down", "link_up", "switch_reboot", "flap", "loss", "nic_port_down")
+WORKLOADS = ("ring_allreduce", "all_to_all", "permutation", "incast", "flow")
+FAILURES = ("link_down", "link_up", "switch_reboot", "flap", "loss", "nic_port_down",
+            "blackhole", "ev_loss")
+DIRECTIONS = ("both", "out", "in")   # a loss: both ways, what the named end sends, receives
+MAIN_FLOW = "main"       # the first workload's messages (the summary's completion times)
+VICTIM_FLOW = "victim"   # an incast's victim
 
 
 # 16 EVs over the planes, 2 backups per plane, at least 4 in service (the demo's).
@@ -46,6 +53,18 @@ class Links:
 
 
 @dataclass(frozen=True)
+class CableOverride:
+    """One cable's own line rate, propagation delay and egress queue depth (None: as
+    `links`), both ways; named by one of its ends, SWITCH:PORT, or NIC:PLANE for a NIC's
+    cable to its T0."""
+
+    link: tuple[str, int]
+    rate_gbps: float | None = None
+    delay_ns: int | None = None
+    queue_packets: int | None = None
+
+
+@dataclass(frozen=True)
 class Workload:
     """What the NICs send. `nics` () = every NIC of the topology, in topology order.
 
@@ -54,7 +73,10 @@ class Workload:
     all_to_all: every rank writes `bytes` to every other rank at once. permutation: every rank
     writes `bytes` to one other (a seeded derangement). incast: `senders` write `bytes` each
     to `receiver`, while `victim` (sender, receiver: a NIC under the receiver's T0) writes
-    `victim_bytes`. `iterations` repeats the whole pattern, each after the last finished."""
+    `victim_bytes`. flow: `src` writes `bytes` to `dst`, on one path (plane, T1 index) in
+    every mode when `path` is given. `iterations` repeats the whole pattern, each after the
+    last finished. The first messages are posted at `start_us`; `flow` labels the messages
+    in the report (`label`: "main" for the first workload's)."""
 
     kind: str
     bytes: int
@@ -64,14 +86,21 @@ class Workload:
     receiver: str = ""
     victim: tuple[str, str] | None = None
     victim_bytes: int = 0
+    src: str = ""
+    dst: str = ""
+    path: tuple[int, int] | None = None
+    start_us: int = 0
+    label: str = MAIN_FLOW
 
 
 @dataclass(frozen=True)
 class Failure:
     """One scheduled failure (virtual µs from the start). Which fields matter by kind:
     link_down / link_up: `link`; switch_reboot: `switch`, `down_us`; flap: `link`, `count`,
-    `down_us`, `up_us`; loss: `link`, `percent`, `until_us`; nic_port_down: `nic`, `plane`,
-    `until_us` (0: for good)."""
+    `down_us`, `up_us`; loss: `link`, `percent`, `until_us`, `direction`; nic_port_down:
+    `nic`, `plane`, `until_us` (0: for good); blackhole: `switch` or `link`, `until_us`;
+    ev_loss: `nic`, `ev`, `percent`, `until_us`. A `link` is SWITCH:PORT, or NIC:PLANE for
+    a NIC's cable (loss and blackhole only)."""
 
     at_us: int
     kind: str
@@ -84,14 +113,20 @@ class Failure:
     count: int = 1
     percent: float = 0.0
     until_us: int = 0
+    direction: str = "both"
+    ev: int = 0
 
     def describe(self) -> str:
         target = (f"{self.link[0]}:{self.link[1]}" if self.link else self.switch
-                  or f"{self.nic} plane {self.plane}")
+                  or (f"{self.nic} EV {self.ev}" if self.kind == "ev_loss"
+                      else f"{self.nic} plane {self.plane}"))
+        way = "" if self.direction == "both" else f" {self.direction}"
         extra = {"switch_reboot": f" for {self.down_us} µs",
                  "flap": f" x{self.count} ({self.down_us} µs down, {self.up_us} µs up)",
-                 "loss": f" {self.percent:g}%"}.get(self.kind, "")
-        return f"{self.kind} {target}{extra} at {self.at_us} µs"
+                 "loss": f" {self.percent:g}%{way}",
+                 "ev_loss": f" {self.percent:g}%"}.get(self.kind, "")
+        until = f" until {self.until_us} µs" if self.kind == "blackhole" and self.until_us else ""
+        return f"{self.kind} {target}{extra} at {self.at_us} µs{until}"
 
 
 @dataclass(frozen=True)
@@ -121,12 +156,17 @@ class TransportTiming:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A checked scenario. `workloads` run together (the first is `workload`); `cables`
+    override `links` cable by cable; the topology carries the scenario's `qos` overrides;
+    `warnings` name what will not happen as written (FILE:LINE:COL: warning: ...)."""
+
     name: str
     topology: Topology
-    workload: Workload
+    workloads: tuple[Workload, ...]
     description: str = ""
     source: str = "<string>"
     links: Links = Links()
+    cables: tuple[CableOverride, ...] = ()
     mtu: int = 1024
     seed: int = 1
     duration_us: int = 20_000
@@ -138,6 +178,12 @@ class Scenario:
     transport: TransportTiming = TransportTiming()
     ecmp_convergence_us: int = 1_000   # ecmp: routing reconvergence after a cable fails
     extra: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def workload(self) -> Workload:
+        """The first (or only) workload: its messages are the "main" flow."""
+        return self.workloads[0]
 
 
 def load(path: str | Path) -> Scenario:
@@ -152,8 +198,51 @@ def loads(text: str, source: str = "<string>", base: Path | None = None) -> Scen
     return _Reader(source, base or Path.cwd()).scenario(root)
 
 
-TOP_KEYS = ("name", "description", "topology", "links", "mtu", "seed", "duration_us", "bin_us",
-            "modes", "workload", "failures", "profile", "controller", "transport", "ecmp")
+TOP_KEYS = ("name", "description", "topology", "qos", "links", "cables", "mtu", "seed",
+            "duration_us", "bin_us", "modes", "workload", "failures", "profile", "controller",
+            "transport", "ecmp")
+# Workload keys: every kind's, and each kind's own.
+WORKLOAD_COMMON = ("kind", "bytes", "iterations", "start_us", "name")
+WORKLOAD_OWN = {"ring_allreduce": ("nics",), "all_to_all": ("nics",), "permutation": ("nics",),
+                "incast": ("senders", "receiver", "victim", "victim_bytes"),
+                "flow": ("src", "dst", "path")}
+# Failure kinds: (required fields, optional fields) besides at_us and kind.
+FAILURE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "link_down": (("link",), ()),
+    "link_up": (("link",), ()),
+    "flap": (("link",), ("count", "down_us", "up_us")),
+    "loss": (("link", "percent"), ("until_us", "direction")),
+    "switch_reboot": (("switch",), ("down_us",)),
+    "nic_port_down": (("nic",), ("plane", "until_us")),
+    "blackhole": ((), ("switch", "link", "until_us")),   # a switch or a link
+    "ev_loss": (("nic", "ev", "percent"), ("until_us",)),
+}
+FAILURE_KEYS = ("link", "switch", "nic", "plane", "ev", "down_us", "up_us", "count", "percent",
+                "direction", "until_us")
+NIC_CABLE_KINDS = ("loss", "blackhole")   # their `link` may be a NIC's cable, NIC:PLANE
+End = tuple[str, int]
+
+
+class _Cables:
+    """The topology's cables by their ends: switch-to-switch, and each NIC's per plane."""
+
+    def __init__(self, topology: Topology) -> None:
+        switches = _switch_names(topology)
+        self.fabric: dict[End, End] = {}   # a switch end -> the other end
+        self.nic: dict[End, End] = {}      # (NIC, plane) -> (T0, port)
+        self.t0: dict[End, End] = {}       # (T0, port) facing a NIC -> (NIC, plane)
+        for link in topology.iter_links():
+            a, b = (link.a, link.a_port), (link.b, link.b_port)
+            if link.a in switches and link.b in switches:
+                self.fabric[a], self.fabric[b] = b, a
+            else:
+                nic, t0 = (b, a) if link.a in switches else (a, b)
+                self.nic[nic], self.t0[t0] = t0, nic
+
+    def key(self, end: End) -> tuple[End, End]:
+        """The same for both ends of a cable."""
+        other = self.fabric.get(end) or self.nic[end]
+        return (end, other) if end < other else (other, end)
 
 
 class _Reader(NodeReader):
@@ -162,13 +251,25 @@ class _Reader(NodeReader):
     def __init__(self, source: str, base: Path) -> None:
         super().__init__(source)
         self.base = base
+        self.notes: list[str] = []   # the warnings, in file order
+
+    def place(self, node: Node, field: str) -> str:
+        """`FILE:LINE:COL: warning: FIELD` for a warning about `node`."""
+        mark = node.start_mark
+        return f"{self.source}:{mark.line + 1}:{mark.column + 1}: warning: {field}"
+
+    def warn(self, node: Node, field: str, message: str) -> None:
+        self.notes.append(f"{self.place(node, field)}: {message}")
 
     def scenario(self, root: Node) -> Scenario:
         self._root = root
         top = self.mapping(root, "", TOP_KEYS, ("name", "topology", "workload"))
-        topology = self.topology(top["topology"][1])
         get = top.get
+        topology = self.qos(get("qos"), self.topology(top["topology"][1]))
+        self._cables = _Cables(topology)
         links = self.links(get("links"))
+        cables = self.cables(get("cables"), links)
+        self.qos_warnings(topology, links, cables, get("qos") or get("links"))
         modes = MODES
         if "modes" in top:
             node = top["modes"][1]
@@ -176,30 +277,36 @@ class _Reader(NodeReader):
                           for k, n in enumerate(self.seq(node, "modes")))
             if not modes or len(set(modes)) != len(modes):
                 raise self.fail(node, "modes", "list each mode once, at least one")
-        scenario = Scenario(
+        duration_us = (self.int_(top["duration_us"][1], "duration_us", 1, 10**9)
+                       if "duration_us" in top else 20_000)
+        profile = self.profile(get("profile"), topology)
+        workloads = self.workloads(top["workload"][1], topology, duration_us)
+        failures = (self.failures(top["failures"][1], topology, profile) if "failures" in top
+                    else [])
+        self.notes += scenario_warnings(failures, duration_us, self._cables.key)
+        return Scenario(
             name=self.name(top["name"][1], "name"),
             description=self.str_(top["description"][1], "description") if "description" in top
             else "",
             source=self.source,
             topology=topology,
-            workload=self.workload(top["workload"][1], topology),
+            workloads=workloads,
             links=links,
+            cables=cables,
             mtu=self.int_(top["mtu"][1], "mtu", 64, 8192) if "mtu" in top else 1024,
             seed=self.int_(top["seed"][1], "seed", 0, (1 << 32) - 1) if "seed" in top else 1,
-            duration_us=(self.int_(top["duration_us"][1], "duration_us", 1, 10**9)
-                         if "duration_us" in top else 20_000),
+            duration_us=duration_us,
             bin_us=self.int_(top["bin_us"][1], "bin_us", 1, 10**6) if "bin_us" in top else 50,
             modes=modes,
-            failures=tuple(self.failures(top["failures"][1], topology)) if "failures" in top
-            else (),
-            profile=self.profile(get("profile"), topology),
+            failures=tuple(f for f, _, _ in failures),
+            profile=profile,
             controller=self.controller(get("controller")),
             transport=self.transport(get("transport")),
             ecmp_convergence_us=self.ecmp(get("ecmp")),
+            warnings=tuple(self.notes),
         )
-        return scenario
 
-    # -- sections --------------------------------------------------------------------------
+    # -- the fabric ------------------------------------------------------------------------
 
     def topology(self, node: Node) -> Topology:
         """A topology file (relative to the scenario), or `{generate: {planes, radix, nics}}`."""
@@ -221,6 +328,16 @@ class _Reader(NodeReader):
         except TopologyError as error:
             raise self.fail(node, "topology.generate", error.message) from None
 
+    def qos(self, item: tuple[Node, Node] | None, topology: Topology) -> Topology:
+        """The topology with the scenario's QoS values (thresholds, DSCPs) in place of its own:
+        the switches are planned with them."""
+        if item is None:
+            return topology
+        got = self.mapping(item[1], "qos", tuple(f.name for f in dataclasses.fields(QosConfig)))
+        values = {key: self.int_(value, f"qos.{key}", *QOS_LIMITS.get(key, (0, 63)))
+                  for key, (_, value) in got.items()}
+        return dataclasses.replace(topology, qos=dataclasses.replace(topology.qos, **values))
+
     def links(self, item: tuple[Node, Node] | None) -> Links:
         if item is None:
             return Links()
@@ -232,6 +349,69 @@ class _Reader(NodeReader):
         depth = (self.int_(got["queue_packets"][1], "links.queue_packets", 1, 1 << 20)
                  if "queue_packets" in got else Links.queue_packets)
         return Links(rate, delay, depth)
+
+    def cable(self, node: Node, field: str, nic_cables: bool) -> End:
+        """A cable named by one end: SWITCH:PORT of a switch-to-switch cable, or (when
+        `nic_cables`) NIC:PLANE."""
+        end = self.port_ref(node, field)
+        if end in self._cables.fabric or (nic_cables and end in self._cables.nic):
+            return end
+        name = f"{end[0]}:{end[1]}"
+        what = "a switch-to-switch cable" + (" or NIC:PLANE" if nic_cables else "")
+        hint = ""
+        if end in self._cables.t0:
+            nic, plane = self._cables.t0[end]
+            hint = (f" (it is {nic}'s cable in plane {plane}: name it {nic}:{plane})"
+                    if nic_cables else
+                    f" (it is {nic}'s cable in plane {plane}: see nic_port_down)")
+        elif not nic_cables and end in self._cables.nic:
+            hint = " (a NIC's cable: see nic_port_down)"
+        raise self.fail(node, field, f"{name} is not an end of {what} of the topology{hint}")
+
+    def cables(self, item: tuple[Node, Node] | None, links: Links
+               ) -> tuple[CableOverride, ...]:
+        if item is None:
+            return ()
+        out = []
+        seen: dict[tuple[End, End], int] = {}
+        for k, node in enumerate(self.seq(item[1], "cables")):
+            where = f"cables[{k}]"
+            got = self.mapping(node, where, ("link", "rate_gbps", "delay_ns", "queue_packets"),
+                               ("link",))
+            link_node = got["link"][1]
+            end = self.cable(link_node, f"{where}.link", True)
+            key = self._cables.key(end)
+            if key in seen:
+                raise self.fail(link_node, f"{where}.link", "this cable is already given "
+                                f"(line {seen[key]}); each cable once")
+            seen[key] = link_node.start_mark.line + 1
+            if len(got) == 1:
+                raise self.fail(node, where, "give its rate_gbps, delay_ns or queue_packets")
+            override = CableOverride(
+                end,
+                self.number(got["rate_gbps"][1], f"{where}.rate_gbps", 0.0, 1000.0, above=True)
+                if "rate_gbps" in got else None,
+                self.int_(got["delay_ns"][1], f"{where}.delay_ns", 0, 10**9)
+                if "delay_ns" in got else None,
+                self.int_(got["queue_packets"][1], f"{where}.queue_packets", 1, 1 << 20)
+                if "queue_packets" in got else None)
+            if all(getattr(override, key) in (None, getattr(links, key))
+                   for key in ("rate_gbps", "delay_ns", "queue_packets")):
+                self.warn(node, where, "the same as `links`: nothing changes")
+            out.append(override)
+        return tuple(out)
+
+    def qos_warnings(self, topology: Topology, links: Links,
+                     cables: tuple[CableOverride, ...], item: tuple[Node, Node] | None) -> None:
+        """Thresholds a queue never reaches: it drops before it trims (or marks)."""
+        node = item[1] if item is not None else self._root
+        depths = {links.queue_packets} | {c.queue_packets for c in cables if c.queue_packets}
+        qos = topology.qos
+        for key, does in (("trim_threshold", "trims"), ("ecn_threshold", "marks ECN")):
+            value = getattr(qos, key)
+            if value >= min(depths):
+                self.warn(node, f"qos.{key}", f"{value} is not below the queue depth "
+                          f"({min(depths)} packets): a full queue drops before it {does}")
 
     def nic(self, node: Node, field: str, topology: Topology) -> str:
         name = self.name(node, field)
@@ -246,91 +426,173 @@ class _Reader(NodeReader):
             raise self.fail(node, field, "a NIC is listed twice")
         return names
 
-    def workload(self, node: Node, topology: Topology) -> Workload:
-        got = self.mapping(node, "workload", ("kind", "bytes", "nics", "iterations", "senders",
-                                              "receiver", "victim", "victim_bytes"),
-                           ("kind", "bytes"))
-        kind = self.choice(got["kind"][1], "workload.kind", WORKLOADS)
-        size = self.int_(got["bytes"][1], "workload.bytes", 1, 1 << 30)
-        iterations = (self.int_(got["iterations"][1], "workload.iterations", 1, 1000)
-                      if "iterations" in got else 1)
+    # -- workloads -------------------------------------------------------------------------
+
+    def workloads(self, node: Node, topology: Topology,
+                  duration_us: int) -> tuple[Workload, ...]:
+        """One workload (a mapping) or several run together (a list of them)."""
+        if isinstance(node, SequenceNode):
+            items = [(n, f"workload[{k}]") for k, n in enumerate(self.seq(node, "workload"))]
+            if not items:
+                raise self.fail(node, "workload", "list at least one workload")
+        else:
+            items = [(node, "workload")]
+        out: list[Workload] = []
+        labels: dict[str, int] = {}
+        pinned: dict[frozenset[str], tuple[int, int]] = {}
+        for position, (item, where) in enumerate(items):
+            w = self.workload(item, where, topology, position)
+            line = item.start_mark.line + 1
+            if w.label in labels:
+                raise self.fail(item, f"{where}.name", f"flow '{w.label}' is already the "
+                                f"flow of the workload on line {labels[w.label]}")
+            labels[w.label] = line
+            if w.start_us >= duration_us:
+                self.warn(item, f"{where}.start_us", f"{w.start_us} is not before duration_us "
+                          f"{duration_us}: this workload never starts")
+            if w.path is not None:
+                pair = frozenset((w.src, w.dst))
+                if pinned.setdefault(pair, w.path) != w.path:
+                    raise self.fail(item, f"{where}.path", f"{w.src} and {w.dst} share one "
+                                    "connection: it is already pinned to another path")
+            out.append(w)
+        return tuple(out)
+
+    def workload(self, node: Node, where: str, topology: Topology, position: int) -> Workload:
+        every = tuple(dict.fromkeys(k for keys in WORKLOAD_OWN.values() for k in keys))
+        got = self.mapping(node, where, (*WORKLOAD_COMMON, *every), ("kind", "bytes"))
+        kind = self.choice(got["kind"][1], f"{where}.kind", WORKLOADS)
+        for key, (key_node, _) in got.items():
+            if key in WORKLOAD_COMMON or key in WORKLOAD_OWN[kind]:
+                continue
+            owner = next(k for k, keys in WORKLOAD_OWN.items() if key in keys)
+            if key == "nics":
+                message = ("an incast names senders and a receiver, not nics"
+                           if kind == "incast" else "a flow names src and dst, not nics")
+            else:
+                message = f"only {'an' if owner[0] in 'aeiou' else 'a'} {owner} has '{key}'"
+            raise self.fail(key_node, f"{where}.{key}", message)
+        common = {
+            "kind": kind,
+            "bytes": self.int_(got["bytes"][1], f"{where}.bytes", 1, 1 << 30),
+            "iterations": (self.int_(got["iterations"][1], f"{where}.iterations", 1, 1000)
+                           if "iterations" in got else 1),
+            "start_us": (self.int_(got["start_us"][1], f"{where}.start_us", 0, 10**9)
+                         if "start_us" in got else 0),
+            "label": self.label(got.get("name"), where, kind, position),
+        }
         if kind == "incast":
-            if "nics" in got:
-                raise self.fail(got["nics"][0], "workload.nics",
-                                "an incast names senders and a receiver, not nics")
-            for key in ("senders", "receiver"):
-                if key not in got:
-                    raise self.fail(node, "workload", f"an incast needs '{key}'")
-            senders = self.nic_list(got["senders"][1], "workload.senders", topology)
-            receiver = self.nic(got["receiver"][1], "workload.receiver", topology)
-            if receiver in senders or not senders:
-                raise self.fail(got["senders"][1], "workload.senders",
-                                "senders: at least one, and not the receiver")
-            victim = None
-            if "victim" in got:
-                pair = self.seq(got["victim"][1], "workload.victim")
-                if len(pair) != 2:
-                    raise self.fail(got["victim"][1], "workload.victim",
-                                    "expected [SENDER, RECEIVER]")
-                victim = (self.nic(pair[0], "workload.victim[0]", topology),
-                          self.nic(pair[1], "workload.victim[1]", topology))
-                busy = {*senders, receiver}
-                if victim[0] in busy or victim[1] in busy or victim[0] == victim[1]:
-                    raise self.fail(got["victim"][1], "workload.victim",
-                                    "the victim's NICs must be two others")
-                if not _same_rack(topology, victim[1], receiver):
-                    raise self.fail(pair[1], "workload.victim[1]",
-                                    f"the victim's receiver must sit under {receiver}'s T0s")
-            victim_bytes = (self.int_(got["victim_bytes"][1], "workload.victim_bytes", 1, 1 << 30)
-                            if "victim_bytes" in got else size)
-            return Workload(kind, size, (), iterations, senders, receiver, victim, victim_bytes)
-        for key in ("senders", "receiver", "victim", "victim_bytes"):
-            if key in got:
-                raise self.fail(got[key][0], f"workload.{key}", f"only an incast has '{key}'")
-        nics = (self.nic_list(got["nics"][1], "workload.nics", topology) if "nics" in got
+            return self.incast(node, where, got, topology, common)
+        if kind == "flow":
+            return self.flow(node, where, got, topology, common)
+        nics = (self.nic_list(got["nics"][1], f"{where}.nics", topology) if "nics" in got
                 else tuple(n.name for n in topology.nics))
         if len(nics) < 2:
-            raise self.fail(got.get("nics", (node, node))[1], "workload.nics",
+            raise self.fail(got.get("nics", (node, node))[1], f"{where}.nics",
                             f"a {kind} needs at least two NICs")
-        if kind == "ring_allreduce" and size < len(nics):
-            raise self.fail(got["bytes"][1], "workload.bytes",
+        if kind == "ring_allreduce" and common["bytes"] < len(nics):
+            raise self.fail(got["bytes"][1], f"{where}.bytes",
                             f"a ring of {len(nics)} needs at least {len(nics)} bytes")
-        return Workload(kind, size, nics, iterations)
+        return Workload(nics=nics, **common)  # type: ignore[arg-type]
 
-    def failures(self, node: Node, topology: Topology) -> list[Failure]:
+    def label(self, item: tuple[Node, Node] | None, where: str, kind: str,
+              position: int) -> str:
+        """The workload's flow label: "main" for the first, `name` or KIND+position after."""
+        default = MAIN_FLOW if position == 0 else f"{kind}{position}"
+        if item is None:
+            return default
+        name = self.name(item[1], f"{where}.name")
+        if position == 0 and name != MAIN_FLOW:
+            raise self.fail(item[1], f"{where}.name", f"the first workload's flow is "
+                            f"'{MAIN_FLOW}' (the summary's completion times); name the others")
+        if name == VICTIM_FLOW or (position and name == MAIN_FLOW):
+            raise self.fail(item[1], f"{where}.name", f"'{name}' is the flow of "
+                            + ("an incast's victim" if name == VICTIM_FLOW
+                               else "the first workload"))
+        return name
+
+    def incast(self, node: Node, where: str, got: dict[str, tuple[Node, Node]],
+               topology: Topology, common: dict[str, object]) -> Workload:
+        for key in ("senders", "receiver"):
+            if key not in got:
+                raise self.fail(node, where, f"an incast needs '{key}'")
+        senders = self.nic_list(got["senders"][1], f"{where}.senders", topology)
+        receiver = self.nic(got["receiver"][1], f"{where}.receiver", topology)
+        if receiver in senders or not senders:
+            raise self.fail(got["senders"][1], f"{where}.senders",
+                            "senders: at least one, and not the receiver")
+        victim = None
+        if "victim" in got:
+            pair = self.seq(got["victim"][1], f"{where}.victim")
+            if len(pair) != 2:
+                raise self.fail(got["victim"][1], f"{where}.victim",
+                                "expected [SENDER, RECEIVER]")
+            victim = (self.nic(pair[0], f"{where}.victim[0]", topology),
+                      self.nic(pair[1], f"{where}.victim[1]", topology))
+            busy = {*senders, receiver}
+            if victim[0] in busy or victim[1] in busy or victim[0] == victim[1]:
+                raise self.fail(got["victim"][1], f"{where}.victim",
+                                "the victim's NICs must be two others")
+            if not _same_rack(topology, victim[1], receiver):
+                raise self.fail(pair[1], f"{where}.victim[1]",
+                                f"the victim's receiver must sit under {receiver}'s T0s")
+        victim_bytes = (self.int_(got["victim_bytes"][1], f"{where}.victim_bytes", 1, 1 << 30)
+                        if "victim_bytes" in got else common["bytes"])
+        return Workload(senders=senders, receiver=receiver, victim=victim,  # type: ignore[arg-type]
+                        victim_bytes=victim_bytes, **common)
+
+    def flow(self, node: Node, where: str, got: dict[str, tuple[Node, Node]],
+             topology: Topology, common: dict[str, object]) -> Workload:
+        for key in ("src", "dst"):
+            if key not in got:
+                raise self.fail(node, where, f"a flow needs '{key}'")
+        src = self.nic(got["src"][1], f"{where}.src", topology)
+        dst = self.nic(got["dst"][1], f"{where}.dst", topology)
+        if src == dst:
+            raise self.fail(got["dst"][1], f"{where}.dst", "a flow goes to another NIC")
+        path = None
+        if "path" in got:
+            pair = self.seq(got["path"][1], f"{where}.path")
+            if len(pair) != 2:
+                raise self.fail(got["path"][1], f"{where}.path", "expected [PLANE, T1_INDEX]")
+            plane = self.int_(pair[0], f"{where}.path[0]", 0, topology.planes - 1)
+            t1s = topology.switches_of(plane, Tier.T1)
+            index = self.int_(pair[1], f"{where}.path[1]", 0, max(len(t1s) - 1, 0))
+            t1 = t1s[index].name if t1s else ""
+            for nic in (src, dst):
+                t0 = topology.nic(nic).attachments[plane][0]
+                if t1 not in {peer for _, peer, _ in topology.neighbors(t0)}:
+                    raise self.fail(pair[1], f"{where}.path[1]", f"no cable joins T1 "
+                                    f"{t1 or index} to {nic}'s T0 {t0} in plane {plane}")
+            path = (plane, index)
+        return Workload(src=src, dst=dst, path=path, **common)  # type: ignore[arg-type]
+
+    # -- failures --------------------------------------------------------------------------
+
+    def failures(self, node: Node, topology: Topology,
+                 profile: EvProfile) -> list[tuple[Failure, str, int]]:
+        """The failures in time order (ties as listed), each with where a warning names it
+        and its place in the list."""
         out = []
-        cables = {end for link in topology.iter_links()
-                  if link.a in _switch_names(topology) and link.b in _switch_names(topology)
-                  for end in ((link.a, link.a_port), (link.b, link.b_port))}
         for k, item in enumerate(self.seq(node, "failures")):
             where = f"failures[{k}]"
-            got = self.mapping(item, where, ("at_us", "kind", "link", "switch", "nic", "plane",
-                                             "down_us", "up_us", "count", "percent", "until_us"),
-                               ("at_us", "kind"))
+            got = self.mapping(item, where, ("at_us", "kind", *FAILURE_KEYS), ("at_us", "kind"))
             kind = self.choice(got["kind"][1], f"{where}.kind", FAILURES)
-            needs = {"link_down": ("link",), "link_up": ("link",), "flap": ("link",),
-                     "loss": ("link", "percent"), "switch_reboot": ("switch",),
-                     "nic_port_down": ("nic",)}[kind]
-            allowed = {"link_down": ("link",), "link_up": ("link",),
-                       "flap": ("link", "count", "down_us", "up_us"),
-                       "loss": ("link", "percent", "until_us"),
-                       "switch_reboot": ("switch", "down_us"),
-                       "nic_port_down": ("nic", "plane", "until_us")}[kind]
+            needs, optional = FAILURE_FIELDS[kind]
             for key in needs:
                 if key not in got:
                     raise self.fail(item, where, f"a {kind} needs '{key}'")
             for key, (key_node, _) in got.items():
-                if key not in ("at_us", "kind", *allowed):
+                if key not in ("at_us", "kind", *needs, *optional):
                     raise self.fail(key_node, f"{where}.{key}", f"a {kind} has no '{key}'")
+            if kind == "blackhole" and ("switch" in got) == ("link" in got):
+                raise self.fail(item, where, "a blackhole needs a 'switch' or a 'link' "
+                                "(one of them)")
             values: dict[str, object] = {"at_us": self.int_(got["at_us"][1], f"{where}.at_us",
                                                             0, 10**9), "kind": kind}
             if "link" in got:
-                ref = self.port_ref(got["link"][1], f"{where}.link")
-                if ref not in cables:
-                    raise self.fail(got["link"][1], f"{where}.link",
-                                    f"{ref[0]}:{ref[1]} is not an end of a switch-to-switch "
-                                    "cable of the topology")
-                values["link"] = ref
+                values["link"] = self.cable(got["link"][1], f"{where}.link",
+                                            kind in NIC_CABLE_KINDS)
             if "switch" in got:
                 name = self.name(got["switch"][1], f"{where}.switch")
                 if name not in _switch_names(topology):
@@ -341,21 +603,38 @@ class _Reader(NodeReader):
             if "plane" in got:
                 values["plane"] = self.int_(got["plane"][1], f"{where}.plane", 0,
                                             topology.planes - 1)
+            if "ev" in got:
+                values["ev"] = self.ev(got["ev"][1], f"{where}.ev", topology, profile)
             for key, lo in (("down_us", 1), ("up_us", 1), ("count", 1), ("until_us", 0)):
                 if key in got:
                     values[key] = self.int_(got[key][1], f"{where}.{key}", lo, 10**9)
             if "percent" in got:
                 values["percent"] = self.number(got["percent"][1], f"{where}.percent", 0.0,
-                                                100.0, above=True)
+                                                100.0)
+            if "direction" in got:
+                values["direction"] = self.choice(got["direction"][1], f"{where}.direction",
+                                                  DIRECTIONS)
             failure = Failure(**values)  # type: ignore[arg-type]
             if failure.until_us and failure.until_us <= failure.at_us:
                 raise self.fail(got["until_us"][1], f"{where}.until_us",
                                 "until_us must come after at_us")
-            out.append(failure)
-        return sorted(out, key=lambda f: f.at_us)
+            out.append((failure, self.place(item, where), k))
+        return sorted(out, key=lambda pair: pair[0].at_us)
+
+    def ev(self, node: Node, field: str, topology: Topology, profile: EvProfile) -> int:
+        """An EV of the profile: an active one or a backup."""
+        ev = self.int_(node, field, 0)
+        total = profile.ev_count + profile.backups * topology.planes
+        if ev >= total:
+            raise self.fail(node, field, f"EV {ev} is not in the profile: its EVs are "
+                            f"0..{total - 1} ({profile.ev_count} + {profile.backups} backups x "
+                            f"{topology.planes} planes)")
+        return ev
+
+    # -- knobs -----------------------------------------------------------------------------
 
     def profile(self, item: tuple[Node, Node] | None, topology: Topology) -> EvProfile:
-        default = Scenario.profile
+        default = DEFAULT_PROFILE
         keys = ("ev_count", "backups", "ev_min_active", "probe_successes")
         got = self.mapping(item[1], "profile", keys) if item is not None else {}
         values = {key: self.int_(got[key][1], f"profile.{key}", 0, 256) if key in got

@@ -9,9 +9,10 @@ Writes, under DIR (default out/sweep):
 - `<scenario>/<seed>/report.json`, `report.md` and the PNGs: `emulation.report.write` for that
   scenario and seed with its modes' runs, in the order the modes are given — the same bytes
   as `mrc-ctl emulate SCENARIO --seed SEED [--mode ...] -o DIR/<scenario>/<seed>`;
-- `sweep.json`: per scenario, seed and mode the run's summary (RunResult.summary()), or its
-  error; virtual time only, so a sweep gives the same bytes on any machine with any --jobs;
-- `sweep.md`: one table row per run.
+- `sweep.json`: per scenario, seed and mode the run's summary (RunResult.summary_json(): an
+  infinite completion time is "not done"), or its error; virtual time only, so a sweep gives
+  the same bytes on any machine with any --jobs;
+- `sweep.md`: one table row per run (an infinite completion time shows "∞ (not done)").
 
 Every scenario file is read and checked before any run starts (errors: FILE:LINE:COL: error:
 ...). Runs go to worker processes started with the 'spawn' context — a run starts P4Runtime
@@ -313,16 +314,17 @@ def sweep_json(sweep: SweepResult) -> str:
                else {}),
             "modes": {}})
         modes: dict[str, object] = per_seed["modes"]  # type: ignore[assignment]
-        modes[o.run.mode] = o.summary() if not o.error else {"error": o.error}
+        modes[o.run.mode] = (o.result.summary_json() if o.result is not None
+                             else {"error": o.error})
     data = {"runs": len(sweep.outcomes), "failed": sum(bool(o.error) for o in sweep.outcomes),
             "scenarios": scenarios}
-    return json.dumps(data, indent=1) + "\n"
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
 
 
 def sweep_markdown(sweep: SweepResult) -> str:
     rows = ["| scenario | seed | mode | messages done | bytes lost | MCT p50 (µs) | MCT p99 (µs) "
-            "| finish (µs) | report |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "| finish (µs) | connections lost | drops | report |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in sweep.outcomes:
         s = o.run.scenario
         key = (s.name, s.seed)
@@ -330,14 +332,18 @@ def sweep_markdown(sweep: SweepResult) -> str:
         summary = o.summary()
         if summary is None:
             first = (o.error.strip().splitlines() or ["failed"])[-1].replace("|", "\\|")
-            rows.append(f"| {s.name} | {s.seed} | {o.run.mode} | error: {first} | | | | | "
+            rows.append(f"| {s.name} | {s.seed} | {o.run.mode} | error: {first} | | | | | | | "
                         f"{link} |")
             continue
+        lost = (f"{summary['connections_lost']}/{summary['connections']}"
+                if summary["connections"] else "—")
+        done = summary["finished"] and not summary.get("undelivered")
         rows.append(
             f"| {s.name} | {s.seed} | {o.run.mode} | {summary['completed']}/"
             f"{summary['messages']} | {cell(summary['bytes_lost'])} | "
             f"{cell(summary['mct_p50_us'])} | {cell(summary['mct_p99_us'])} | "
-            f"{cell(summary['end_us']) if summary['finished'] else 'not done'} | {link} |")
+            f"{cell(summary['end_us']) if done else 'not done'} | {lost} | "
+            f"{cell(summary.get('dropped'))} | {link} |")
     runs = len(sweep.outcomes)
     failed = sum(bool(o.error) for o in sweep.outcomes)
     return "\n".join([

@@ -33,7 +33,10 @@ host attachment or an unlinked port, as a `Delivery` — a tap on every wire at 
 put on the wire (with its transmit time, `Delivery.time_ns`).
 `set_link_up(switch, port, False)` cuts a cable (both directions drop, counted in
 `link_down_drops`, and so are the packets in flight on it, as on a cut fibre) until it is set
-up again.
+up again. Silent failures leave every link up: `set_link_blackhole` makes a cable eat both
+directions, `set_blackhole` a switch swallow whatever reaches it (both counted in
+`blackhole_drops`), `set_link_loss` loses packets at random (one direction or both), and
+`set_wire_filter` drops the packets a predicate picks out of what one port sends.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class _Wire:
     up: bool = True
     loss: float = 0.0                   # the chance each packet is lost on the way
     rng: random.Random | None = None    # what draws it (seeded by the caller)
+    blackhole: bool = False             # up, yet everything sent on it vanishes
+    drop: Callable[[bytes], bool] | None = None   # True: this packet is lost (the caller counts)
 
 
 # a packet on a wire: (arrival ns, transmit sequence number, wire, data)
@@ -245,6 +250,8 @@ class Fabric:
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
         self.link_down_drops = 0  # packets sent onto a cut cable
         self.loss_drops = 0  # packets lost on lossy cables (set_link_loss)
+        self.blackhole_drops = 0  # packets blackholed cables and switches swallowed
+        self._blackholed: set[str] = set()  # switches that swallow what they receive
 
     # -- building -------------------------------------------------------------------------------
 
@@ -356,26 +363,74 @@ class Fabric:
         wires = self._cable(switch, port)
         for wire in wires:
             wire.up = up
-        if up:
-            return
+        if not up:
+            self.link_down_drops += self._purge(wires)
+
+    def _purge(self, wires: tuple[_Wire, ...]) -> int:
+        """Take the packets in flight on `wires` (virtual time: arriving after now) off them,
+        as lost; how many there were."""
         heap = self._heap
-        if heap and self._vclock is not None:
-            now = self._vclock.now_ns
-            kept = [e for e in heap if e[0] <= now or not (e[2] is wires[0] or e[2] is wires[1])]
-            if len(kept) != len(heap):
-                self.link_down_drops += len(heap) - len(kept)
-                heap[:] = kept
-                heapify(heap)
+        if not heap or self._vclock is None:
+            return 0
+        now = self._vclock.now_ns
+        kept = [e for e in heap if e[0] <= now or not any(e[2] is w for w in wires)]
+        lost = len(heap) - len(kept)
+        if lost:
+            heap[:] = kept
+            heapify(heap)
+        return lost
 
     def set_link_loss(self, switch: str, port: int, probability: float,
-                      rng: random.Random) -> None:
-        """Lose each packet sent on the cable at `port` of `switch`, either way, with
-        `probability` (0 ends it), drawn from `rng` in transmit order (seed it for a run that
-        repeats); counted in `loss_drops`."""
+                      rng: random.Random, direction: str = "both") -> None:
+        """Lose each packet sent on the cable at `port` of `switch` with `probability` (0 ends
+        it), drawn from `rng` in transmit order (seed it for a run that repeats); counted in
+        `loss_drops`. `direction`: "both" ways, "out" (what `switch` sends on it) or "in"
+        (what it receives on it)."""
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"a loss probability is in [0, 1], not {probability}")
-        for wire in self._cable(switch, port):
+        out, back = self._cable(switch, port)
+        chosen = {"both": (out, back), "out": (out,), "in": (back,)}.get(direction)
+        if chosen is None:
+            raise ValueError(f"a loss direction is both, out or in, not {direction!r}")
+        for wire in chosen:
             wire.loss, wire.rng = probability, rng
+
+    def set_link_delay(self, switch: str, port: int, delay_ns: int) -> None:
+        """The propagation delay of the cable at `port` of `switch`, both ways, from now on
+        (packets already on it keep their arrival time)."""
+        delay_ns = index(delay_ns)
+        if delay_ns < 0:
+            raise ValueError(f"a link delay cannot be negative ({delay_ns} ns)")
+        if delay_ns and self._vclock is None:
+            raise ValueError("a link with a delay needs virtual time: Fabric(clock=VirtualClock())")
+        for wire in self._cable(switch, port):
+            wire.delay_ns = delay_ns
+
+    def set_link_blackhole(self, switch: str, port: int, on: bool) -> None:
+        """A silent failure of the cable at `port` of `switch`: while on, what either end sends
+        on it vanishes (counted in `blackhole_drops`, as are the packets in flight on it when
+        it starts), yet the link stays up (`link_is_up`) and nothing is told."""
+        wires = self._cable(switch, port)
+        for wire in wires:
+            wire.blackhole = on
+        if on:
+            self.blackhole_drops += self._purge(wires)
+
+    def set_blackhole(self, name: str, on: bool) -> None:
+        """A silent failure of switch `name`: while on, it keeps its P4Runtime server, ports
+        and tables, but whatever reaches it (or waits in it) goes nowhere, counted in
+        `blackhole_drops`; its links stay up."""
+        self.switch(name)
+        (self._blackholed.add if on else self._blackholed.discard)(name)
+
+    def set_wire_filter(self, switch: str, port: int,
+                        drop: Callable[[bytes], bool] | None) -> None:
+        """Call `drop` on each packet `switch` sends out of `port` (None: stop): the packets it
+        answers True for are lost on the wire (the caller counts them; observers saw them)."""
+        wire = self._wires.get(switch, {}).get(port)
+        if wire is None:
+            raise ValueError(f"port {port} of {switch!r} is not connected")
+        wire.drop = drop
 
     def link_is_up(self, switch: str, port: int) -> bool:
         wire = self._wires.get(switch, {}).get(port)
@@ -425,7 +480,12 @@ class Fabric:
         return host
 
     def _receiver(self, node: FabricSwitch, port: int) -> Callable[[bytes], None]:
+        blackholed = self._blackholed
+
         def deliver(data: bytes) -> None:
+            if blackholed and node.name in blackholed:
+                self.blackhole_drops += 1
+                return
             node.device.receive(port, data)   # looked up per packet: power_on swaps the device
         return deliver
 
@@ -434,9 +494,13 @@ class Fabric:
         wires = self._wires[name]
         heap = self._heap
         vclock = self._vclock
+        blackholed = self._blackholed
 
         def output(port: int, data: bytes) -> None:
             self._moves += 1
+            if blackholed and name in blackholed:   # what it held when it went silent
+                self.blackhole_drops += 1
+                return
             wire = wires.get(port)
             if wire is None:
                 if self._observers:
@@ -450,6 +514,11 @@ class Fabric:
             if self._observers:
                 self._observe(Delivery(name, port, wire.receiver, wire.receiver_port, data,
                                        round(device.tx_start_us * 1000)))
+            if wire.blackhole:
+                self.blackhole_drops += 1
+                return
+            if wire.drop is not None and wire.drop(data):
+                return
             if wire.loss and wire.rng is not None and wire.rng.random() < wire.loss:
                 self.loss_drops += 1
                 return
@@ -468,6 +537,9 @@ class Fabric:
             wire = self._wires.get(switch, {}).get(port)
             self._observe(Delivery(wire.receiver if wire else "?", None, switch, port, data,
                                    self._now_ns()))
+        if switch in self._blackholed:
+            self.blackhole_drops += 1
+            return
         self.switch(switch).device.receive(port, data)
 
     def _now_ns(self) -> int:

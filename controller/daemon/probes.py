@@ -15,7 +15,8 @@ So one probe proves both directions of the cable and the T1's forwarding. Rule: 
 healthy again after `successes` probes in a row come back (one per `interval_s`; a probe not
 back by the time the next is due counts as lost and starts the count over). A T1 declared down
 is probed over each of its links; the first of its links proven healthy brings the switch back,
-each link counting on its own.
+each link counting on its own. Only cables that exist are probed: a link named that has no
+cable (a T0 and a T1 an irregular fabric leaves apart) is passed over, never proven healthy.
 """
 
 from __future__ import annotations
@@ -89,13 +90,17 @@ class LinkProber:
     sent: int = 0
     returned: int = 0
 
-    def t0_port(self, link: FabricLink) -> int:
-        """The T0's port on the cable to the T1."""
+    def t0_port(self, link: FabricLink) -> int | None:
+        """The T0's port on the cable to the T1; None when no cable joins them (a fabric
+        wired without it: nothing to probe, and nothing down)."""
         _, t0, t1 = link
-        for _, peer, peer_port in self.plan.topology.neighbors(t1):
+        topo = self.plan.topology
+        if not topo.is_switch(t1):
+            return None
+        for _, peer, peer_port in topo.neighbors(t1):
             if peer == t0:
                 return peer_port
-        raise KeyError(f"{t0} has no cable to {t1}")
+        return None
 
     def round(self, now_s: float, links: Iterable[FabricLink],
               send: Callable[[str, int, bytes], bool],
@@ -103,7 +108,8 @@ class LinkProber:
         """Take the returned probes in `received`, send the probes due now through
         `send(T0 name, port, frame)` (False: the T0 cannot send now), and return the links that
         have just reached `successes` probes in a row."""
-        wanted = set(links)
+        ports = {link: self.t0_port(link) for link in set(links)}
+        wanted = {link for link, port in ports.items() if port is not None}
         for link in list(self._links):
             if link not in wanted:
                 del self._links[link]
@@ -129,7 +135,9 @@ class LinkProber:
             if state.outstanding is not None:   # not back within an interval: lost
                 state.streak = 0
             self._seq = (self._seq + 1) & 0xFFFFFFFF
-            if send(link[1], self.t0_port(link), probe_frame(self.plan, link, self._seq)):
+            port = ports[link]
+            assert port is not None   # `wanted` holds cabled links only
+            if send(link[1], port, probe_frame(self.plan, link, self._seq)):
                 state.outstanding = self._seq
                 self.sent += 1
             state.next_s = now_s + self.interval_s

@@ -40,6 +40,7 @@ from controller.plan.usid import (
     usid_prefix,
 )
 from controller.topology.model import PortRole, Switch, Tier, Topology
+from controller.topology.reach import missing_words
 
 NIC_HOP_LIMIT = 64  # what a NIC puts in the outer header
 PATH_WALK_LIMIT = 200_000  # above this many paths, prove from per-hop facts
@@ -298,8 +299,11 @@ class PlanChecker:
                         continue
                     tpl, port = self.plan.templates.for_pair(src, dst, plane)
                     if tpl.hops == 3 and not tpl.t1_choices:
+                        missing = self.plan.templates.reach.missing(plane, tpl.src_t0,
+                                                                    tpl.dst_t0)
                         err = (f"NIC {src.name} → {dst.name}, plane {plane}: no T1 joins "
-                               f"{tpl.src_t0} and {tpl.dst_t0}")
+                               f"{tpl.src_t0} and {tpl.dst_t0} "
+                               f"({missing_words(missing, tpl.src_t0, tpl.dst_t0)})")
                         if self.fail(err):
                             return
                     for t1 in [n for n, _ in tpl.t1_choices] or [None]:

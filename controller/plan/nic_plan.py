@@ -1,22 +1,28 @@
 """One MRC NIC's entries (p4src/README.md, "The MRC NIC"), from the topology and its connections.
 
 Per NIC: its plane ports (`plane_port`, `port_plane`), the fabric's DSCPs (`nic_dscp`), one path
-template per (plane, destination T0 row) that its connections reach, the EVs of its EV profile
-(`ev_path`: EV `e` in plane `e mod planes`, spread over that plane's T1s), and per connection
+template per (plane, destination row) that its connections reach (nic_rows.py: a row leads to
+the peer's T0 in every plane), the EVs of its EV profile (`ev_path`: EV `e` in plane
+`e mod planes`, spread over the T1s above its T0 in that plane), and per connection
 `tx_connection` (by peer address and QP) and `local_qp` (by its own QP). Clone sessions
 `100 + plane` send SACKs out of the plane's port.
 
-This is the static part of issue 10's NIC plan: one explicit EV profile for all of a NIC's
-connections (a Clos gives every T0 pair the same T1s, so one EV set serves every destination).
+A Clos gives every T0 pair of a plane the same T1s, so one EV profile serves every connection.
+Explicit wiring may leave a T0-T1 cable out (topology/reach.py): a connection whose peer's T0 is
+not cabled to every T1 above the NIC's own then gets a profile of its own (the same sizes, the
+next profile id), its EVs moved off the T1s that cannot reach the peer onto the ones that can,
+in the same plane. A plane where no T1 joins the two T0s is a PlanError naming the cables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.plan.entries import PlannedEntry
+from controller.plan.nic_rows import Destination, RowBook
 from controller.plan.plan import FabricPlan
 from controller.plan.switch_plan import TrimSession
 from controller.plan.templates import Slot
@@ -29,6 +35,7 @@ from controller.plan.usid import (
     ua_usid,
 )
 from controller.topology.model import Nic
+from controller.topology.reach import missing_words
 
 HOST_PORT = 1  # NIC_HOST_PORT
 PLANE_PORT_BASE = 2  # plane p is NIC port 2 + p
@@ -42,6 +49,8 @@ EV_EVENT_DIGEST = "ev_event_t"  # the digest a NIC sends on an EV's GOOD <-> ASS
 MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
 QP_BASE = 0x100  # the QP both ends use for a pair's connection: QP_BASE + the pair's number
 MAX_EVS = 256  # bit<8> EVs: active set and backups together
+NIC_TABLE_SIZE = 4096  # path_template and ev_path entries a NIC holds (nic_types.p4)
+MAX_PROFILE = 0xFFFF  # bit<16> profile ids
 NIC_ADDRESS_BASE = 0x2001_0DB8 << 96  # 2001:db8::/96 + index + 1 (controller.traffic's numbering)
 
 
@@ -154,22 +163,28 @@ class NicPlan:
                 for sid, port in sorted(self.clone_sessions.items())]
 
 
+# The T1s a connection's EVs may use, per plane: () when every T1 above the NIC's T0 reaches the
+# peer (a Clos; the peer under the same T0), else the T1s joining the two T0s, as (name, uSID).
+Limits = tuple[tuple[tuple[str, int], ...], ...]
+
+
 class NicPlanner:
     """NIC plans for one fabric plan (its uSIDs, templates and QoS)."""
 
     def __init__(self, plan: FabricPlan) -> None:
         self.plan = plan
         self.topology = plan.topology
+        self.rows = RowBook(plan.topology)
         # NICs under one T0 share its templates, and NICs under the same T0s share an EV
         # profile's paths: made once, the entries (frozen) are shared. This is what keeps the
         # NIC plan compact at 131,072 NICs: per T0 row and per profile, not per NIC.
         self._row_templates: dict[tuple[int, str], tuple[PlannedEntry, ...]] = {}
-        self._profile_paths: dict[tuple[EvProfile, tuple[int, ...]], tuple[PlannedEntry, ...]] = {}
+        self._profile_paths: dict[tuple[object, ...], tuple[PlannedEntry, ...]] = {}
 
     def plan_nic(self, name: str, connections: Sequence[NicConnection],
                  profile: EvProfile | None = None, *, all_rows: bool = False) -> NicPlan:
         """The NIC's entries for `connections`; path templates for the rows they reach, or
-        with `all_rows` for every T0 of each plane (what the NIC needs to reach any NIC)."""
+        with `all_rows` for every row of each plane (what the NIC needs to reach any NIC)."""
         profile = profile or EvProfile()
         topo = self.topology
         nic = topo.nic(name)
@@ -184,48 +199,99 @@ class NicPlanner:
             "trimmable": qos.dscp_trimmable, "trimmable_retx": qos.dscp_trimmable_retx,
             "control_dscp": qos.dscp_control, "trimmed": qos.dscp_trimmed,
             "trimmed_lasthop": qos.dscp_trimmed_lasthop})]
-        rows: dict[int, str] = {}
+        profiles = self._profiles(nic, {c.conn: c.peer for c in connections}, profile)
+        dests: dict[int, Destination] = {}
         for c in connections:
-            peer = topo.nic(c.peer)
-            if len(peer.attachments) != planes:
-                raise PlanError(f"{where}: peer {c.peer} has {len(peer.attachments)} planes, "
-                                f"not {planes}")
-            ports = {port for _, port in peer.attachments}
-            if len(ports) != 1:
-                raise PlanError(f"{where}: peer {c.peer} sits on different T0 ports per plane "
-                                f"({sorted(ports)}); the NIC keeps one uA per connection")
-            dst_t0 = topo.switch(peer.attachments[0][0])
-            row, port = dst_t0.index, peer.attachments[0][1]
-            rows[row] = c.peer
-            common = {"conn": c.conn, "profile": profile.profile_id,
-                      "ev_mask": profile.ev_count - 1, "planes": planes,
-                      "backups": profile.backups, "ev_min_active": profile.ev_min_active}
+            dest = self.rows.destination(topo.nic(c.peer))
+            dests[dest.row] = dest
+            own = profiles[c.conn][0]
+            common = {"conn": c.conn, "profile": own.profile_id,
+                      "ev_mask": own.ev_count - 1, "planes": planes,
+                      "backups": own.backups, "ev_min_active": own.ev_min_active}
             entries.append(PlannedEntry.make(
-                "tx_connection", {"dst_addr": nic_address(peer), "dest_qp": c.peer_qp},
-                "set_connection", {**common, "dst_row": row, "dst_ua": ua_usid(port)}))
+                "tx_connection", {"dst_addr": nic_address(topo.nic(c.peer)),
+                                  "dest_qp": c.peer_qp},
+                "set_connection", {**common, "dst_row": dest.row, "dst_ua": dest.ua}))
             entries.append(PlannedEntry.make(
                 "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
-                {**common, "probe_successes": profile.probe_successes,
+                {**common, "probe_successes": own.probe_successes,
                  "initial_psn": c.initial_psn, "peer_qp": c.peer_qp}))
-        entries += self._ev_paths(nic, profile)
+        # The NIC's own profile always (a connection added later, the controller's view), then
+        # each connection profile of its own.
+        paths = list(self._ev_paths(nic, profile))
+        derived = {p.profile_id: (p, limits) for p, limits in profiles.values() if limits}
+        for _, (p, limits) in sorted(derived.items()):
+            paths += self._limited_paths(nic, profile, p, limits)
+        templates: list[PlannedEntry] = []
         for plane, (t0_name, t0_port) in enumerate(nic.attachments):
             entries += self._plane_entries(nic, plane, t0_name, t0_port)
             if all_rows:
-                entries += self.row_templates(plane, t0_name)
+                templates += self.row_templates(plane, t0_name)
             else:
-                entries += [self._template(plane, t0_name, topo.nic(peer).attachments[plane][0],
-                                           row) for row, peer in sorted(rows.items())]
+                templates += [self._template(plane, t0_name, d.t0s[plane], row, d.ports)
+                              for row, d in sorted(dests.items())]
+        for table, held in (("ev_path", paths), ("path_template", templates)):
+            if len(held) > NIC_TABLE_SIZE:
+                raise PlanError(f"{where}: {len(held)} {table} entries exceed the NIC's "
+                                f"{NIC_TABLE_SIZE}" + (f" ({1 + len(derived)} EV profiles)"
+                                                       if table == "ev_path" else ""))
+        entries += paths + templates
         sessions = {SACK_SESSION_BASE + p: plane_port(p) for p in range(planes)}
         return NicPlan(name, tuple(sorted(entries, key=_order)), sessions)
 
+    def connection_profiles(self, name: str, peers: Mapping[int, str],
+                            profile: EvProfile | None = None) -> dict[int, int]:
+        """The EV profile id `plan_nic` gives each connection (state index -> peer NIC):
+        `profile`'s, or one of its own when some T1 above the NIC's T0 cannot reach the peer."""
+        profile = profile or EvProfile()
+        return {conn: p.profile_id for conn, (p, _) in
+                self._profiles(self.topology.nic(name), peers, profile).items()}
+
+    def _profiles(self, nic: Nic, peers: Mapping[int, str], profile: EvProfile
+                  ) -> dict[int, tuple[EvProfile, Limits | None]]:
+        """Per connection: its profile, and the limits its EVs keep to (None: none). Connections
+        with the same limits share a profile; ids count on from `profile`'s, by limits."""
+        limits = {conn: self.limits(nic, self.topology.nic(peer))
+                  for conn, peer in peers.items()}
+        distinct = sorted({lim for lim in limits.values() if any(lim)})
+        if profile.profile_id + len(distinct) > MAX_PROFILE:
+            raise PlanError(f"NIC {nic.name}: {len(distinct)} EV profiles after "
+                            f"{profile.profile_id} run past profile id {MAX_PROFILE}")
+        made = {lim: dataclasses.replace(profile, profile_id=profile.profile_id + 1 + k)
+                for k, lim in enumerate(distinct)}
+        return {conn: (made[lim], lim) if any(lim) else (profile, None)
+                for conn, lim in limits.items()}
+
+    def limits(self, nic: Nic, peer: Nic) -> Limits:
+        """Per plane, the T1s `nic`'s EVs towards `peer` may use (see Limits); PlanError when
+        no T1 joins their T0s in a plane."""
+        if len(peer.attachments) != len(nic.attachments):
+            raise PlanError(f"NIC {nic.name}: peer {peer.name} has {len(peer.attachments)} "
+                            f"planes, not {len(nic.attachments)}")
+        out = []
+        for plane, ((src, _), (dst, _)) in enumerate(zip(nic.attachments, peer.attachments,
+                                                         strict=True)):
+            if src == dst:
+                out.append(())
+                continue
+            joining = self.plan.templates.t1_choices(plane, src, dst)
+            if not joining:
+                missing = self.plan.templates.reach.missing(plane, src, dst)
+                raise PlanError(f"NIC {nic.name} -> {peer.name}, plane {plane}: no T1 is cabled "
+                                f"to both {src} and {dst} ({missing_words(missing, src, dst)})")
+            out.append(() if joining == self._t1s(nic, plane) else joining)
+        return tuple(out)
+
     def row_templates(self, plane: int, src_t0: str) -> tuple[PlannedEntry, ...]:
         """The `path_template` entries of every NIC under `src_t0` in `plane`: one per
-        destination T0."""
+        destination T0, and one per irregular row (nic_rows.py)."""
         key = (plane, src_t0)
         found = self._row_templates.get(key)
         if found is None:
             found = tuple(self._template(plane, src_t0, t0.name, t0.index)
                           for t0 in self.plan.templates.t0s(plane))
+            found += tuple(self._template(plane, src_t0, t0s[plane], row, ports)
+                           for (t0s, ports), row in self.rows.irregular().items())
             self._row_templates[key] = found
         return found
 
@@ -235,6 +301,26 @@ class NicPlanner:
         found = self._profile_paths.get(key)
         if found is None:
             found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
+        return found
+
+    def _limited_paths(self, nic: Nic, base: EvProfile, own: EvProfile,
+                       limits: Limits) -> tuple[PlannedEntry, ...]:
+        """`base`'s EVs as profile `own`: an EV on a T1 outside its plane's limits moves to
+        the plane's allowed T1s in turn (by EV), so the plane keeps its share."""
+        key = (base, own.profile_id, limits,
+               tuple(id(self._t1s(nic, p)) for p in range(len(nic.attachments))))
+        found = self._profile_paths.get(key)
+        if found is None:
+            out = []
+            for entry in self._ev_paths(nic, base):
+                ev, params = dict(entry.match)["ev"], dict(entry.params)
+                plane, t1 = params["plane"], params["t1_usid"]
+                allowed = limits[plane]
+                if allowed and all(u != t1 for _, u in allowed):
+                    t1 = allowed[ev % len(allowed)][1]
+                out.append(PlannedEntry.make("ev_path", {"profile": own.profile_id, "ev": ev},
+                                             "set_path", {"plane": plane, "t1_usid": t1}))
+            found = self._profile_paths[key] = tuple(out)
         return found
 
     def _make_ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
@@ -271,13 +357,24 @@ class NicPlanner:
                               {"plane": plane}),
         ]
 
-    def _template(self, plane: int, src_t0: str, dst_t0: str, row: int) -> PlannedEntry:
+    def _template(self, plane: int, src_t0: str, dst_t0: str, row: int,
+                  ports: tuple[int, ...] | None = None) -> PlannedEntry:
         tpl = self.plan.templates.template(plane, src_t0, dst_t0)
-        # The slots stay zero: the NIC fills the EV's T1 and the connection's uA per packet.
-        base = carrier(self.plan.block, [0 if isinstance(s, Slot) else s for s in tpl.segments])
+        # The slots stay zero: the NIC fills the EV's T1 and the connection's uA per packet,
+        # ORing them in. A row whose peer is on another port per plane carries each plane's uA
+        # itself (the connection's is then 0).
+        base = carrier(self.plan.block, [
+            (ua_usid(ports[plane]) if ports is not None and s is Slot.DST_PORT
+             else 0 if isinstance(s, Slot) else s) for s in tpl.segments])
         action = "via_t1" if Slot.T1 in tpl.segments else "same_t0"
         return PlannedEntry.make("path_template", {"plane": plane, "dst_row": row}, action,
                                  {"base": base})
+
+
+def connection_profiles(nic_plan: NicPlan) -> dict[int, int]:
+    """Each connection's EV profile id in a NIC plan, from its `tx_connection` entries."""
+    return {dict(e.params)["conn"]: dict(e.params)["profile"]
+            for e in nic_plan.entries if e.table == "tx_connection"}
 
 
 TABLE_ORDER = ("nic_dscp", "plane_port", "port_plane", "path_template",

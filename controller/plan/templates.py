@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from controller.plan.usid import NIC_DECAP_USID, PlanError, carrier, ua_usid
 from controller.topology.model import Nic, Switch, Tier, Topology
+from controller.topology.reach import Reach
 
 
 class Slot(StrEnum):
@@ -75,8 +76,7 @@ class TemplateBook:
     def __init__(self, topology: Topology, usid_of: Callable[[str], int]) -> None:
         self.topology = topology
         self.usid_of = usid_of
-        self._t1_up: dict[str, frozenset[str]] = {}
-        self._interned: dict[frozenset[str], frozenset[str]] = {}
+        self.reach = Reach(topology)
         self._choices: dict[tuple[int, int, int], tuple[tuple[str, int], ...]] = {}
         self._t0s: dict[int, list[Switch]] = {}
 
@@ -85,20 +85,10 @@ class TemplateBook:
             self._t0s[plane] = self.topology.switches_of(plane, Tier.T0)
         return self._t0s[plane]
 
-    def _uplinks(self, t0: str) -> frozenset[str]:
-        ups = self._t1_up.get(t0)
-        if ups is None:
-            topo = self.topology
-            ups = frozenset(name for _, name, _ in topo.neighbors(t0)
-                            if not topo.is_nic(name) and topo.switch(name).tier == Tier.T1)
-            # Interned, so T0s with the same uplinks (all of them, in a Clos) share one key below.
-            ups = self._interned.setdefault(ups, ups)
-            self._t1_up[t0] = ups
-        return ups
-
     def t1_choices(self, plane: int, src_t0: str, dst_t0: str) -> tuple[tuple[str, int], ...]:
         """The T1s of `plane` cabled to both T0s, by index (the shared tuple for equal sets)."""
-        a, b = self._uplinks(src_t0), self._uplinks(dst_t0)
+        # Interned sets: T0s with the same uplinks (all of them, in a Clos) share one key.
+        a, b = self.reach.uplinks(src_t0), self.reach.uplinks(dst_t0)
         key = (plane, id(a), id(b))
         choices = self._choices.get(key)
         if choices is None:

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from controller.topology.model import Topology
+from controller.topology.reach import Reach
 
 FabricLink = tuple[int, str, str]  # (plane, T0, T1): one T0-T1 cable
 
@@ -66,6 +67,7 @@ class Correlator:
             raise ValueError("min_nics must be at least 2: one NIC alone never declares a "
                              "fabric link")
         self.topology = topology
+        self.reach = Reach(topology)
         self.min_nics = min_nics
         self.window_s = window_s
         self.switch_fraction = switch_fraction
@@ -75,10 +77,12 @@ class Correlator:
     def _t0(self, nic: str, plane: int) -> str:
         return self.topology.nic(nic).attachments[plane][0]
 
-    def path_links(self, report: EvReport) -> tuple[FabricLink, FabricLink]:
-        """The two T0-T1 links of the reported EV's path (up from the NIC, down to its peer)."""
+    def path_links(self, report: EvReport) -> tuple[FabricLink, ...]:
+        """The T0-T1 links of the reported EV's path (up from the NIC, down to its peer) that
+        exist: a cable that is not there is never blamed (nor later probed)."""
         p = report.plane
-        return (p, self._t0(report.nic, p), report.t1), (p, self._t0(report.peer, p), report.t1)
+        links = ((p, self._t0(report.nic, p), report.t1), (p, self._t0(report.peer, p), report.t1))
+        return tuple(link for link in links if self.reach.cabled(link[1], link[2]))
 
     def add(self, reports: Iterable[EvReport], now_s: float) -> Verdict:
         """Take new reports, forget old evidence, and return the verdict (changed or not)."""
@@ -110,6 +114,8 @@ class Correlator:
             for r in pending:
                 for link in self.path_links(r):
                     nics[link].add(r.nic)
+            if not nics:
+                break
             most = max(len(reporters) for reporters in nics.values())
             if most < self.min_nics:
                 break

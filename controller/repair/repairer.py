@@ -23,7 +23,7 @@ from finsy.proto import p4r
 from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
 from controller.plan.entries import PlannedEntry
-from controller.plan.nic_plan import EV_STATES, EvProfile
+from controller.plan.nic_plan import EV_STATES, EvProfile, NicPlanner
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Correlator, EvReport, FabricLink, Verdict
 from controller.repair.damping import Damper
@@ -72,7 +72,12 @@ class DirectNic:
 @dataclass
 class ManagedNic:
     """One NIC the controller programs: the device, its connections (state index -> peer
-    NIC), its EV profile and planned `ev_path` entries, and what it holds now."""
+    NIC), its EV profile and planned `ev_path` entries, and what it holds now.
+
+    `profiles`: each connection's profile id where it is not `profile`'s (on a fabric with a
+    T0-T1 cable left out a connection may have one of its own, nic_plan.py); `planned` holds
+    every profile's entries. Left empty, the Repairer fills it from the planner (the same
+    connections give the same profiles)."""
 
     name: str
     device: NicDevice
@@ -80,23 +85,32 @@ class ManagedNic:
     profile: EvProfile
     planned: list[PlannedEntry]
     installed: list[PlannedEntry] = field(default_factory=list)
-    # EV -> (when its path was last rewritten, the path before): events still in flight then
-    # are about the old path.
-    moved: dict[int, tuple[float, tuple[int, int] | None]] = field(default_factory=dict)
+    # (profile, EV) -> (when its path was last rewritten, the path before): events still in
+    # flight then are about the old path.
+    moved: dict[tuple[int, int], tuple[float, tuple[int, int] | None]] = field(
+        default_factory=dict)
+    profiles: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.installed:
             self.installed = list(self.planned)
 
-    def path_of(self, ev: int, now_s: float = 0.0, settle_s: float = 0.0
-                ) -> tuple[int, int] | None:
-        """(plane, T1 uSID) an event about `ev` at `now_s` refers to: the installed path, or
-        the one before if it was rewritten less than `settle_s` ago; None if DENIED."""
-        moved = self.moved.get(ev)
+    def profile_of(self, conn: int) -> int:
+        return self.profiles.get(conn, self.profile.profile_id)
+
+    def path_of(self, ev: int, now_s: float = 0.0, settle_s: float = 0.0,
+                profile: int | None = None) -> tuple[int, int] | None:
+        """(plane, T1 uSID) an event about `ev` of `profile` (default: the NIC's) at `now_s`
+        refers to: the installed path, or the one before if it was rewritten less than
+        `settle_s` ago; None if DENIED."""
+        profile = self.profile.profile_id if profile is None else profile
+        moved = self.moved.get((profile, ev))
         if moved is not None and now_s - moved[0] < settle_s:
             return moved[1]
         for e in self.installed:
-            if dict(e.match).get("ev") == ev and e.action == "set_path":
+            match = dict(e.match)
+            if match.get("ev") == ev and match.get("profile") == profile \
+                    and e.action == "set_path":
                 params = dict(e.params)
                 return params["plane"], params["t1_usid"]
         return None
@@ -104,8 +118,9 @@ class ManagedNic:
     def install(self, changes: Sequence[PlannedEntry], now_s: float) -> None:
         """`changes` (same keys as installed entries) are on the device now."""
         for e in changes:
-            ev = dict(e.match)["ev"]
-            self.moved[ev] = (now_s, self.path_of(ev))
+            match = dict(e.match)
+            key = (match["profile"], match["ev"])
+            self.moved[key] = (now_s, self.path_of(key[1], profile=key[0]))
         written = {e.key: e for e in changes}
         self.installed = [written.get(e.key, e) for e in self.installed]
 
@@ -135,6 +150,10 @@ class Repairer:
         self.damper = damper or Damper()
         self.verdict = Verdict()   # what the NICs are rewritten to (damped)
         self.nics = {n.name: n for n in nics}
+        planner = NicPlanner(plan)
+        for n in nics:
+            if not n.profiles and len({dict(e.match)["profile"] for e in n.planned}) > 1:
+                n.profiles = planner.connection_profiles(n.name, n.peers, n.profile)
         self.correlator = Correlator(plan.topology, **rules)  # type: ignore[arg-type]
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
         self.history: list[RepairLog] = []
@@ -179,8 +198,9 @@ class Repairer:
             s = self.plan.topology.switch(t1)
             links |= {(s.plane, t0, t1) for _, t0, _ in self.plan.topology.neighbors(t1)
                       if self.plan.topology.is_switch(t0)}
-        return {link for link in links
-                if link not in denied.links and link[2] not in denied.switches}
+        cabled = self.correlator.reach.cabled   # a saved verdict may name a cable gone since
+        return {link for link in links if cabled(link[1], link[2])
+                and link not in denied.links and link[2] not in denied.switches}
 
     def proven_healthy(self, links: set[FabricLink], now_s: float) -> None:
         """Probes came back over `links`: they (and their T1s) are up as far as evidence goes;
@@ -203,7 +223,8 @@ class Repairer:
                     state = EV_STATES.get(fields["state"], "?")
                     # A loss may predate a rewrite; a probe answer is about the path now.
                     settle = self.settle_s if state == "ASSUMED_BAD" else 0.0
-                    path = nic.path_of(fields["ev"], now_s, settle)
+                    path = nic.path_of(fields["ev"], now_s, settle,
+                                       fields.get("profile", nic.profile_of(fields["conn"])))
                     peer = nic.peers.get(fields["conn"])
                     if path is None or peer is None:
                         continue   # a DENIED EV's last word, or an unknown connection
@@ -264,8 +285,11 @@ class Repairer:
     def target(self, nic: str) -> list[PlannedEntry]:
         """The NIC's `ev_path` entries under the verdict acted on now."""
         m = self.nics[nic]
+        by_profile: dict[int, list[str]] = {}
+        for conn, peer in sorted(m.peers.items()):
+            by_profile.setdefault(m.profile_of(conn), []).append(peer)
         return repaired_paths(self.plan, m.name, sorted(set(m.peers.values())), m.planned,
-                              m.profile, self.verdict)
+                              m.profile, self.verdict, by_profile=by_profile)
 
     def _log_changes(self, before: Verdict, after: Verdict, reports: list[EvReport],
                      now_s: float) -> None:

@@ -37,6 +37,7 @@ from controller.topology.model import (
     Tier,
     Topology,
 )
+from controller.topology.reach import Reach
 from controller.topology.yaml_nodes import (
     BOOL,
     INT,
@@ -126,7 +127,16 @@ class _Reader(NodeReader):
         if "port_roles" in top:
             self.port_roles(topo, top["port_roles"][1])
         topo.reindex()
+        if wiring == "explicit":
+            self.reachable(topo)
         return topo
+
+    def reachable(self, topo: Topology) -> None:
+        """Explicit wiring may leave T0-T1 cables out (the planner routes around them), but
+        every two T0s with NICs under both need a T1 cabled to both in their plane."""
+        for problem in Reach(topo).unjoined():
+            node, field = self._nic_ports[(problem.nic_b, problem.plane)]
+            raise self.fail(node, field, problem.describe())
 
     def sid_block(self, node: Node) -> str:
         text = self.str_(node, "sid_block")
@@ -230,6 +240,7 @@ class _Reader(NodeReader):
         if "switches" not in top:
             raise self.fail(top["name"][0], "switches",
                             "explicit wiring needs a 'switches' list (or use wiring: clos)")
+        self._nic_ports: dict[tuple[str, int], tuple[Node, str]] = {}   # for later errors
         places: dict[tuple[int, Tier, int], str] = {}
         names: dict[str, Node] = {}
         for i, snode in enumerate(self.seq(top["switches"][1], "switches")):
@@ -329,6 +340,7 @@ class _Reader(NodeReader):
                                                        f"plane {plane}; {sw.name} is a "
                                                        f"{sw.tier} of plane {sw.plane}")
                 atts.append((sw.name, port))
+                self._nic_ports[(name, plane)] = (port_node, pfield)
             topo.nics.append(Nic(name, index, tuple(atts), mac))
 
     def mac(self, node: Node, field: str) -> int:

@@ -6,8 +6,9 @@ control-plane view used by the Switch API, the STF runner and the P4Runtime serv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, SupportsIndex
 
 from softswitch.engine.meters import Meter, MeterArray, MeterKind
 from softswitch.engine.tables import Entry, Table
@@ -144,7 +145,30 @@ class RegisterArray:
         self.values[index] = value
 
     def reset(self) -> None:
-        self.values = [0] * len(self.values)
+        self.values[:] = [0] * len(self.values)   # in place: an observer stays attached
+
+    def observe(self, listener: Callable[[int, int], None] | None) -> None:
+        """Call `listener(index, value)` after every write of a cell, the program's or the
+        control plane's (None: stop). Unobserved, `values` is a plain list, so generated code
+        writing it directly pays nothing for this."""
+        self.values = (ObservedCells(self.values, listener) if listener is not None
+                       else list(self.values))
+
+
+class ObservedCells(list[int]):
+    """A register's cells that tell a listener of every write (`RegisterArray.observe`)."""
+
+    def __init__(self, values: Sequence[int], listener: Callable[[int, int], None]) -> None:
+        super().__init__(values)
+        self.listener = listener
+
+    def __setitem__(self, index: SupportsIndex | slice, value: Any) -> None:  # type: ignore[override]
+        super().__setitem__(index, value)
+        if isinstance(index, slice):
+            for i in range(*index.indices(len(self))):
+                self.listener(i, self[i])
+        else:
+            self.listener(int(index), self[index])
 
 
 class ValueSet:

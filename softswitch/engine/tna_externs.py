@@ -138,7 +138,7 @@ class TnaRegister(RegisterArray):
         self.values = [initial] * size
 
     def reset(self) -> None:
-        self.values = [self.initial] * len(self.values)
+        self.values[:] = [self.initial] * len(self.values)   # in place: observers stay
 
 
 class DirectRegisterCells:

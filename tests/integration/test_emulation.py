@@ -134,7 +134,8 @@ def test_emulate_writes_the_report_and_refuses_bad_files(tmp_path: Path,
     for name in ("goodput", "mct_cdf", "plane_load", "ev_states", "losses"):
         assert (out / f"{name}.png").stat().st_size > 1000 and f"({name}.png)" in md
     printed = capsys.readouterr().out
-    assert "check: mrc delivered every message intact" in printed
+    assert "check: passed: mrc delivered every message intact (24 of 24)" in printed
+    assert "check: passed: mrc's p99 completion time" in printed
     path.write_text(f"name: cli\ntopology: {TINY}\nworkload: {{kind: ring, bytes: 8}}\n")
     assert main(["emulate", str(path), "-o", str(out)]) == 2
     assert f"{path}:3:18: error: workload.kind: 'ring' is not one of" in capsys.readouterr().err

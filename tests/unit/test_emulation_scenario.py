@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from emulation.scenario import MODES, Failure, ScenarioError, load, loads
+from controller.cli import main
+from emulation.scenario import MODES, CableOverride, Failure, ScenarioError, load, loads
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = str(ROOT / "topologies" / "tiny.yaml")
@@ -96,3 +98,246 @@ def test_a_missing_topology_file_and_bad_yaml() -> None:
         "name: t\ntopology: nowhere.yaml\nworkload: {kind: permutation, bytes: 1}\n")
     assert "s.yaml:2:" in error_of("name: t\n  bad: [\n")
     assert "missing required key 'workload'" in error_of(f"name: t\ntopology: {TINY}\n")
+
+
+# -- the extended schema (issue 22) ------------------------------------------------------------
+
+def test_cables_qos_and_loss_direction() -> None:
+    s = loads(scenario_text(
+        "links: {rate_gbps: 10, queue_packets: 100}",
+        "cables:",
+        "  - {link: 'p0-t1-0:1', rate_gbps: 2.5, delay_ns: 3000}",
+        "  - {link: 'nic3:1', queue_packets: 8}",
+        "qos: {trim_threshold: 6, ecn_threshold: 3}",
+        "failures:",
+        "  - {at_us: 5, kind: loss, link: 'nic1:0', percent: 2, direction: in}",
+        "  - {at_us: 6, kind: loss, link: 'p0-t0-0:2', percent: 2}"))
+    assert s.cables == (CableOverride(("p0-t1-0", 1), 2.5, 3000, None),
+                        CableOverride(("nic3", 1), None, None, 8))
+    assert (s.topology.qos.trim_threshold, s.topology.qos.ecn_threshold) == (6, 3)
+    assert s.topology.qos.trim_bytes == 160 and s.topology.nics   # the rest as the file says
+    assert [(f.link, f.direction) for f in s.failures] == [(("nic1", 0), "in"),
+                                                           (("p0-t0-0", 2), "both")]
+    assert s.failures[0].describe() == "loss nic1:0 2% in at 5 µs"
+    assert s.warnings == ()
+
+
+def test_blackhole_and_ev_loss() -> None:
+    s = loads(scenario_text(
+        "profile: {ev_count: 8, backups: 2}",
+        "failures:",
+        "  - {at_us: 10, kind: blackhole, switch: p0-t1-0, until_us: 90}",
+        "  - {at_us: 20, kind: blackhole, link: 'nic2:1'}",
+        "  - {at_us: 30, kind: blackhole, link: 'p1-t1-1:0', until_us: 40}",
+        "  - {at_us: 0, kind: ev_loss, nic: nic0, ev: 11, percent: 20, until_us: 500}"))
+    assert s.failures[0] == Failure(0, "ev_loss", nic="nic0", ev=11, percent=20.0, until_us=500)
+    assert s.failures[1] == Failure(10, "blackhole", switch="p0-t1-0", until_us=90)
+    assert s.failures[2].link == ("nic2", 1) and s.failures[2].until_us == 0
+    assert [f.describe() for f in s.failures] == [
+        "ev_loss nic0 EV 11 20% at 0 µs", "blackhole p0-t1-0 at 10 µs until 90 µs",
+        "blackhole nic2:1 at 20 µs", "blackhole p1-t1-1:0 at 30 µs until 40 µs"]
+
+
+def test_workload_lists_flows_start_and_names() -> None:
+    s = loads(scenario_text(workload="\n".join([
+        "", "  - {kind: ring_allreduce, bytes: 4096}",
+        "  - {kind: flow, src: nic0, dst: nic2, bytes: 100, path: [1, 0], start_us: 70}",
+        "  - {kind: all_to_all, bytes: 10, nics: [nic1, nic3], name: bg, iterations: 2}",
+        "  - {kind: incast, bytes: 10, senders: [nic0], receiver: nic2, victim: [nic1, nic3]}",
+    ])))
+    assert s.workload is s.workloads[0] and s.workload.kind == "ring_allreduce"
+    assert [w.label for w in s.workloads] == ["main", "flow1", "bg", "incast3"]
+    flow = s.workloads[1]
+    assert (flow.src, flow.dst, flow.path, flow.start_us) == ("nic0", "nic2", (1, 0), 70)
+    assert s.workloads[2].iterations == 2 and s.workloads[0].start_us == 0
+    one = loads(scenario_text(workload="{kind: flow, src: nic3, dst: nic0, bytes: 5, name: main}"))
+    assert [(w.kind, w.label, w.path) for w in one.workloads] == [("flow", "main", None)]
+
+
+# line 3 is `workload:`; a list item's mapping starts at column 5, its keys after that
+W = "\n  - {kind: ring_allreduce, bytes: 4096}\n  - "
+
+
+@pytest.mark.parametrize(("extra", "workload", "where"), [
+    ("cables:\n  - {link: 'p0-t0-0:0', rate_gbps: 1}", None,
+     "s.yaml:5:12: error: cables[0].link: p0-t0-0:0 is not an end of a switch-to-switch cable "
+     "or NIC:PLANE of the topology (it is nic0's cable in plane 0: name it nic0:0)"),
+    ("cables:\n  - {link: 'nic0:2', rate_gbps: 1}", None,
+     "cables[0].link: nic0:2 is not an end of a switch-to-switch cable or NIC:PLANE"),
+    ("cables:\n  - {link: 'p0-t0-0:2'}", None,
+     "s.yaml:5:5: error: cables[0]: give its rate_gbps, delay_ns or queue_packets"),
+    ("cables:\n  - {link: 'p0-t0-0:2', delay_ns: 1}\n  - {link: 'p0-t1-0:0', rate_gbps: 1}",
+     None, "s.yaml:6:12: error: cables[1].link: this cable is already given (line 5); each cable "
+     "once"),
+    ("cables:\n  - {link: 'nic0:0', rate_gbps: 0}", None,
+     "s.yaml:5:33: error: cables[0].rate_gbps: 0 is out of range"),
+    ("cables:\n  - {link: 'nic0:0', speed: 1}", None, "cables[0].speed: unknown key 'speed'"),
+    ("qos: {trim_threshold: -1}", None, "s.yaml:4:23: error: qos.trim_threshold: -1 is out"),
+    ("qos: {dscp_control: 64}", None, "qos.dscp_control: 64 is out of range (0..63)"),
+    ("qos: {ecn: 3}", None, "qos.ecn: unknown key 'ecn'"),
+    ("failures:\n  - {at_us: 1, kind: link_down, link: 'nic0:0'}", None,
+     "failures[0].link: nic0:0 is not an end of a switch-to-switch cable of the topology "
+     "(a NIC's cable: see nic_port_down)"),
+    ("failures:\n  - {at_us: 1, kind: loss, link: 'p0-t0-0:2', percent: 1, direction: up}",
+     None, "s.yaml:5:70: error: failures[0].direction: 'up' is not one of: both, out, in"),
+    ("failures:\n  - {at_us: 1, kind: link_down, link: 'p0-t0-0:2', direction: in}", None,
+     "failures[0].direction: a link_down has no 'direction'"),
+    ("failures:\n  - {at_us: 1, kind: blackhole}", None,
+     "s.yaml:5:5: error: failures[0]: a blackhole needs a 'switch' or a 'link' (one of them)"),
+    ("failures:\n  - {at_us: 1, kind: blackhole, switch: p0-t1-0, link: 'p0-t0-0:2'}", None,
+     "a blackhole needs a 'switch' or a 'link' (one of them)"),
+    ("failures:\n  - {at_us: 1, kind: blackhole, switch: nic0}", None,
+     "failures[0].switch: no switch 'nic0'"),
+    ("failures:\n  - {at_us: 9, kind: blackhole, link: 'nic0:1', until_us: 3}", None,
+     "failures[0].until_us: until_us must come after at_us"),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic0, ev: 20, percent: 20}", None,
+     "s.yaml:5:46: error: failures[0].ev: EV 20 is not in the profile: its EVs are 0..19 "
+     "(16 + 2 backups x 2 planes)"),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic0, ev: 19, percent: 20}", None, None),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic9, ev: 1, percent: 20}", None,
+     "failures[0].nic: no NIC 'nic9'"),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic0, percent: 20}", None,
+     "a ev_loss needs 'ev'"),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic0, ev: 1, percent: 101}", None,
+     "failures[0].percent: 101 is out of range"),
+    ("failures:\n  - {at_us: 1, kind: ev_loss, nic: nic0, ev: 1, percent: 5, plane: 1}", None,
+     "failures[0].plane: a ev_loss has no 'plane'"),
+    ("", "[]", "s.yaml:3:11: error: workload: list at least one workload"),
+    ("", W + "{kind: flow, src: nic0, bytes: 10}", "s.yaml:5:5: error: workload[1]: a flow "
+     "needs 'dst'"),
+    ("", W + "{kind: flow, src: nic0, dst: nic0, bytes: 10}",
+     "workload[1].dst: a flow goes to another NIC"),
+    ("", W + "{kind: flow, src: nic0, dst: nic1, bytes: 10, nics: [nic1]}",
+     "workload[1].nics: a flow names src and dst, not nics"),
+    ("", W + "{kind: flow, src: nic0, dst: nic1, bytes: 10, path: [2, 0]}",
+     "s.yaml:5:58: error: workload[1].path[0]: 2 is out of range (0..1)"),
+    ("", W + "{kind: flow, src: nic0, dst: nic1, bytes: 10, path: [0, 2]}",
+     "workload[1].path[1]: 2 is out of range (0..1)"),
+    ("", W + "{kind: flow, src: nic0, dst: nic1, bytes: 10, path: [0]}",
+     "workload[1].path: expected [PLANE, T1_INDEX]"),
+    ("", W + "{kind: flow, src: nic0, dst: nic1, bytes: 1, path: [0, 0]}\n"
+     "  - {kind: flow, src: nic1, dst: nic0, bytes: 1, path: [0, 1]}",
+     "s.yaml:6:5: error: workload[2].path: nic1 and nic0 share one connection: it is already "
+     "pinned to another path"),
+    ("", W + "{kind: permutation, bytes: 10, src: nic0}",
+     "workload[1].src: only a flow has 'src'"),
+    ("", W + "{kind: permutation, bytes: 10, start_us: -5}",
+     "workload[1].start_us: -5 is out of range"),
+    ("", W + "{kind: permutation, bytes: 10, name: main}",
+     "workload[1].name: 'main' is the flow of the first workload"),
+    ("", W + "{kind: permutation, bytes: 10, name: victim}",
+     "workload[1].name: 'victim' is the flow of an incast's victim"),
+    ("", W + "{kind: permutation, bytes: 10, name: x}\n  - {kind: flow, src: nic0, dst: nic1, "
+     "bytes: 1, name: x}", "workload[2].name: flow 'x' is already the flow of the workload on "
+     "line 5"),
+    ("", "\n  - {kind: permutation, bytes: 10, name: first}",
+     "workload[0].name: the first workload's flow is 'main'"),
+    ("", W + "{kind: ring, bytes: 10}", "s.yaml:5:12: error: workload[1].kind: 'ring' is not"),
+])
+def test_new_keys_errors_name_the_line_and_field(extra: str, workload: str | None,
+                                                 where: str | None) -> None:
+    test_errors_name_the_line_and_field(extra, workload, where)
+
+
+def warnings_of(*lines: str, workload: str = "{kind: ring_allreduce, bytes: 4096}") -> list[str]:
+    return list(loads(scenario_text("duration_us: 1000", *lines, workload=workload),
+                      "s.yaml").warnings)
+
+
+def test_warnings_trace_the_failures_in_time_order() -> None:
+    assert warnings_of("failures:",
+                       "  - {at_us: 10, kind: link_down, link: 'p0-t0-0:2'}",
+                       "  - {at_us: 50, kind: link_up, link: 'p0-t1-0:0'}") == []
+    got = warnings_of(
+        "failures:",
+        "  - {at_us: 50, kind: link_up, link: 'p0-t1-0:0'}",            # mends the cut at 10
+        "  - {at_us: 10, kind: link_down, link: 'p0-t0-0:2'}",
+        "  - {at_us: 20, kind: link_down, link: 'p0-t1-0:0'}",           # line 8: cut already
+        "  - {at_us: 60, kind: link_up, link: 'p0-t0-0:2'}",             # line 9: up since 50
+        "  - {at_us: 1000, kind: switch_reboot, switch: p0-t1-1}",      # line 10: too late
+        "  - {at_us: 5, kind: loss, link: 'nic0:0', percent: 0}",        # line 11: nothing
+        "  - {at_us: 5, kind: blackhole, switch: p1-t1-0, until_us: 30}",
+        "  - {at_us: 30, kind: blackhole, switch: p1-t1-0}",   # the one above ends first: fine
+        "  - {at_us: 40, kind: blackhole, link: 'nic0:1', until_us: 90}",
+        "  - {at_us: 80, kind: blackhole, link: 'nic0:1'}",               # line 15: already
+        "  - {at_us: 1, kind: switch_reboot, switch: p1-t1-1, down_us: 100}",
+        "  - {at_us: 50, kind: switch_reboot, switch: p1-t1-1}",         # line 17: off then
+        "  - {at_us: 0, kind: nic_port_down, nic: nic1, plane: 1}",
+        "  - {at_us: 5, kind: flap, link: 'p1-t0-0:2', count: 2, down_us: 5, up_us: 5}",
+        "  - {at_us: 12, kind: flap, link: 'p1-t0-0:2', count: 1}",   # line 19's cut at 15: no-op
+        "  - {at_us: 3, kind: ev_loss, nic: nic0, ev: 1, percent: 0, until_us: 4}")
+    assert got == [
+        "s.yaml:8:5: warning: failures[2]: link_down p0-t1-0:0 at 20 µs does nothing at "
+        "20 µs: the cable is down then",
+        "s.yaml:9:5: warning: failures[3]: link_up p0-t0-0:2 at 60 µs does nothing at 60 µs: "
+        "the cable is up then",
+        "s.yaml:10:5: warning: failures[4]: at_us 1000 is not before duration_us 1000: it "
+        "never happens",
+        "s.yaml:11:5: warning: failures[5]: a loss of 0 % drops nothing",
+        "s.yaml:15:5: warning: failures[9]: blackhole nic0:1 at 80 µs does nothing at 80 µs: "
+        "the cable is blackholed then",
+        "s.yaml:17:5: warning: failures[11]: switch_reboot p1-t1-1 for 200 µs at 50 µs does "
+        "nothing at 50 µs: p1-t1-1 is off then",
+        "s.yaml:19:5: warning: failures[13]: flap p1-t0-0:2 x2 (5 µs down, 5 µs up) at 5 µs "
+        "does nothing at 15 µs: the cable is down then",
+        "s.yaml:21:5: warning: failures[15]: a ev_loss of 0 % drops nothing",
+    ]
+    # a NIC port is traced on its own: down twice is a warning, once per port is not
+    assert warnings_of("failures:", "  - {at_us: 1, kind: nic_port_down, nic: nic1}",
+                       "  - {at_us: 2, kind: nic_port_down, nic: nic1, plane: 1}",
+                       "  - {at_us: 3, kind: nic_port_down, nic: nic1, plane: 0}") == [
+        "s.yaml:8:5: warning: failures[2]: nic_port_down nic1 plane 0 at 3 µs does nothing at "
+        "3 µs: nic1's port in plane 0 is down then"]
+
+
+def test_other_warnings() -> None:
+    assert warnings_of(workload="\n  - {kind: ring_allreduce, bytes: 4096}\n"
+                       "  - {kind: flow, src: nic0, dst: nic1, bytes: 9, start_us: 1000}") == [
+        "s.yaml:5:5: warning: workload[1].start_us: 1000 is not before duration_us 1000: "
+        "this workload never starts"]
+    assert warnings_of("links: {queue_packets: 64}", "cables:",
+                       "  - {link: 'nic0:0', rate_gbps: 10, queue_packets: 64}",
+                       "  - {link: 'nic1:0', queue_packets: 12}") == [
+        "s.yaml:7:5: warning: cables[0]: the same as `links`: nothing changes",
+        "s.yaml:5:8: warning: qos.trim_threshold: 16 is not below the queue depth (12 packets):"
+        " a full queue drops before it trims"]
+    assert warnings_of("qos: {ecn_threshold: 600}") == [
+        "s.yaml:5:6: warning: qos.ecn_threshold: 600 is not below the queue depth (512 "
+        "packets): a full queue drops before it marks ECN"]
+
+
+def test_seed_and_output_are_refused_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario_text(), encoding="utf-8")
+    for seed in ("-1", str(1 << 32), "x"):
+        with pytest.raises(SystemExit) as info:
+            main(["emulate", str(path), "--seed", seed])
+        assert info.value.code == 2
+        assert "argument --seed:" in capsys.readouterr().err
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    for out in ("/proc/x", str(blocker / "out")):
+        started = time.perf_counter()
+        assert main(["emulate", str(path), "-o", out, "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"error: cannot write the report to {out}: ") and "\n" not in err
+        assert time.perf_counter() - started < 2   # nothing compiled, nothing run
+
+
+def test_qos_overrides_a_generated_topology_too() -> None:
+    s = loads("name: g\ntopology: {generate: {planes: 2, radix: 4, nics: 4}}\n"
+              "qos: {trim_threshold: 5, dscp_control: 40}\n"
+              "workload: {kind: permutation, bytes: 100}\n")
+    assert (s.topology.qos.trim_threshold, s.topology.qos.dscp_control) == (5, 40)
+    assert s.topology.qos.ecn_threshold == 8   # the generator's default, untouched
+
+
+def test_a_pinned_path_needs_its_t1_cabled_to_both_t0s() -> None:
+    missing = ROOT / "tests" / "topologies" / "tiny-missing-cable.yaml"   # no p0-t0-0 - p0-t1-1
+    text = (f"name: m\ntopology: {missing}\n"
+            "workload: {kind: flow, src: nic2, dst: nic0, bytes: 9, path: [0, PICK]}\n")
+    assert loads(text.replace("PICK", "0")).workload.path == (0, 0)
+    assert error_of(text.replace("PICK", "1")).endswith(
+        "s.yaml:3:66: error: workload.path[1]: no cable joins T1 p0-t1-1 to nic0's T0 p0-t0-0 "
+        "in plane 0")

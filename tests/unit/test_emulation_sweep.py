@@ -65,7 +65,8 @@ def test_a_two_job_sweep_gives_the_bytes_of_runs_alone(tmp_path: Path, switch_pr
         assert (folder / "report.json").read_text() == report.report_json(seeded, alone)
         assert (folder / "report.md").is_file() and (folder / "goodput.png").is_file()
         for run in alone:
-            assert seeds[str(seed)]["modes"][run.mode] == json.loads(json.dumps(run.summary()))
+            assert seeds[str(seed)]["modes"][run.mode] == json.loads(
+                json.dumps(run.summary_json()))
     assert seeds["1"]["report"] == "tiny-ring/1/report.json"
 
     table = (tmp_path / sweep.SWEEP_MD).read_text()
@@ -141,6 +142,6 @@ def test_the_plan_and_the_table_without_devices(tmp_path: Path) -> None:
     assert entry["modes"]["ecmp"]["mct_p50_us"] == 12.5
     assert entry["modes"]["mrc"] == {"error": "Traceback...\nRuntimeError: boom | here"}
     table = (tmp_path / "sweep.md").read_text()
-    assert "| tiny-ring | 7 | ecmp | 1/1 | 0 | 12.5 | 12.5 | 12.5 | — |" in table
+    assert "| tiny-ring | 7 | ecmp | 1/1 | 0 | 12.5 | 12.5 | 12.5 | — | — | — |" in table
     assert "| tiny-ring | 7 | mrc | error: RuntimeError: boom \\| here |" in table
     assert "FAILED: RuntimeError: boom | here" in sweep.progress_line(result.outcomes[1], 2, 2)

@@ -22,7 +22,10 @@ from controller.plan.plan import FabricPlan
 from controller.plan.usid import NIC_DECAP_USID, PlanError, carrier, switch_mac, ua_usid
 from controller.topology.yaml_io import load
 
-TINY = Path(__file__).resolve().parents[2] / "topologies" / "tiny.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "topologies" / "tiny.yaml"
+MISSING = ROOT / "tests" / "topologies" / "tiny-missing-cable.yaml"
+MOVED = ROOT / "tests" / "topologies" / "tiny-moved-nics.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +90,87 @@ def test_bad_profiles_are_refused_with_the_reason(plan: FabricPlan, profile: EvP
         NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)], profile)
 
 
-def test_a_peer_on_different_ports_per_plane_is_refused(plan: FabricPlan) -> None:
+def test_a_peer_on_different_ports_per_plane_gets_a_row_whose_templates_carry_its_ua(
+        plan: FabricPlan) -> None:
     topo = plan.topology
     swapped = {"nic2": ("p1-t0-1", 1), "nic3": ("p1-t0-1", 0)}   # plane 1 cables crossed
     nics = [dataclasses.replace(n, attachments=(n.attachments[0], swapped[n.name]))
             if n.name in swapped else n for n in topo.nics]
     other = FabricPlan(dataclasses.replace(topo, nics=nics, links=[
         link for link in topo.links if "nic" not in link.a + link.b]))
-    with pytest.raises(PlanError, match="different T0 ports per plane"):
-        NicPlanner(other).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)])
+    made = NicPlanner(other).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2),
+                                               NicConnection(1, "nic3", 3, 4)])
+    tx = {dict(e.params)["conn"]: dict(e.params) for e in made.entries
+          if e.table == "tx_connection"}
+    # Rows after the T0 rows (0, 1), one per peer; the connection's own uA is 0.
+    assert {c: (p["dst_row"], p["dst_ua"]) for c, p in tx.items()} == {0: (2, 0), 1: (3, 0)}
+    u = other.usid
+    bases = {(dict(e.match)["plane"], dict(e.match)["dst_row"]): dict(e.params)["base"]
+             for e in made.entries if e.table == "path_template"}
+    for plane in range(2):
+        for row, peer in ((2, "nic2"), (3, "nic3")):
+            port = other.topology.nic(peer).attachments[plane][1]
+            assert bases[(plane, row)] == carrier(other.block, [
+                u(f"p{plane}-t0-0"), 0, u(f"p{plane}-t0-1"), ua_usid(port), NIC_DECAP_USID])
+    result = check_nic_plan(other.topology, other, made)
+    assert result.ok and result.paths == 2 * 136 * 2, result.errors
+
+
+def test_a_peer_under_another_t0_per_plane_gets_a_row_to_each(plan: FabricPlan) -> None:
+    moved = FabricPlan(load(MOVED))   # nic0 under p0-t0-0 and p1-t0-1, nic2 the other way
+    conns = [NicConnection(0, "nic0", 1, 1), NicConnection(1, "nic1", 2, 2)]
+    made = NicPlanner(moved).plan_nic("nic3", conns, EvProfile(ev_count=8, backups=0,
+                                                                 ev_min_active=2))
+    rows = {dict(e.params)["conn"]: dict(e.params)["dst_row"] for e in made.entries
+            if e.table == "tx_connection"}
+    assert rows == {0: 2, 1: 0}   # nic1 keeps its T0 row; nic0 a row of its own
+    templates = {(dict(e.match)["plane"], dict(e.match)["dst_row"]): e
+                 for e in made.entries if e.table == "path_template"}
+    u = moved.usid
+    # nic3 (p0-t0-1, p1-t0-1) to nic0: across the T1s in plane 0, under one T0 in plane 1.
+    assert templates[(0, 2)].action == "via_t1"
+    assert dict(templates[(0, 2)].params)["base"] == carrier(
+        moved.block, [u("p0-t0-1"), 0, u("p0-t0-0"), 0, NIC_DECAP_USID])
+    assert templates[(1, 2)].action == "same_t0"
+    assert dict(templates[(1, 0)].params)["base"] == carrier(
+        moved.block, [u("p1-t0-1"), 0, u("p1-t0-0"), 0, NIC_DECAP_USID])
+    assert check_nic_plan(moved.topology, moved, made).ok
+
+
+def test_a_missing_cable_gives_the_connection_a_profile_that_avoids_it() -> None:
+    missing = FabricPlan(load(MISSING))   # no p0-t0-0 - p0-t1-1 cable
+    profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
+    conns = [NicConnection(0, "nic3", 1, 1), NicConnection(1, "nic0", 2, 2)]
+    planner = NicPlanner(missing)
+    made = planner.plan_nic("nic2", conns, profile)
+    tx = {dict(e.params)["conn"]: dict(e.params)["profile"] for e in made.entries
+          if e.table == "tx_connection"}
+    # nic3 shares nic2's T0: every T1 serves; nic0's T0 is not cabled to p0-t1-1.
+    assert tx == {0: 1, 1: 2} == planner.connection_profiles("nic2", {0: "nic3", 1: "nic0"},
+                                                              profile)
+    paths: dict[int, Counter] = {1: Counter(), 2: Counter()}
+    for e in made.entries:
+        if e.table == "ev_path":
+            params = dict(e.params)
+            paths[dict(e.match)["profile"]][(params["plane"], params["t1_usid"])] += 1
+    u = missing.usid
+    assert paths[1] == {(0, u("p0-t1-0")): 5, (0, u("p0-t1-1")): 5,
+                        (1, u("p1-t1-0")): 5, (1, u("p1-t1-1")): 5}
+    # The same EVs, plane by plane; plane 0's on the one T1 that reaches nic0.
+    assert paths[2] == {(0, u("p0-t1-0")): 10, (1, u("p1-t1-0")): 5, (1, u("p1-t1-1")): 5}
+    result = check_nic_plan(missing.topology, missing, made)
+    assert result.ok and result.paths == 2 * 20 * 2, result.errors
+
+
+def test_a_plane_where_no_t1_joins_the_t0s_is_refused_naming_the_cables() -> None:
+    topo = load(MISSING)
+    cut = dataclasses.replace(topo, links=[link for link in topo.links
+                                           if (link.a, link.a_port) != ("p0-t0-1", 2)])
+    with pytest.raises(PlanError) as refused:
+        NicPlanner(FabricPlan(cut)).plan_nic("nic2", [NicConnection(0, "nic0", 1, 1)])
+    assert str(refused.value) == (
+        "NIC nic2 -> nic0, plane 0: no T1 is cabled to both p0-t0-1 and p0-t0-0 "
+        "(missing: p0-t0-1 - p0-t1-0, p0-t0-0 - p0-t1-1)")
 
 
 def test_every_ev_of_a_nic_plan_delivers_both_ways(plan: FabricPlan) -> None:
@@ -116,8 +191,8 @@ def test_an_ev_path_in_the_wrong_plane_is_caught_naming_the_ev(plan: FabricPlan)
                    if e.table == "ev_path" and dict(e.match)["ev"] == 2 else e
                    for e in made.entries)
     result = check_nic_plan(plan.topology, plan, dataclasses.replace(made, entries=broken))
-    assert not result.ok
-    assert any(err.startswith("NIC nic0: EV 2 to nic2 (plane 0), forward") for err in result.errors)
+    assert result.errors == ["NIC nic0: EV 2 to nic2 (plane 0): via T1 p1-t1-0: no cable "
+                             "p0-t0-0 - p1-t1-0 (nic0's T0 in plane 0)"]
 
 
 def test_explicit_profiles_list_their_evs(plan: FabricPlan) -> None:

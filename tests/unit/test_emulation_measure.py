@@ -1,0 +1,124 @@
+"""What a run measures (emulation/measure.py): plane load per direction, and the exact time
+EVs spend in SKIP and ASSUMED_BAD (emulation/state_time.py), from every write of the NICs'
+`ev_state` registers (softswitch's register-write observer) — checked on synthetic moves, on
+a tiny program, and on a short emulation whose ECN echoes put EVs in SKIP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from emulation.measure import Meter
+from emulation.modes import mode
+from emulation.scenario import load, loads
+from emulation.state_time import StateTime, integrate
+from softswitch.clock import VirtualClock
+from softswitch.engine.externs import RegisterArray
+from softswitch.fabric import Delivery
+from tests.unit.inline_programs import build_switch, ingress_program
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "topologies" / "tiny.yaml"
+TINY_RING = ROOT / "tests" / "scenarios" / "tiny-ring.yaml"
+GOOD, SKIP, BAD = 0, 1, 2
+
+
+def test_time_in_state_is_integrated_exactly_per_bin() -> None:
+    moves = [
+        (10, "a", SKIP), (25, "a", GOOD),          # 15 ns of SKIP in bin 0
+        (90, "b", SKIP), (130, "b", SKIP),         # the same state again changes nothing
+        (150, "b", BAD),                           # 60 ns of SKIP over bins 0 and 1
+        (40, "c", GOOD),                           # GOOD is not watched
+    ]
+    moves.sort(key=lambda m: m[0])
+    rows = integrate(moves, bin_ns=100, end_ns=420, watched=(SKIP, BAD))
+    assert rows[SKIP] == [15 + 10, 50]
+    assert rows[BAD] == [0, 50, 100, 100, 20]      # b in BAD from 150 to the end at 420
+    # flushing at bin ends on the way gives the same rows
+    clock = StateTime(100, (SKIP, BAD))
+    for at, cell, state in moves:
+        clock.flush(at // 100 * 100)   # a bin's end (again, or earlier: nothing to add)
+        clock.move(cell, state, at)
+    for edge in (200, 300, 400, 420):
+        clock.flush(edge)
+    assert clock.rows == rows
+    with pytest.raises(ValueError):
+        StateTime(0, (SKIP,))
+
+
+def test_a_register_observer_sees_every_write_and_costs_nothing_detached(
+        tmp_path: Path) -> None:
+    prelude = ("#include <core.p4>\n#include <v1model.p4>\n"
+               "header h_t { bit<8> a; bit<8> b; }\n"
+               "struct headers_t { h_t h; }\nstruct meta_t { bit<8> m; }\n")
+    decls = "register<bit<2>>(8) states;"
+    body = "states.write((bit<32>) hdr.h.a, (bit<2>) hdr.h.b);"
+    sw = build_switch(tmp_path, ingress_program(prelude, body, decls))
+    register = sw.register("states")
+    seen: list[tuple[int, int]] = []
+    register.observe(lambda index, value: seen.append((index, value)))
+    for a, b in ((3, 1), (5, 2), (3, 0)):
+        sw.process_packet(0, bytes([a, b]))          # the generated code's writes
+    register.write(7, 3)                             # the control plane's
+    assert seen == [(3, 1), (5, 2), (3, 0), (7, 3)]
+    register.reset()                                 # in place: still observed
+    assert seen[-8:] == [(i, 0) for i in range(8)]
+    register.observe(None)
+    assert type(register.values) is list             # detached: a plain list again
+    sw.process_packet(0, bytes([1, 1]))
+    assert len(seen) == 12 and register.read(1) == 1
+    plain = RegisterArray("r", 2, 8)
+    assert type(plain.values) is list
+
+
+def test_plane_load_is_split_by_direction() -> None:
+    scenario = load(TINY_RING)
+    network = SimpleNamespace(fabric=SimpleNamespace(add_observer=lambda _fn: None), nics={},
+                              clock=VirtualClock())
+    meter = Meter(scenario, mode("mrc", scenario.profile), network,  # type: ignore[arg-type]
+                  lambda _nic: set())
+    wire = [("p0-t0-0", "p0-t1-0", 100, 1_000), ("p0-t1-0", "p0-t0-1", 60, 1_200),
+            ("p1-t0-1", "p1-t1-1", 30, 70_000), ("nic0", "p0-t0-0", 500, 1_000)]
+    for sender, receiver, size, at_ns in wire:
+        meter.on_wire(Delivery(sender, 2, receiver, 0, bytes(size), at_ns))
+    s = meter.series
+    assert s.plane_up_bytes == {0: [100], 1: [0, 30]}
+    assert s.plane_down_bytes == {0: [60]}
+    assert s.plane_bytes == {0: [160], 1: [0, 30]}   # both ways, as before
+    assert meter.hops == 4
+
+
+def test_an_emulation_counts_the_time_evs_spend_in_skip() -> None:
+    """ecmp all-to-all on the tiny fabric: two flows pinned to one uplink, ECN-marked, echoed
+    back; each echo puts the connection's EV in SKIP until its next send passes it over."""
+    from controller.devices.session import Program
+    from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
+    from emulation.run import run_mode
+
+    scenario = loads(f"name: skip\ntopology: {TINY}\nduration_us: 2000\n"
+                     "transport: {rto_us: 100, reorder_us: 30}\n"
+                     "workload: {kind: all_to_all, bytes: 32768}\n", "skip.yaml")
+    skipped: list[int] = []
+
+    def phase(what: str, network: object) -> None:
+        if what == "closing":
+            skipped.extend(network.fabric.switch(name).engine.counter(  # type: ignore[attr-defined]
+                "nic_counter").read(21)[0] for name in network.nics)  # type: ignore[attr-defined]
+
+    result = run_mode(scenario, "ecmp", Program.compile(SWITCH_PROGRAM), str(NIC_PROGRAM),
+                      phase=phase)
+    assert result.finished
+    series = result.series
+    skip_ns = series.ev_time_ns["SKIP"]
+    assert sum(skipped) > 0, "no ECN echo: the workload no longer congests an uplink"
+    assert sum(skip_ns) > 0
+    evs = 12   # 4 NICs x 3 connections, one EV each (ecmp)
+    assert max(skip_ns) <= evs * series.bin_us * 1000
+    assert sum(skip_ns) <= sum(skipped) * result.end_us * 1000   # no SKIP without a move
+    assert len(skip_ns) == len(series.ev_states["SKIP"])
+    for plane, rows in series.plane_bytes.items():
+        up, down = series.plane_up_bytes[plane], series.plane_down_bytes[plane]
+        assert sum(up) > 0 and sum(down) > 0
+        assert rows == [u + d for u, d in zip(up, down, strict=True)]
