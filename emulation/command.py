@@ -125,7 +125,7 @@ def cmd_emulate(args: Any) -> int:
             bar.close()
         s = result.summary()
         print(f"{name}: {s['completed']}/{s['messages']} messages, {s['bytes_lost']:,} bytes "
-              f"lost, MCT p99 {report.cell(s['mct_p99_us'])} µs, "
+              f"lost, MCT p99 {report.cell(s['mct_p99_us'], ' µs')}, "
               f"{result.totals['packet_hops']:,} packet hops in "
               f"{time.perf_counter() - started:.1f} s")
         runs.append(result)
@@ -167,8 +167,8 @@ def check(runs: Sequence[Any]) -> tuple[list[str], list[str]]:
     ecmp, mrc = by_mode.get("ecmp"), by_mode.get("mrc")
     if ecmp is not None and mrc is not None:
         mine, theirs = mrc["mct_p99_us"], ecmp["mct_p99_us"]
-        said = (f"mrc's p99 completion time {cell(mine)} µs is "
-                f"{{}} ecmp's {cell(theirs)} µs")
+        said = (f"mrc's p99 completion time {cell(mine, ' µs')} is "
+                f"{{}} ecmp's {cell(theirs, ' µs')}")
         if mine is not None and theirs is not None and mine < theirs:
             passed.append(said.format("below"))
         else:

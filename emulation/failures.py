@@ -100,6 +100,9 @@ class Failures:
     # -- doing them ------------------------------------------------------------------------
 
     def set_link(self, end: Cable, up: bool) -> None:
+        if self.scenario.topology.is_nic(end[0]):   # NIC:PLANE: the NIC's port goes down/up
+            self.nic_port(end[0], end[1], up)
+            return
         self.net.fabric.set_link_up(end[0], end[1], up)
         cable = self._cables[end]
         (self.down_links.discard if up else self.down_links.add)(cable)

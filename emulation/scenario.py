@@ -100,7 +100,7 @@ class Failure:
     `down_us`, `up_us`; loss: `link`, `percent`, `until_us`, `direction`; nic_port_down:
     `nic`, `plane`, `until_us` (0: for good); blackhole: `switch` or `link`, `until_us`;
     ev_loss: `nic`, `ev`, `percent`, `until_us`. A `link` is SWITCH:PORT, or NIC:PLANE for
-    a NIC's cable (loss and blackhole only)."""
+    a NIC's cable (every kind with a `link`)."""
 
     at_us: int
     kind: str
@@ -219,7 +219,9 @@ FAILURE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 FAILURE_KEYS = ("link", "switch", "nic", "plane", "ev", "down_us", "up_us", "count", "percent",
                 "direction", "until_us")
-NIC_CABLE_KINDS = ("loss", "blackhole")   # their `link` may be a NIC's cable, NIC:PLANE
+# Their `link` may be a NIC's cable, NIC:PLANE (a cut or flap of it is the NIC's port going
+# down and up: its PHY tells the NIC, as nic_port_down).
+NIC_CABLE_KINDS = ("loss", "blackhole", "link_down", "link_up", "flap")
 End = tuple[str, int]
 
 

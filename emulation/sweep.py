@@ -415,7 +415,7 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
         return f"{head}: FAILED: {last}" + (f" ({cost})" if outcome.wall_seconds else "")
     state = f"done at {s['end_us']:,} µs" if s["finished"] else "NOT finished"
     return (f"{head}: {s['completed']}/{s['messages']} messages, {s['bytes_lost']:,} bytes "
-            f"lost, MCT p99 {cell(s['mct_p99_us'])} µs, {state}; "
+            f"lost, MCT p99 {cell(s['mct_p99_us'], ' µs')}, {state}; "
             f"{s['packet_hops']:,} packet hops, {cost}")
 
 
@@ -428,6 +428,9 @@ def cmd_sweep(args: Any, err: TextIO | None = None) -> int:
         for error in errors:
             print(error, file=err)
         return 2
+    for loaded in scenarios:   # valid, but not all will happen as written
+        for warning in loaded.warnings:
+            print(warning, file=err)
     runs = plan_runs(scenarios, args.mode, args.seeds)
     jobs = max(1, min(args.jobs or default_jobs(), len(runs)))
     if not args.quiet:

@@ -29,6 +29,7 @@ TOPOLOGY = "topologies/tiny.yaml"
 T0S = {"p0-t0-0", "p0-t0-1", "p1-t0-0", "p1-t0-1"}
 T1S = {"p0-t1-0", "p0-t1-1", "p1-t1-0", "p1-t1-1"}
 TINY = yaml_io.load(ROOT / TOPOLOGY)
+NIC_TX_PORT_PASSED = 19   # nic_counter: the first slot's plane was down (nic_types.p4)
 FLOW = "{kind: flow, src: nic0, dst: nic2, bytes: 65536}"   # nic0 under p*-t0-0, nic2 -t0-1
 
 
@@ -226,3 +227,33 @@ def test_a_failure_at_zero_comes_before_the_first_packet(at_us: int, program: Pr
     delivered(ran)
     on_port = sum(ran.count("nic0", port=2).values())
     assert (on_port == 0) == (at_us == 0)
+
+
+# -- a NIC's cable cut or flapping --------------------------------------------------------------
+
+def test_a_nic_cable_flap_is_the_nic_port_going_down_and_up(program: Program) -> None:
+    """`flap` of NIC:PLANE cuts the NIC's cable (nothing crosses it, counted as a cut cable) and
+    tells the NIC, as its PHY would: while it is down the NIC sends nothing into that plane."""
+    s = scenario("{kind: ring_allreduce, bytes: 262144}",
+                 "failures:\n  - {at_us: 20, kind: flap, link: 'nic0:0', count: 2, "
+                 "down_us: 150, up_us: 100}")
+    seen: list[object] = []
+
+    def look(state: RunState) -> None:
+        fabric = state.net.fabric
+        state.agenda.at(100, lambda: seen.extend([fabric.link_is_up("nic0", 2),
+                                                  fabric.link_is_up("nic0", 3)]))
+        state.agenda.at(200, lambda: seen.append(fabric.link_is_up("nic0", 2)))
+
+    ran = run(s, "mrc_no_controller", program, look)
+    assert seen == [False, True, True]   # down in the first cut, up between the cuts
+    delivered(ran)
+    down = [(20_000, 170_000), (270_000, 420_000)]
+    into_plane0 = [d for d in ran.wire if d.sender == "nic0" and d.sender_port == 2
+                   and any(a < d.time_ns < b for a, b in down)]
+    assert not into_plane0   # nothing crossed the cut cable
+    # the NIC knew its port was down: it moved what its EV choice put there to the other plane
+    moved = ran.state.net.fabric.switch("nic0").engine.counter("nic_counter").read(
+        NIC_TX_PORT_PASSED)[0]
+    assert moved > 0
+    assert ran.result.drops.get("cut cable", 0) + ran.result.drops.get("nic: port down", 0) > 0

@@ -175,9 +175,9 @@ W = "\n  - {kind: ring_allreduce, bytes: 4096}\n  - "
     ("qos: {trim_threshold: -1}", None, "s.yaml:4:23: error: qos.trim_threshold: -1 is out"),
     ("qos: {dscp_control: 64}", None, "qos.dscp_control: 64 is out of range (0..63)"),
     ("qos: {ecn: 3}", None, "qos.ecn: unknown key 'ecn'"),
-    ("failures:\n  - {at_us: 1, kind: link_down, link: 'nic0:0'}", None,
-     "failures[0].link: nic0:0 is not an end of a switch-to-switch cable of the topology "
-     "(a NIC's cable: see nic_port_down)"),
+    ("failures:\n  - {at_us: 1, kind: link_down, link: 'nic0:2'}", None,
+     "failures[0].link: nic0:2 is not an end of a switch-to-switch cable or NIC:PLANE of the "
+     "topology"),
     ("failures:\n  - {at_us: 1, kind: loss, link: 'p0-t0-0:2', percent: 1, direction: up}",
      None, "s.yaml:5:70: error: failures[0].direction: 'up' is not one of: both, out, in"),
     ("failures:\n  - {at_us: 1, kind: link_down, link: 'p0-t0-0:2', direction: in}", None,

@@ -101,6 +101,31 @@ def test_a_bad_scenario_file_fails_before_any_run(tmp_path: Path, monkeypatch,  
     assert len(err) == 2 and not out.exists()
 
 
+def test_a_scenario_s_warnings_are_printed_before_the_runs(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                          capsys) -> None:
+    late = tmp_path / "late.yaml"
+    late.write_text("name: late\n"
+                    f"topology: {TINY}\n"
+                    "duration_us: 100\n"
+                    "workload: {kind: ring_allreduce, bytes: 4096}\n"
+                    "failures:\n"
+                    "  - {at_us: 500, kind: link_down, link: 'p0-t0-0:2'}\n")
+    ran: list[object] = []
+
+    def no_runs(*args: object, **_kwargs: object) -> None:
+        ran.append(args)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(sweep, "run_sweep", no_runs)
+    args = parser().parse_args(["sweep", str(late), "-o", str(tmp_path / "out")])
+    with pytest.raises(SystemExit):
+        args.func(args)
+    err = capsys.readouterr().err
+    assert f"{late}:6:" in err and "warning: failures[0]: at_us 500 is not before duration_us" \
+        in err
+    assert ran   # a warning does not stop the sweep
+
+
 def test_two_scenarios_may_not_share_a_name(tmp_path: Path) -> None:
     twin = tmp_path / "twin.yaml"
     twin.write_text(TINY_RING.read_text().replace("../../topologies", str(ROOT / "topologies")))
