@@ -15,8 +15,8 @@ receiver threw away (it answers with a NACK, as for a trimmed packet, and the se
 it again); a duplicate the receiver already had is no loss: counted apart
 (`duplicates`), not among the drops.
 
-Not seen here, because the NIC program counts them nowhere: a probe of a DENIED EV (the NIC
-refuses it), and a packet with no path template or plane port for its plane.
+The NIC counts a probe of a DENIED EV it refuses ("nic: probe of a DENIED EV") and a packet
+with no path template or plane port for its plane ("nic: no path") among its drops too.
 
 The P4 counters are read from the engines each bin (cheap) and over P4Runtime at the end of
 the run (the numbers a collector gets); both read the same cells. A switch that loses power
@@ -49,7 +49,8 @@ SWITCH_REASONS: dict[int, str] = {
 # nic_types.p4 NIC_* counter indexes that drop the packet (checked against the file too).
 NIC_DROPS: dict[int, str] = {
     2: "DENIED path", 3: "no connection", 6: "out of window", 10: "unknown QP",
-    11: "malformed", 15: "loss injector", 20: "port down",
+    11: "malformed", 15: "loss injector", 20: "port down", 24: "no path",
+    25: "probe of a DENIED EV",
 }
 NIC_RX_DUPLICATE = 5
 HOP_LIMIT = 6

@@ -60,6 +60,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     nic_counter.count(NIC_PORT_DOWN_DROP);
                 } else if (meta.denied && meta.host_probe) {
                     mark_to_drop(standard_metadata);   // a DENIED slot is not probed
+                    nic_counter.count(NIC_TX_PROBE_DENIED_DROP);
                 } else if (meta.denied) {
                     // A DENIED EV: its slot takes a backup, and the whole choice runs again
                     // (the cursor has moved on), a bounded number of times.
@@ -90,6 +91,10 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 // No path: the packet is dropped, no SACK is cloned, data is still delivered.
                 meta.path_found = false;
                 nic_counter.count(NIC_PORT_DOWN_DROP);
+            } else if (!meta.path_found) {
+                // No template or plane port (feedback: or a return address outside the SID
+                // block): the same drop, counted apart from a port down.
+                nic_counter.count(NIC_TX_NO_PATH_DROP);
             }
         }
         if (meta.need_path && !meta.path_found) {

@@ -70,6 +70,10 @@ const bit<32> NIC_PORT_DOWN_DROP = 20;        // not sent: its port (or every po
 const bit<32> NIC_EV_SKIPPED = 21;            // an EV set to SKIP (ECN echo, TRIMMED NACK)
 const bit<32> NIC_EV_ASSUMED_BAD = 22;        // an EV taken out of service (loss, ALWAYS_SKIP)
 const bit<32> NIC_EV_RECOVERED = 23;          // an ASSUMED_BAD EV back in service (probes)
+// Not sent: no path template or plane port for it (data, a probe; a SACK or NACK: no plane
+// port, or a return address outside the SID block). Its port down is NIC_PORT_DOWN_DROP only.
+const bit<32> NIC_TX_NO_PATH_DROP = 24;
+const bit<32> NIC_TX_PROBE_DENIED_DROP = 25;  // a probe of a DENIED EV, not sent
 const bit<32> NIC_COUNTERS = 32;
 
 // The @field_list ids.

@@ -173,7 +173,8 @@ def test_the_drop_causes_are_the_programs_own() -> None:
     dropping = {"TX_DENIED_DROP": "DENIED path", "TX_NO_CONNECTION": "no connection",
                 "RX_OUT_OF_WINDOW": "out of window", "RX_UNKNOWN_QP": "unknown QP",
                 "RX_MALFORMED": "malformed", "RX_INJECTED_DROP": "loss injector",
-                "PORT_DOWN_DROP": "port down"}
+                "PORT_DOWN_DROP": "port down", "TX_NO_PATH_DROP": "no path",
+                "TX_PROBE_DENIED_DROP": "probe of a DENIED EV"}
     assert {events[n]: label for n, label in dropping.items()} == drops.NIC_DROPS
     assert events["RX_DUPLICATE"] == drops.NIC_RX_DUPLICATE
     # every cause once, the fabric's first

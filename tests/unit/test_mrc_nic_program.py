@@ -317,6 +317,54 @@ def test_data_with_a_return_address_outside_the_sid_block_is_delivered_not_acked
     out = by_port(b.receive(sent.port, bytes(pkt)))
     assert set(out) == {HOST_PORT}
     assert b.count("rx_data") == 1 and b.count("sack_sent") == 0
+    assert b.count("tx_no_path_drop") == 1      # the SACK: nowhere to send it
+
+
+def remove(nic: Nic, table: str, *key: int) -> None:
+    """Delete the entry of `table` with this exact key (as the controller may)."""
+    entries = nic.sw.table(table)
+    found = entries.find_entry([ExactMatch(k) for k in key])
+    assert found is not None
+    entries.delete_entry(found.handle)
+
+
+def test_data_and_probes_with_no_template_or_plane_port_are_dropped_and_counted(a: Nic) -> None:
+    remove(a, "path_template", 1, B.row)          # no path to B on plane 1
+    sent = [a.write(psn) for psn in range(4)]     # slots 0..3: planes 0, 1, 0, 1
+    assert [[o.port for o in s] for s in sent] == [[PLANE_PORT[0]], [], [PLANE_PORT[0]], []]
+    assert a.count("tx_no_path_drop") == 2 and a.count("tx_data") == 2
+    assert a.probe(3) == [] and a.count("tx_probe") == 0          # EV 3: plane 1
+    assert a.count("tx_no_path_drop") == 3
+    remove(a, "plane_port", 0)                    # and no port in plane 0
+    assert a.write(4) == [] and a.probe(0) == []
+    assert a.count("tx_no_path_drop") == 5 and a.count("tx_data") == 2
+    assert a.count("port_down_drop") == 0 and a.count("tx_probe_denied_drop") == 0
+
+
+def test_feedback_with_no_plane_port_is_not_sent_and_counted(a: Nic, b: Nic) -> None:
+    remove(b, "plane_port", 0)                    # B cannot answer in plane 0
+    sent = one(a.write(0))                        # slot 0: plane 0
+    assert list(by_port(b.receive(sent.port, sent.data))) == [HOST_PORT]   # delivered, no SACK
+    assert b.count("rx_data") == 1 and b.count("sack_sent") == 0
+    assert b.count("tx_no_path_drop") == 1
+    assert sack_of(deliver(a, b, 1))["cack_psn"] == 1             # plane 1: SACKed
+    sent = one(a.write(2))                        # slot 2: plane 0, trimmed on the way
+    assert b.receive(sent.port, trimmed(sent.data)) == []
+    assert b.count("rx_trimmed") == 1 and b.count("nack_sent") == 0
+    assert b.count("tx_no_path_drop") == 2 and b.count("port_down_drop") == 0
+
+
+def test_a_port_down_with_no_path_either_counts_as_port_down_only(a: Nic, b: Nic) -> None:
+    remove(a, "path_template", 1, B.row)
+    remove(a, "plane_port", 1)
+    a.ports_down(1)
+    assert a.probe(1) == []                       # EV 1: plane 1
+    one(b.write(0))                               # B's slot 0 (plane 0): lost on the way
+    data = one(b.write(1))                        # slot 1: plane 1, whose SACK is due on it
+    assert list(by_port(a.receive(data.port, data.data))) == [HOST_PORT]
+    a.ports_down(0, 1)
+    assert a.write(0) == []                       # every port down
+    assert a.count("port_down_drop") == 3 and a.count("tx_no_path_drop") == 0
 
 
 def deliver(a: Nic, b: Nic, psn: int, **kw: object) -> dict[int, bytes]:
@@ -539,6 +587,11 @@ def test_probes_bring_an_assumed_bad_slot_back_after_k_answers_in_a_row(program)
 def test_a_denied_slot_is_not_probed(a: Nic) -> None:
     a.deny(4)
     assert a.probe(4) == [] and a.count("tx_probe") == 0
+    assert a.count("tx_probe_denied_drop") == 1
+    assert a.count("tx_denied_drop") == 0 and a.count("tx_no_path_drop") == 0
+    a.ports_down(0)                               # its plane's port down too: still DENIED
+    assert a.probe(4) == [] and a.count("tx_probe_denied_drop") == 2
+    assert a.count("port_down_drop") == 0
 
 
 def test_the_loss_injector_drops_what_arrives_on_a_plane_or_slot(a: Nic, b: Nic) -> None:
@@ -639,7 +692,7 @@ def test_a_local_port_down_sends_nothing_on_it(a: Nic, b: Nic) -> None:
     assert data.port == PLANE_PORT[1]
     out = by_port(a.receive(data.port, data.data))
     assert list(out) == [HOST_PORT] and a.count("sack_sent") == 0
-    assert a.count("port_down_drop") == 2
+    assert a.count("port_down_drop") == 2 and a.count("tx_no_path_drop") == 0
     # Its SACKs on plane 0 tell B, which then leaves plane 1 alone too.
     assert peer_says(b, a, 2) == 0b10
     assert {port for port, _ in writes(b, range(3, 11))} == {PLANE_PORT[0]}

@@ -433,6 +433,66 @@ def test_paths_come_from_the_tables(programs: dict[str, CheckedProgram]) -> None
     compare(programs, scenario)
 
 
+def remove(nic: Nic, table: str, *key: int) -> None:
+    """Delete the entry of `table` with this exact key (as the controller may)."""
+    entries = nic.sw.table(table)
+    found = entries.find_entry([ExactMatch(k) for k in key])
+    assert found is not None
+    entries.delete_entry(found.handle)
+
+
+def test_no_path_and_probes_of_denied_evs_count_each_drop_once(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    """What is not sent for want of a path (data and a probe with no template, a SACK and a
+    NACK with no plane port) counts `tx_no_path_drop`, a probe of a DENIED EV
+    `tx_probe_denied_drop`; with its port down as well, a packet counts `port_down_drop` only.
+    The same on both architectures (compare), and the counts are these."""
+
+    def scenario(run: Run) -> None:
+        a, b = run.a, run.b
+        a.deny(EV_COUNT)  # plane 0's first backup: in no slot, so no data meets it
+        a.deny(EV_COUNT + 1)  # plane 1's
+        run.step("probe of a DENIED EV", a.to_own_nic(Opcode.PROBE, 0, EV_COUNT))
+        remove(a, "path_template", 1, b.me.row)  # A: no path to B on plane 1
+        remove(b, "plane_port", 0)  # B: no port to answer on in plane 0
+        for psn in range(4):  # slots 0..3: plane 0 reaches B (no SACK), plane 1 goes nowhere
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+        run.step("probe with no template", a.to_own_nic(Opcode.PROBE, 0, 3))
+        sent = run.step("write 4", a.write(4))  # slot 4: plane 0
+        [out] = [o for o in sent if o.port != HOST_PORT]
+        assert out.port == PLANE_PORT[0]
+        trimmed = set_tc(out.data, DSCP["trimmed"], 0)[:134]
+        run.step("trimmed: its NACK has no plane port", b.sw.process_packet(out.port, trimmed))
+        # Ports down on top of a missing path: counted as port down, and only as that.
+        a.ports_down(1)
+        run.step("probe: port down and no template", a.to_own_nic(Opcode.PROBE, 0, 1))
+        run.step("probe of a DENIED EV on a down port", a.to_own_nic(Opcode.PROBE, 0, EV_COUNT + 1))
+        b.ports_down(0)
+        sent = run.step("write 5", a.write(5))  # slot 5 (plane 1, down here): slot 6, plane 0
+        assert [o.port for o in sent] == [PLANE_PORT[0]]
+        over_the_wire(run, "psn 5: SACK due on a down port with no plane port", a, sent)
+
+    v1 = compare(programs, scenario)
+
+    def counts(nic: Nic) -> dict[str, int]:
+        names = ("tx_no_path_drop", "tx_probe_denied_drop", "port_down_drop", "tx_data",
+                 "tx_probe", "sack_sent", "nack_sent", "rx_data", "rx_trimmed")
+        return {n: nic.sw.counter("nic_counter").read(COUNTER[n])[0] for n in names}
+
+    assert counts(v1.a) == {"tx_no_path_drop": 3, "tx_probe_denied_drop": 2,
+                            "port_down_drop": 1, "tx_data": 4, "tx_probe": 0,
+                            "sack_sent": 0, "nack_sent": 0, "rx_data": 0, "rx_trimmed": 0}
+    assert counts(v1.b) == {"tx_no_path_drop": 3, "tx_probe_denied_drop": 0,
+                            "port_down_drop": 1, "tx_data": 0, "tx_probe": 0,
+                            "sack_sent": 0, "nack_sent": 0, "rx_data": 3, "rx_trimmed": 1}
+    # Nothing left on plane 1 (A had no path there, then its port went down), and B sent no
+    # feedback at all: every packet out of B went to its host.
+    outs = [port for _, packets in v1.log for port, _ in packets]
+    assert PLANE_PORT[1] not in outs
+    assert outs.count(PLANE_PORT[0]) == 4 and outs.count(HOST_PORT) == 3
+
+
 def test_the_tna_program_compiles_from_its_own_directory() -> None:
     assert Path(TNA_PROGRAM).is_file()
     assert compile_file(TNA_PROGRAM).arch == "tna"

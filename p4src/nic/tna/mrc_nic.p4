@@ -68,7 +68,8 @@
 //   (meta.event, counted at the end of the ingress): the two events v1model counts for a packet
 //   (data + SACK sent, trimmed + NACK sent, SACK received + EV moved, report + EV moved, port
 //   passed + data sent) are counted in its two passes. A data packet that falls back counts
-//   NIC_TX_FALLBACK instead of NIC_TX_DATA (v1model: both).
+//   NIC_TX_FALLBACK instead of NIC_TX_DATA (v1model: both), and, with no path, only
+//   NIC_TX_NO_PATH_DROP (v1model: NIC_TX_FALLBACK too).
 // - Feedback: a SACK or NACK is a mirrored copy of the packet it answers (session 100 + plane,
 //   created with packet_length_bytes = FB_SESSION_BYTES, which cuts the payload after RETH as
 //   v1model's truncate() does); the egress builds it with the shared path.p4 from the mirror
@@ -204,6 +205,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     NIC_COUNT(NIC_PORT_DOWN_DROP);
                 } else if (meta.denied && meta.host_probe) {
                     NIC_DROP();   // a DENIED slot is not probed
+                    NIC_COUNT(NIC_TX_PROBE_DENIED_DROP);
                 } else if (meta.denied) {
                     NIC_DROP();   // DENIED in the last pass it may take
                     NIC_COUNT(NIC_TX_DENIED_DROP);
@@ -221,10 +223,13 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         // that its lookups wait only for the plane, not for the decisions that set need_path
         // (Tofino's stages: see the top of this file).
         path_stage.apply(meta);
-        // This NIC's own port of that plane is down: nothing leaves on it.
+        // This NIC's own port of that plane is down: nothing leaves on it. Or no template or
+        // plane port (feedback: or a return address outside the SID block): counted apart.
         bool port_down = plane_port_down.apply().hit;
         if (meta.need_path && port_down) {
             NIC_COUNT(NIC_PORT_DOWN_DROP);
+        } else if (meta.need_path && !meta.path_found) {
+            NIC_COUNT(NIC_TX_NO_PATH_DROP);
         }
         bool to_host = meta.rx_deliver && !meta.rx_nack;
         // The drops below write drop_ctl themselves: a last `if (meta.drop)` would take a stage.
