@@ -18,7 +18,7 @@ P4INFO     ?=
 CONFIG     ?=
 comma      := ,
 
-.PHONY: install test test-slow lint bench demo demo-fabric clean ptf ptf-veth tna shell shell-venv
+.PHONY: install test test-slow lint bench eval demo demo-fabric clean ptf ptf-veth tna shell shell-venv
 
 install: $(STAMP)
 
@@ -39,6 +39,13 @@ test-slow: install
 
 bench: install
 	$(PY) -m bench.run
+
+# The scenario matrix (scenarios/matrix/, issue 23): every class at two seeds in every mode, the
+# table of bytes lost, connections lost, p99 and time to steady goodput, and the invariants mrc
+# must hold (emulation/invariants.py); exits 1 on any breach. Out of `make test`: minutes long.
+eval: install
+	$(VENV)/bin/mrc-ctl sweep scenarios/matrix/*.yaml --seeds 1-2 --jobs $(JOBS) --invariants \
+		-o $(OUT)/eval
 
 # The demo: compile the fabric switch and the MRC NIC (P4Info + IR JSON; also with p4c when it is
 # on PATH), then emulate the tiny fabric in virtual time with both programs on every device: a

@@ -102,11 +102,13 @@ def emulation_rows() -> list[Row]:
 def repair_rows() -> list[Row]:
     """bench/mrc_repair.py: the repair loop's time on the medium fabric (the rate column is
     the controller's milliseconds from the first EV event to the last NIC rewritten)."""
-    r = mrc_repair.run()
-    _save("mrc_repair_medium", {"benchmark": "mrc_repair.medium", **r.__dict__})
+    r = mrc_repair.run_with_verdict()
+    _save("mrc_repair_medium", {"benchmark": "mrc_repair.medium", **r.__dict__,
+                                "declared": list(r.declared)})
     return [("mrc_repair.medium", r.entries, r.controller_ms / 1000, r.controller_ms,
              f"ms controller time, {r.nics} NICs rewritten"
-             + ("" if r.intact else ", DATA LOST"))]
+             + ("" if r.intact else ", DATA LOST")
+             + f"; cut -> verdict {r.verdict_us} µs virtual (probe-confirmed)")]
 
 
 def main() -> None:

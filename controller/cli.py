@@ -646,6 +646,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         found = status.get(key) or {}
         print(f"  {label}: " + (", ".join(f"{n} {c}" for n, c in found.items())  # type: ignore[union-attr]
                                 or "none"))
+    if "suspects" in status:   # a loop that confirms by probes (controller/repair/confirm.py)
+        print(f"  suspects (being probed): {', '.join(status['suspects']) or 'none'}")  # type: ignore[arg-type]
+        for v in status.get("verdicts") or []:  # type: ignore[union-attr]
+            print("  verdict: " + " ".join(f"{k}={x}" for k, x in v.items() if k != "event"))
     if "devices_total" in status:   # written by `mrc-ctl run`
         print(f"  devices programmed: {status['devices_ready']} of {status['devices_total']}")
         for state, names in (status.get("devices") or {}).items():  # type: ignore[union-attr]
@@ -670,7 +674,7 @@ def last_events(directory: Path, count: int) -> list[str]:
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("event") != "ev":
+        if record.get("event") not in ("ev", "probe", "ev_ignored"):
             shown.append(" ".join(f"{k}={v}" for k, v in record.items()))
     return shown[-count:]
 

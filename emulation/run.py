@@ -21,7 +21,7 @@ import functools
 import random
 from collections.abc import Callable, Sequence
 
-from controller.daemon.probes import LinkProber
+from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
 from controller.plan.nic_plan import EV_STATES, connection_profiles, nic_address
 from controller.plan.usid import format_address
@@ -40,6 +40,10 @@ from mrc_transport.config import ConnectionConfig
 from mrc_transport.nic_host import Connection, NicHost
 
 VA_BASE = 0x1000
+# The controller's confirmation (controller/repair/confirm.py) when the scenario's `controller`
+# does not say: lost probes in a row, and how long one may take (fabric RTTs are µs).
+CONFIRM_PROBES = 3
+PROBE_TIMEOUT_US = 60
 # (virtual µs now, messages arrived, messages in all, packet hops so far)
 Progress = Callable[[int, int, int, int], None]
 
@@ -80,11 +84,17 @@ class RunState:
         self.arrived = 0
         self.repairer: Repairer | None = None
         self.prober: LinkProber | None = None
+        self.confirm_loop: ProbeLoop | None = None
         if mode_.controller:
             timing = scenario.controller
             self.repairer = self._repairer()
             self.prober = LinkProber(network.plan, timing.probe_interval_us / 1e6,
                                      timing.probe_successes)
+            # Confirmation probes: one per suspect cable per round, each waited for several
+            # fabric RTTs (a probe queued behind a burst is late, not lost).
+            self.confirm_loop = ProbeLoop(
+                network.plan, timing.period_us / 1e6,
+                getattr(timing, "probe_timeout_us", PROBE_TIMEOUT_US) / 1e6)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
         self.drop_counter = DropCounter(network, self.failures)
@@ -116,7 +126,12 @@ class RunState:
                     peer_addr=format_address(nic_address(self.topology.nic(c.peer))),
                     local_qp=c.local_qp, peer_qp=c.peer_qp, initial_psn=c.initial_psn,
                     mtu=self.scenario.mtu, window=t.window, rto_us=t.rto_us,
-                    reorder_us=t.reorder_us, probe_successes=self.mode.profile.probe_successes)
+                    reorder_us=t.reorder_us, rto_min_us=t.rto_min_us, rto_max_us=t.rto_max_us,
+                    give_up_us=t.give_up_us, max_retries=t.max_retries,
+                    retry_linear_cnt=t.retry_linear_cnt,
+                    probe_successes=self.mode.profile.probe_successes,
+                    cc=t.nscc(self.scenario.links, self.scenario.cables, self.scenario.mtu,
+                              self.topology.planes))
                 end = _End(host.add_connection(config, at), offsets)
                 self.ends.setdefault(name, []).append(end)
                 self.by_peer[(name, c.peer)] = end
@@ -131,9 +146,19 @@ class RunState:
                               [e for e in nic.plan.entries if e.table == "ev_path"],
                               profiles=connection_profiles(nic.plan))
                    for name, nic in sorted(self.net.nics.items())]
-        return Repairer(self.net.plan, managed, window_s=timing.window_us / 1e6,
-                        settle_s=timing.settle_us / 1e6,
-                        damper=Damper(hold_s=timing.hold_us / 1e6))
+        repairer = Repairer(self.net.plan, managed, window_s=timing.window_us / 1e6,
+                            settle_s=timing.settle_us / 1e6,
+                            damper=Damper(hold_s=timing.hold_us / 1e6),
+                            confirm_probes=getattr(timing, "confirm_probes", CONFIRM_PROBES))
+        repairer.on_record = self._controller_record
+        return repairer
+
+    def _controller_record(self, record: dict[str, object]) -> None:
+        """The controller's suspects, probes and verdicts (with their evidence) into the run's
+        events."""
+        if record.get("event") in ("suspect", "probe", "verdict", "ev_ignored"):
+            self.log.append({"at_us": self.clock(),
+                             **{k: v for k, v in record.items() if k != "at_s"}})
 
     def _denied(self, nic: str, conn: int) -> set[int]:
         """The EVs of connection `conn` of `nic` the controller has DENIED now (ev_path is
@@ -208,8 +233,8 @@ class RunState:
                 return
 
     def _note_gave_up(self, nic: str, failed: Sequence[Connection]) -> None:
-        """A transport gave up now: when, and on which EVs its NIC had it stuck (the
-        transport does not keep the time)."""
+        """A transport gave up now (NoAnswer: nothing answered it for give_up_us; or the
+        retry limit): when, and on which EVs its NIC had it stuck."""
         for connection in failed:
             key = (nic, connection.config.local_qp)
             if key not in self._gave_up:
@@ -338,11 +363,16 @@ class RunState:
         then the probes of the cables taken out (a cable proven healthy is given back to the
         NICs after the hold-down)."""
         assert self.repairer is not None and self.prober is not None
+        assert self.confirm_loop is not None
         self.net.settle_digests()
         now_s = self.clock.us() / 1e6
+        received = self.net.packet_ins()
+        # Probe answers first: what they prove is acted on by this round's poll.
+        self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
         log = self.repairer.poll(now_s)
+        self.confirm_loop.send(now_s, self.repairer.confirm_targets(), self._send_probe)
         healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
-                                    self.net.packet_ins())
+                                    received)
         if healthy:
             self.repairer.proven_healthy(healthy, now_s)
             self.log.append({"at_us": self.clock(), "event": "probed_healthy",
@@ -355,7 +385,10 @@ class RunState:
                              "entries": dict(sorted(log.written.items())),
                              "links_down": sorted(f"{p}:{a}-{b}" for p, a, b in
                                                   log.verdict.links_down),
-                             "switches_down": sorted(log.verdict.switches_down)})
+                             "switches_down": sorted(log.verdict.switches_down),
+                             "denied": sum(e.action == "deny_path"
+                                           for n in self.repairer.nics.values()
+                                           for e in n.installed)})
 
     def _send_probe(self, t0: str, port: int, frame: bytes) -> bool:
         if t0 in self.failures.down_switches:

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from yaml.nodes import Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from controller.plan.nic_plan import EvProfile, PlanError
 from controller.topology import yaml_io
@@ -22,6 +22,7 @@ from controller.topology.yaml_io import _QOS_LIMITS as QOS_LIMITS  # the topolog
 from controller.topology.yaml_nodes import NodeReader, compose, read_text
 from emulation.scenario_warnings import warnings as scenario_warnings
 from mrc_transport.config import NIC_PSN_WINDOW
+from mrc_transport.nscc import ALGORITHMS, NsccConfig
 
 # Load balancing, all on the same P4 programs (emulation/modes.py says how each is configured).
 MODES = ("ecmp", "spray", "mrc", "mrc_no_controller")
@@ -152,6 +153,40 @@ class TransportTiming:
     window: int = 64
     rto_us: int = 500
     reorder_us: int = 150
+    rto_min_us: int = 0     # 0: rto_us
+    rto_max_us: int = 0     # 0: give_up_us
+    give_up_us: int = 0     # 0: 20 x rto_us
+    max_retries: int = 64
+    retry_linear_cnt: int = 3   # timeouts in a row at the plain RTO before it doubles (0..7)
+    # Congestion control, named as the OCP MRC API names it: "fixed" (the PSN window alone)
+    # or "uet-1.0-nscc"; its knobs (0: the spec's default, from the fabric: base_rtt_us the
+    # unloaded RTT of an MTU packet over the longest path, target_delay_us 0.75 of it,
+    # max_cwnd 1.5 x BDP of the NIC's aggregate line rate).
+    cc_algorithm: str = "fixed"
+    base_rtt_us: float = 0.0
+    target_delay_us: float = 0.0
+    max_cwnd: int = 0
+
+    def nscc(self, links: Links, cables: tuple[CableOverride, ...], mtu: int,
+             planes: int) -> NsccConfig | None:
+        """The connections' NSCC configuration (None: "fixed"). The default base RTT: a data
+        packet over the longest path (NIC-T0-T1-T0-NIC, 4 cables) and its SACK back, at the
+        slowest line rate and longest delay of any cable."""
+        if self.cc_algorithm != "uet-1.0-nscc":
+            return None
+        rate = min([links.rate_gbps, *(c.rate_gbps for c in cables if c.rate_gbps)])
+        delay = max([links.delay_ns, *(c.delay_ns for c in cables if c.delay_ns)]) / 1e3
+        bits = (mtu + FRAME_OVERHEAD + SACK_FRAME) * 8
+        base_rtt = self.base_rtt_us or 2 * PATH_CABLES * delay + PATH_CABLES * bits / rate / 1e3
+        return NsccConfig(base_rtt_us=base_rtt, linkspeed_gbps=rate * planes, mtu=mtu,
+                          target_delay_us=self.target_delay_us or None,
+                          max_cwnd=self.max_cwnd or None)
+
+
+PATH_CABLES = 4        # the longest path: NIC-T0-T1-T0-NIC
+FRAME_OVERHEAD = 160   # bytes around a data payload: Ethernet, 2 IPv6, SRH, UDP, BTH, RETH
+SACK_FRAME = 150       # a SACK's bytes
+CC_KEYS = ("cc_algorithm", "base_rtt_us", "target_delay_us", "max_cwnd")
 
 
 @dataclass(frozen=True)
@@ -664,11 +699,47 @@ class _Reader(NodeReader):
         return ControllerTiming(**values)
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:
-        values, got = self._timing(item, "transport", ("window", "rto_us", "reorder_us"))
+        cc, item = self._cc_knobs(item)
+        values, got = self._timing(item, "transport", (
+            "window", "rto_us", "reorder_us", "rto_min_us", "rto_max_us", "give_up_us",
+            "max_retries", "retry_linear_cnt"))
+        if values.get("retry_linear_cnt", 0) > 7:
+            raise self.fail(got["retry_linear_cnt"][1], "transport.retry_linear_cnt",
+                            "at most 7 (the OCP MRC API's retry.linear_cnt)")
         if values.get("window", 1) > NIC_PSN_WINDOW:
             raise self.fail(got["window"][1], "transport.window",
                             f"at most {NIC_PSN_WINDOW} (the NIC's PSN ring)")
-        return TransportTiming(**values)
+        timing = TransportTiming(**values)
+        floor = timing.rto_min_us or timing.rto_us
+        if floor > (timing.rto_max_us or max(timing.give_up_us or 20 * timing.rto_us, floor)):
+            raise self.fail(got["rto_max_us"][1], "transport.rto_max_us",
+                            f"below the RTO's floor {floor} µs (rto_min_us, or rto_us)")
+        return TransportTiming(**values, **cc)  # type: ignore[arg-type]
+
+    def _cc_knobs(self, item: tuple[Node, Node] | None
+                  ) -> tuple[dict[str, object], tuple[Node, Node] | None]:
+        """The congestion-control keys of `transport` (CC_KEYS), and the section without
+        them (its integer knobs are read as the other sections' are)."""
+        if item is None or not isinstance(item[1], MappingNode):
+            return {}, item
+        node = item[1]
+        cc: dict[str, object] = {}
+        rest = []
+        for key, value in node.value:
+            name = key.value if isinstance(key, ScalarNode) else None
+            if name not in CC_KEYS:
+                rest.append((key, value))
+            elif name == "cc_algorithm":
+                cc[name] = ("fixed" if isinstance(value, ScalarNode) and value.value == "none"
+                            else self.choice(value, "transport.cc_algorithm",
+                                             (*ALGORITHMS, "none")))
+            elif name == "max_cwnd":
+                cc[name] = self.int_(value, "transport.max_cwnd", 1, 1 << 40)
+            else:
+                cc[name] = self.number(value, f"transport.{name}", 0.0, 1e9, above=True)
+        trimmed = MappingNode(node.tag, rest, node.start_mark, node.end_mark,
+                              node.flow_style)
+        return cc, (item[0], trimmed)
 
     def ecmp(self, item: tuple[Node, Node] | None) -> int:
         values, _ = self._timing(item, "ecmp", ("convergence_us",))

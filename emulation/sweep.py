@@ -403,6 +403,10 @@ def add_sweep_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", default=str(DEFAULT_OUTPUT),
                    help=f"output directory (default {DEFAULT_OUTPUT})")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--invariants", action="store_true",
+                   help="check the invariants mrc must hold (emulation/invariants.py): print "
+                        "the matrix table and every breach, write DIR/invariants.md, exit 1 "
+                        "on any breach")
     p.set_defaults(func=cmd_sweep)
 
 
@@ -450,4 +454,12 @@ def cmd_sweep(args: Any, err: TextIO | None = None) -> int:
             print(f"{o.run.label()}:\n{o.error}", file=err)
     print(f"sweep: {out / SWEEP_MD} and {out / SWEEP_JSON}; reports in {out}/<scenario>/<seed>/ "
           f"({sweep.wall_seconds:.1f} s)")
+    if getattr(args, "invariants", False):
+        from emulation import matrix
+
+        text, breaches = matrix.report(sweep.outcomes, out)
+        print(text)
+        print(f"invariants: {len(breaches)} breach(es); {out / matrix.INVARIANTS_MD}")
+        if breaches:
+            return 1
     return 0 if sweep.ok else 1

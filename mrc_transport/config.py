@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mrc_transport.nscc import NsccConfig
 from mrc_transport.wire import PSN_MOD, ROCE_UDP_PORT
 
 # The NIC remembers which EV carried a PSN in a ring of 1024 (PSN_WINDOW in nic_types.p4): a
@@ -19,9 +20,19 @@ class ConnectionConfig:
     the oldest unacknowledged PSN: 64 by default, the NIC receiver's bitmap (a wider window
     makes every packet sent past a hole an out-of-window NACK and a resend); a SACK hole is
     resent once its packet is `reorder_us` old (paths differ in delay: younger holes are
-    reordering, not loss), a packet with no SACK at all after `rto_us`;
+    reordering, not loss), a packet with no SACK at all after its retransmission timeout:
+    `rto_us` until the first RTT sample, then RFC 6298's SRTT + 4 RTTVAR within
+    [`rto_min_us`, `rto_max_us`] (0: `rto_us`, and `give_up_us`); a packet's first
+    `retry_linear_cnt` timeouts in a row keep that timer (each resend goes out on another EV),
+    later ones double it (mrc_transport/rto.py; the OCP MRC API's retry.linear_cnt, at most 7,
+    then exponential). The connection gives up (NoAnswer) when something is in
+    flight and nothing at all has answered it (no SACK, NACK or probe answer, on any EV) for
+    `give_up_us` (0: 20 x `rto_us`); `max_retries` is only a safety net behind that: the
+    retransmissions of one PSN that no NACK caused (a trimmed packet's resend is not a failed
+    retry: the trim proves the path and the receiver alive) before RetryLimitExceeded;
     `probe_successes` mirrors the NIC's K (answered probes in a row that bring an ASSUMED_BAD
-    EV back).
+    EV back). With `cc` (mrc_transport/nscc.py), NSCC's congestion window (bytes) limits new
+    packets too.
     """
 
     local_addr: str
@@ -35,9 +46,14 @@ class ConnectionConfig:
     reorder_us: int = 150
     probe_interval_us: int = 200
     probe_successes: int = 3
-    max_retries: int = 16
+    max_retries: int = 64
+    rto_min_us: int = 0    # 0: rto_us
+    rto_max_us: int = 0    # 0: give_up_us
+    give_up_us: int = 0    # 0: 20 x rto_us
+    retry_linear_cnt: int = 3
     udp_port: int = ROCE_UDP_PORT
     r_key: int = 7
+    cc: NsccConfig | None = None   # NSCC's window in bytes on top of `window`; None: fixed
 
     def __post_init__(self) -> None:
         limits = {
@@ -51,6 +67,10 @@ class ConnectionConfig:
             "probe_interval_us": (1, 1 << 63),
             "probe_successes": (1, 256),
             "max_retries": (0, 1 << 31),
+            "rto_min_us": (0, 1 << 63),
+            "rto_max_us": (0, 1 << 63),
+            "give_up_us": (0, 1 << 63),
+            "retry_linear_cnt": (0, 8),
             "udp_port": (0, 1 << 16),
             "r_key": (0, 1 << 32),
         }
@@ -58,3 +78,21 @@ class ConnectionConfig:
             value = getattr(self, name)
             if not low <= value < high:
                 raise ValueError(f"{name} out of range [{low}, {high}): {value}")
+        if self.rto_floor_us > self.rto_ceiling_us:
+            raise ValueError(f"rto_min_us {self.rto_floor_us} above rto_max_us "
+                             f"{self.rto_ceiling_us}")
+
+    @property
+    def give_up_after_us(self) -> int:
+        """`give_up_us`, or 20 initial RTOs."""
+        return self.give_up_us or 20 * self.rto_us
+
+    @property
+    def rto_floor_us(self) -> int:
+        """`rto_min_us`, or `rto_us`."""
+        return self.rto_min_us or self.rto_us
+
+    @property
+    def rto_ceiling_us(self) -> int:
+        """`rto_max_us`, or `give_up_after_us` (but never below the floor's default)."""
+        return self.rto_max_us or max(self.give_up_after_us, self.rto_floor_us)

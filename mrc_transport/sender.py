@@ -25,6 +25,8 @@ from mrc_transport.fastwire import (
     parse,
     set_retransmit,
 )
+from mrc_transport.nscc import Nscc
+from mrc_transport.rto import RtoEstimator
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -54,7 +56,7 @@ _NACK_CAUSE: Final = {
     NackReason.PSN_OOR_WINDOW: "nack_oor",
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
-                   "reports", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored")
+                   "reports", "unreported", "gave_up", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored")
 
 
 class TransportError(Exception):
@@ -62,11 +64,28 @@ class TransportError(Exception):
 
 
 class RetryLimitExceeded(TransportError):
-    """A PSN is still unacknowledged after `max_retries` retransmissions."""
+    """A PSN is still unacknowledged after `max_retries` retransmissions that no NACK caused
+    (a safety net: NoAnswer normally ends a dead connection first)."""
 
     def __init__(self, psn: int, retries: int) -> None:
         super().__init__(f"PSN {psn:#08x} unacknowledged after {retries} retransmissions")
         self.psn = psn
+        self.retries = retries
+
+
+class NoAnswer(TransportError):
+    """Nothing at all answered the connection (no SACK, NACK or probe answer, on any EV) for
+    `give_up_us` while it had packets in flight: it gave up at `at_us`; `last_answer_us`: the
+    latest answer (or, if none came since, when the packets in flight started waiting);
+    `retries`: the most retransmissions of one unacknowledged PSN."""
+
+    def __init__(self, at_us: int, last_answer_us: int, give_up_us: int, retries: int) -> None:
+        super().__init__(f"nothing answered for {at_us - last_answer_us} µs (give_up_us "
+                         f"{give_up_us}; last answer at {last_answer_us} µs, {retries} "
+                         "retransmissions of one PSN)")
+        self.at_us = at_us
+        self.last_answer_us = last_answer_us
+        self.give_up_us = give_up_us
         self.retries = retries
 
 
@@ -109,7 +128,10 @@ class _Packet:
     sent_at: int = 0
     order: int = 0               # transmissions before the latest one of this PSN
     hole_at: int | None = None   # the latest retransmission (a hole goes again once per RTO)
-    retries: int = 0
+    retries: int = 0             # retransmissions, whatever caused them
+    failed: int = 0              # of them, the ones no NACK caused (max_retries counts these)
+    timeouts: int = 0            # timeouts in a row, since the last NACK of it (the backoff)
+    trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
 
 
 @dataclass
@@ -169,6 +191,17 @@ class Sender:
         self._messages: deque[_Message] = deque()  # not completed yet, in MSN order
         self._completed: list[int] = []
         self._probes: dict[int, _Probe] = {}
+        self.rto = RtoEstimator(config.rto_us, config.rto_floor_us, config.rto_ceiling_us,
+                                config.retry_linear_cnt)
+        # The latest answer (SACK, NACK, probe answer), or when the packets in flight started
+        # waiting if later: NoAnswer once give_up_us passed since with packets in flight.
+        self._answered_at = 0
+        self._timed_out = 0   # the most timeouts in a row of a packet resent in this poll
+        # The round trip of the latest transmission known to arrive (RFC 8985's RACK.rtt): a
+        # hole is a loss once reorder_us later than that round trip would have answered it.
+        self._acked_rtt = 0
+        # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
+        self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
 
     # -- the application side ---------------------------------------------------------------
 
@@ -228,21 +261,41 @@ class Sender:
             self._poll_probes(now_us, frames)
         base = self._base()
         if self._in_flight:
+            self._check_answered(now_us)
+            self._timed_out = 0
             for pkt in list(self._in_flight.values()):
                 cause = self._resend_cause(pkt, now_us, base)
                 if cause is None:
                     continue
-                if cause == "timeout":
-                    # Before the retransmission: the NIC pins the loss on the EV its PSN last
-                    # left on, and the retransmission overwrites that.
-                    frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
-                    self.counters["reports"] += 1
+                if cause == "timeout" or cause == "sack_hole":
+                    self._report_loss(pkt, frames)
+                if self.cc is not None:
+                    # Retransmissions go whatever the window (loss recovery, as uet-htsim):
+                    # a timeout or SACK hole is a loss to NSCC, a NACK was counted on arrival.
+                    if cause in ("timeout", "sack_hole"):
+                        self.cc.on_loss(pkt.seq)
+                    self.cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
+            self.rto.timed_out(self._timed_out)
         unsent = self._unsent
-        window = self.config.window
-        while unsent and unsent[0].seq - base < window:
-            self._transmit(unsent.popleft(), now_us, frames, None)
+        cc = self.cc
+        while self._may_send_new(base):
+            pkt = unsent.popleft()
+            if cc is not None:
+                cc.on_send(pkt.seq, self._payload_len(pkt))
+            self._transmit(pkt, now_us, frames, None)
         return frames
+
+    def _may_send_new(self, base: int) -> bool:
+        """The next unsent packet fits the PSN window and NSCC's window (if any)."""
+        unsent = self._unsent
+        if not unsent or unsent[0].seq - base >= self.config.window:
+            return False
+        return self.cc is None or self.cc.can_send(self._payload_len(unsent[0]))
+
+    def _payload_len(self, pkt: _Packet) -> int:
+        mtu = self.config.mtu
+        return max(0, min(mtu, len(pkt.message.data) - pkt.index * mtu))
 
     def next_deadline_us(self, now_us: int | None = None) -> int | None:
         """When `poll` next has something to do if no frame arrives meanwhile: `now_us` when
@@ -280,15 +333,20 @@ class Sender:
         """The earliest timer (_NOW: something goes at once; None: nothing but a frame or a
         write can make poll act)."""
         base = self._base()
-        if self._unsent and self._unsent[0].seq - base < self.config.window:
+        if self._may_send_new(base):
             return _NOW
-        rto = self.config.rto_us
+        rto = self.rto.timer_us()
         due: int | None = None
         for probe in self._probes.values():
             t = probe.due if probe.sent_at is None else probe.sent_at + rto
             if due is None or t < due:
                 due = t
         if self._in_flight:
+            give_up = self._answered_at + self.config.give_up_after_us
+            if due is None or give_up < due:
+                due = give_up
+            timer, backoff = self.rto.timer_us, self.rto.backoff
+            spacing = self.rto.rto_us   # of a hole's resends: SACKs show the path works
             reorder = self.config.reorder_us
             resend, sacked, acked_order = self._resend, self._highest_sacked, self._acked_order
             for pkt in self._in_flight.values():
@@ -297,11 +355,12 @@ class Sender:
                     if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
                         continue   # held: only a SACK moving the base lets it go
                     return _NOW
-                t = pkt.sent_at + rto
+                wait = rto if pkt.timeouts <= backoff else timer(pkt.timeouts)
+                t = pkt.sent_at + wait
                 if pkt.seq < sacked and pkt.order < acked_order:
-                    hole = pkt.sent_at + reorder
-                    if pkt.hole_at is not None and pkt.hole_at + rto > hole:
-                        hole = pkt.hole_at + rto
+                    hole = pkt.sent_at + reorder + self._acked_rtt
+                    if pkt.hole_at is not None and pkt.hole_at + spacing > hole:
+                        hole = pkt.hole_at + spacing
                     if hole < t:
                         t = hole
                 if due is None or t < due:
@@ -321,7 +380,8 @@ class Sender:
             self.counters["ignored"] += 1
         elif (sack := sack_fields(pkt)) is not None:
             self._on_sack(sack["cack_psn"], sack["sack_offset"], sack["sack_bitmap"],
-                          sack["m"], sack["probe_response"], sack["entropy"], now_us)
+                          sack["m"], sack["probe_response"], sack["entropy"], now_us,
+                          sack["psn"])
         elif (nack := nack_fields(pkt)) is not None:
             self._on_nack(nack["nack_reason"], nack["nack_psn"])
         elif bth.opcode == OP_EV_REPORT and len(echo := bytes(bth.payload)) >= len(PETH()):
@@ -335,7 +395,7 @@ class Sender:
         self._due = _STALE
         if isinstance(parsed, SackFrame):
             self._on_sack(parsed.cack_psn, parsed.sack_offset, parsed.sack_bitmap, parsed.m,
-                          parsed.probe_response, parsed.entropy, now_us)
+                          parsed.probe_response, parsed.entropy, now_us, parsed.psn)
         elif isinstance(parsed, NackFrame):
             self._on_nack(parsed.nack_reason, parsed.nack_psn)
         elif (isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
@@ -369,21 +429,50 @@ class Sender:
                 return None   # held until the receiver's window reaches it
             return cause
         cfg = self.config
-        if now >= pkt.sent_at + cfg.rto_us:
+        wait = self.rto.timer_us(pkt.timeouts)
+        if now >= pkt.sent_at + wait:
             return "timeout"
         # A hole: SACKed PSNs beyond it, one of them sent after it (so not merely overtaken by
-        # a later SACK of an older transmission), the packet older than the reordering
-        # allowance (spraying reorders: a packet queued on one plane is overtaken by the ones
-        # sent after it on another), at most once per RTO.
+        # a later SACK of an older transmission), the packet unanswered reorder_us past the
+        # round trip of the latest one answered (spraying reorders: a packet queued on one
+        # plane is overtaken by the ones sent after it on another; and with queues on every
+        # path a fixed age would call every reordering a loss), at most once per RTO (not backed off: the SACKs beyond
+        # it show that the path carries data).
         if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
-                and now >= pkt.sent_at + cfg.reorder_us
-                and (pkt.hole_at is None or now >= pkt.hole_at + cfg.rto_us)):
+                and now >= pkt.sent_at + cfg.reorder_us + self._acked_rtt
+                and (pkt.hole_at is None or now >= pkt.hole_at + self.rto.rto_us)):
             return "sack_hole"
         return None
+
+    def _check_answered(self, now: int) -> None:
+        """NoAnswer when nothing has answered the packets in flight for give_up_us."""
+        give_up = self.config.give_up_after_us
+        if now >= self._answered_at + give_up:
+            self.counters["gave_up"] += 1
+            raise NoAnswer(now, self._answered_at, give_up,
+                           max(pkt.retries for pkt in self._in_flight.values()))
+
+    def _report_loss(self, pkt: _Packet, frames: list[bytes]) -> None:
+        """A loss with no trim notice (a timeout, or a SACK hole past reorder_us): before the
+        retransmission, the NIC is told, and pins it on the EV the PSN last left on (ASSUMED_BAD
+        at once, within ev_min_active; the retransmission overwrites that EV). A packet a trim
+        NACK named is not reported: the trim was the notice (congestion, not a failed path)."""
+        if pkt.trimmed:
+            self.counters["unreported"] += 1
+            return
+        frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
+        self.counters["reports"] += 1
+
+    def _answered(self, now: int) -> None:
+        """A SACK, NACK or probe answer came: the connection is alive."""
+        if now > self._answered_at:
+            self._answered_at = now
 
     def _transmit(self, pkt: _Packet, now: int, frames: list[bytes], cause: str | None) -> None:
         if cause is None:
             self.counters["sent"] += 1
+            if not self._in_flight:
+                self._answered(now)   # nothing was waiting for an answer before
             self._in_flight[pkt.seq] = pkt
             if pkt.frame is None:
                 pkt.frame = self._build(pkt)
@@ -391,8 +480,15 @@ class Sender:
                 pkt.message.first_sent_us = now
         else:
             pkt.retries += 1
-            if pkt.retries > self.config.max_retries:
-                raise RetryLimitExceeded(pkt.psn, pkt.retries - 1)
+            if not cause.startswith("nack"):   # a NACK proves path and receiver alive
+                pkt.failed += 1
+                if pkt.failed > self.config.max_retries:
+                    raise RetryLimitExceeded(pkt.psn, pkt.failed - 1)
+            if cause == "timeout":
+                pkt.timeouts += 1
+                # The connection's timer doubles after this poll: the packets that time out
+                # with this one all go now.
+                self._timed_out = max(self._timed_out, pkt.timeouts)
             self._resend.pop(pkt.seq, None)
             pkt.frame = set_retransmit(pkt.frame)
             pkt.hole_at = now
@@ -413,7 +509,7 @@ class Sender:
             immediate=message.immediate if last else None)
 
     def _on_sack(self, cack_psn: int, sack_offset: int, bitmap: int, m: int,
-                 probe_response: int, entropy: int, now: int) -> None:
+                 probe_response: int, entropy: int, now: int, psn: int | None = None) -> None:
         # The PSNs acknowledged: cack_psn and base + i for each set bit i of the bitmap, where
         # base = cack_psn + sack_offset (wire.psns_acked), each mapped to its seq relative to
         # the oldest unacknowledged one (_seq), all before anything is taken off.
@@ -439,13 +535,29 @@ class Sender:
                 break
             acked.append(seq)
         acked += [seq for seq in sacked if seq > cack and seq in in_flight]
+        if self.cc is not None and acked:
+            self._cc_ack(acked, m, probe_response, now, psn)
         resend = self._resend
+        timed: _Packet | None = None   # the latest sent of those that went once (Karn)
         for seq in acked:
             pkt = in_flight.pop(seq)
             resend.pop(seq, None)
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
+                self._acked_rtt = now - pkt.sent_at
+            if pkt.retries == 0 and (timed is None or pkt.order > timed.order):
+                timed = pkt
             pkt.message.remaining -= 1
+        self._answered(now)
+        if acked:
+            self.rto.acknowledged()
+            if timed is not None and not probe_response:
+                self.rto.sample(now - timed.sent_at)
+            # Paths differ in queueing: the allowance counts from the longer of the latest
+            # round trip and what the round trips measured explain (SRTT + 4 RTTVAR, without
+            # the RTO's floor): a queue on one plane is no loss.
+            if (spread := self.rto.spread_us()) > self._acked_rtt:
+                self._acked_rtt = spread
         self._highest_sacked = max(self._highest_sacked, min(highest, self._first_unsent() - 1))
         messages = self._messages
         while messages and messages[0].remaining == 0:
@@ -468,13 +580,37 @@ class Sender:
                 # probes bring it back.
                 self._start_probing(ev, now)
 
+    def _cc_ack(self, acked: list[int], m: int, probe_response: int, now: int,
+                psn: int | None) -> None:
+        """NSCC's view of a SACK: the bytes it newly acknowledged, and the RTT and CE echo of
+        the packet that made the NIC send it (the SACK's BTH PSN) if that packet went once
+        (Karn: this wire echoes no retransmit flag) and is among them."""
+        rtt: float | None = None
+        if psn is not None and not probe_response:
+            pkt = self._in_flight.get(self._seq(psn))
+            if pkt is not None and pkt.retries == 0 and pkt.seq in acked:
+                rtt = float(now - pkt.sent_at)
+        assert self.cc is not None
+        self.cc.on_ack(acked, now, rtt, m == SackM.SKIP_ONCE)
+
     def _on_nack(self, reason: int, nack_psn: int) -> None:
         cause = _NACK_CAUSE.get(reason)
         seq = self._seq(nack_psn)
+        self._answered(self._now)
         if cause is None or seq not in self._in_flight:
             self.counters["ignored"] += 1   # an unknown reason, or acknowledged meanwhile
         else:
             self._resend.setdefault(seq, cause)
+            pkt = self._in_flight[seq]
+            pkt.timeouts = 0   # it reached the receiver, or a switch that trimmed it
+            pkt.trimmed = pkt.trimmed or cause != "nack_oor"
+            if self.cc is not None:
+                # A trim (in the fabric or at the last hop: MRC has no receiver-side CC, so
+                # both cut); a PSN beyond the receiver's window only leaves the network.
+                if cause == "nack_oor":
+                    self.cc.release(seq)
+                else:
+                    self.cc.on_nack(seq, self._now)
 
     def _on_echo(self, probe_id: int, now: int) -> None:
         """The NIC pinned a loss (or a probe timeout) on EV probe_id."""
@@ -496,7 +632,7 @@ class Sender:
             del self._probes[ev]   # the NIC has it GOOD again
 
     def _poll_probes(self, now: int, frames: list[bytes]) -> None:
-        rto = self.config.rto_us
+        rto = self.rto.timer_us()
         for ev, probe in self._probes.items():
             if probe.sent_at is not None and now >= probe.sent_at + rto:
                 # Unanswered: the NIC's count of answers in a row starts over, and so does ours.

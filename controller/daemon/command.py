@@ -108,7 +108,9 @@ def build_controller(args: argparse.Namespace) -> Any:
         return 2
     election = None if args.election_id is None else parse_election_id(args.election_id)
     config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s,
-                          hold_s=args.hold_s, probe_interval_s=args.probe_interval)
+                          hold_s=args.hold_s, probe_interval_s=args.probe_interval,
+                          confirm_probes=args.confirm_probes,
+                          probe_timeout_s=args.probe_timeout)
     try:
         return Controller(topo, switch_program, nic_program, nics, profile=_ev_profile(args),
                           state=state_dir(args.topology, args.state), config=config,
@@ -161,6 +163,11 @@ def add_run_parser(sub: Any) -> None:
                           "per flap up to 60)")
     run.add_argument("--probe-interval", type=float, default=0.1,
                      help="seconds between link probes of a link taken out (0.1)")
+    run.add_argument("--confirm-probes", type=int, default=3,
+                     help="lost probes in a row that confirm a suspected link or T1 before "
+                          "any NIC is rewritten (3; 0: EV events alone decide)")
+    run.add_argument("--probe-timeout", type=float, default=0.05,
+                     help="a confirmation probe not back after this many s is lost (0.05)")
     run.add_argument("--period", type=float, default=0.01, help="loop period, s (0.01)")
     run.add_argument("--seconds", type=float, default=None, help="stop after this long")
     run.set_defaults(func=cmd_run)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
-from controller.daemon.probes import LinkProber
+from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
 from controller.devices.target_programs import program_for_target
 from controller.plan.nic_plan import (
@@ -52,7 +52,7 @@ from p4rt import PacketIn
 
 SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "takeover",
                 "write_failed", "link_down", "link_up", "switch_down", "switch_up",
-                "probed_healthy")
+                "probed_healthy", "verdict")
 MISSING_SHOWN = 5  # devices named when a target has no program
 
 
@@ -76,6 +76,9 @@ class DaemonConfig:
     takeover_s: float | None = None  # as a backup: take over after this long with no primary
     probe_interval_s: float = 0.1
     probe_successes: int = 3
+    confirm_probes: int = 3          # lost probes in a row that confirm a suspect (repair/confirm.py)
+    confirm_interval_s: float = 0.01  # one confirmation probe per suspect cable this often
+    probe_timeout_s: float = 0.05    # a probe back later than this is lost (many RTTs)
     status_every_s: float = 1.0
     workers: int = 16                # threads connecting and reconciling devices
     writers: int = 16                # NICs a repair writes at once
@@ -136,11 +139,14 @@ class Controller:
                 e for e in self.nic_plans[name].entries if e.table == "ev_path"]))
         self.repairer = Repairer(self.plan, managed, state=state, settle_s=settle_s,
                                  damper=Damper(self.config.hold_s, self.config.max_hold_s),
-                                 writers=self.config.writers, **rules)
+                                 writers=self.config.writers,
+                                 confirm_probes=self.config.confirm_probes, **rules)
         self.repairer.on_record = self._echo_record
         self.repairer.status_of = lambda _now_s: self.status_json()
         self.prober = LinkProber(self.plan, self.config.probe_interval_s,
                                  self.config.probe_successes)
+        self.confirm_loop = ProbeLoop(self.plan, self.config.confirm_interval_s,
+                                      self.config.probe_timeout_s)
         for switch in topology.switches:
             if switch.endpoint is None:
                 raise ValueError(f"switch {switch.name} has no P4Runtime endpoint")
@@ -189,8 +195,11 @@ class Controller:
         self.now_s = now_s
         for keeper in self.keepers.values():
             keeper.tick(now_s)
-        self.repairer.poll(now_s)
         received = self._packet_ins()
+        # Suspects are confirmed (or cleared) by probes before the poll acts on anything.
+        self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
+        self.repairer.poll(now_s)
+        self.confirm_loop.send(now_s, self.repairer.confirm_targets(), self._send_probe)
         healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
                                     received)
         if healthy:

@@ -11,12 +11,21 @@ more, so the controller probes the link's own path itself, through the switches'
 - the T0 drops it for hop limit, and punts it (the plan's `hop_limit_policy` is
   `punt_hop_limit`): the controller gets it as a PacketIn on the T0's stream.
 
-So one probe proves both directions of the cable and the T1's forwarding. Rule: a link is
+So one probe proves both directions of the cable and the T1's forwarding. Probes carry the
+control DSCP (`qos.dscp_control`), which the plan maps to the high-priority queue: the T1 sends
+them back ahead of queued data (a PacketOut leaves the T0 at the priority the pipeline gives it,
+0 on this program: on the way up a probe may wait behind a queue, which is why `ProbeLoop` waits
+several RTTs before it counts one lost).
+
+Two users. `LinkProber` (recovery): a link is
 healthy again after `successes` probes in a row come back (one per `interval_s`; a probe not
 back by the time the next is due counts as lost and starts the count over). A T1 declared down
 is probed over each of its links; the first of its links proven healthy brings the switch back,
 each link counting on its own. Only cables that exist are probed: a link named that has no
 cable (a T0 and a T1 an irregular fabric leaves apart) is passed over, never proven healthy.
+`ProbeLoop` (confirmation, controller/repair/confirm.py): one probe per link per interval, each
+answered (whenever it comes back within `timeout_s`: late is still an answer) or lost (not back
+within it); the results go to the confirmer.
 """
 
 from __future__ import annotations
@@ -43,10 +52,11 @@ def probe_frame(plan: FabricPlan, link: FabricLink, seq: int) -> bytes:
     plane, t0, t1 = link
     t0_usid, t1_usid = plan.usid(t0), plan.usid(t1)
     payload = MAGIC + _SEQ.pack(seq) + f"{plane} {t0} {t1}".encode()
+    control = plan.topology.qos.dscp_control << 2   # traffic class: DSCP, ECN 0
     packet = (Ether(dst=format_mac(switch_mac(t1_usid)), src=format_mac(switch_mac(t0_usid)))
               / IPv6(src=format_address(carrier(plan.block, [t0_usid])),
                      dst=format_address(carrier(plan.block, [t1_usid, t0_usid])),
-                     hlim=2, nh=PROBE_NEXT_HEADER)
+                     hlim=2, nh=PROBE_NEXT_HEADER, tc=control)
               / payload)
     return bytes(packet)
 
@@ -142,3 +152,82 @@ class LinkProber:
                 self.sent += 1
             state.next_s = now_s + self.interval_s
         return healthy
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One confirmation probe's fate: answered (`rtt_s` set) or lost (not back in time)."""
+
+    link: FabricLink
+    seq: int
+    sent_s: float
+    answered: bool
+    rtt_s: float | None = None
+
+
+CONFIRM_SEQ_BASE = 1 << 31   # apart from LinkProber's numbers: both read the same PacketIns
+
+
+@dataclass
+class ProbeLoop:
+    """Confirmation probes: `take` the returned ones (and those timed out), `send` the due ones.
+    Several may be outstanding per link: one goes every `interval_s`, each waits `timeout_s`."""
+
+    plan: FabricPlan
+    interval_s: float = 20e-6
+    timeout_s: float = 100e-6
+    _out: dict[int, tuple[FabricLink, float]] = field(default_factory=dict)
+    _next: dict[FabricLink, float] = field(default_factory=dict)
+    _seq: int = CONFIRM_SEQ_BASE
+    sent: int = 0
+    answered: int = 0
+    lost: int = 0
+
+    def take(self, now_s: float, received: Iterable[PacketIn]) -> list[ProbeResult]:
+        """The probes back in `received`, then those outstanding past `timeout_s` (lost)."""
+        results: list[ProbeResult] = []
+        for packet in received:
+            parsed = parse_probe(packet.payload)
+            if parsed is None or parsed[1] not in self._out:
+                continue   # another prober's, or already counted lost
+            link, sent_s = self._out.pop(parsed[1])
+            if link != parsed[0]:
+                continue
+            self.answered += 1
+            results.append(ProbeResult(link, parsed[1], sent_s, True, now_s - sent_s))
+        for seq, (link, sent_s) in sorted(self._out.items()):
+            if now_s - sent_s > self.timeout_s:
+                del self._out[seq]
+                self.lost += 1
+                results.append(ProbeResult(link, seq, sent_s, False))
+        return results
+
+    def send(self, now_s: float, links: Iterable[FabricLink],
+             send: Callable[[str, int, bytes], bool]) -> list[tuple[FabricLink, int]]:
+        """Send a probe over each of `links` whose interval is up; the (link, seq) sent."""
+        wanted = set(links)
+        for link in list(self._next):
+            if link not in wanted:
+                del self._next[link]
+        sent: list[tuple[FabricLink, int]] = []
+        for link in sorted(wanted):
+            if now_s < self._next.get(link, 0.0):
+                continue
+            port = _t0_port(self.plan, link)
+            if port is None:
+                continue
+            self._seq = self._seq + 1 if self._seq < 0xFFFFFFFF else CONFIRM_SEQ_BASE
+            if send(link[1], port, probe_frame(self.plan, link, self._seq)):
+                self._out[self._seq] = (link, now_s)
+                self.sent += 1
+                sent.append((link, self._seq))
+            self._next[link] = now_s + self.interval_s
+        return sent
+
+
+def _t0_port(plan: FabricPlan, link: FabricLink) -> int | None:
+    _, t0, t1 = link
+    topo = plan.topology
+    if not topo.is_switch(t1):
+        return None
+    return next((port for _, peer, port in topo.neighbors(t1) if peer == t0), None)

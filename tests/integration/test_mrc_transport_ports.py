@@ -492,8 +492,9 @@ def test_a_transport_error_ends_the_runner_thread_and_reaches_the_waiter() -> No
     from mrc_transport.sender import RetryLimitExceeded
 
     now = [0]
-    host = Host(ConnectionConfig(A.address, B.address, A.qp, B.qp, rto_us=10, max_retries=1),
-                MEMORY)
+    # rto_max_us 10: no backoff (each look at the clock moves it one RTO on)
+    host = Host(ConnectionConfig(A.address, B.address, A.qp, B.qp, rto_us=10, rto_max_us=10,
+                                 max_retries=1), MEMORY)
     runner = Runner((host, QueuePort()), clock=lambda: now[0])
 
     def later() -> bool:

@@ -176,7 +176,7 @@ def test_deadlines_give_the_frames_of_polling_every_microsecond(
         program: CheckedProgram, window: int) -> None:
     def make() -> EventLink:
         nics, hosts = single_hosts(program, window=window)
-        link = EventLink(nics, hosts, lossy(11, dead_until=1500))
+        link = EventLink(nics, hosts, lossy(17, dead_until=1500))
         schedule_writes(link, {side: [host.sender] for side, host in hosts.items()})
         return link
 
@@ -191,6 +191,10 @@ def test_deadlines_give_the_frames_of_polling_every_microsecond(
     counters = events.hosts[A].sender.counters
     # Every kind of timer and repair happened.
     assert counters["timeout"] and counters["sack_hole"] and counters["nack_trimmed"]
+    # Every loss without a trim notice reported to the NIC, and only those.
+    assert counters["unreported"] or window > 64   # (seeded: a trimmed packet timed out)
+    assert counters["reports"] == counters["timeout"] + counters["sack_hole"] \
+        - counters["unreported"]
     assert counters["probes"] and counters["probe_timeouts"] and counters["probe_answers"]
     assert bool(counters["nack_oor"]) == (window > 64)
 
@@ -236,7 +240,7 @@ def test_timings_record_each_write_posted_first_sent_and_completed(
 
 
 def test_next_deadline_follows_the_timers() -> None:
-    sender = Sender(config(A, B, window=2, rto_us=500, reorder_us=150))
+    sender = Sender(config(A, B, window=2, rto_us=500, reorder_us=150, retry_linear_cnt=0))
     assert sender.next_deadline_us(0) is None and sender.next_deadline_us() is None
     sender.on_frame(b"", 3)                       # the sender last heard of time 3
     sender.write(b"w" * 3000, 0)                  # 3 packets, a window of 2
@@ -250,4 +254,4 @@ def test_next_deadline_follows_the_timers() -> None:
     assert sender.poll_if_due(509) == [] and sender.next_deadline_us() == 510
     frames = sender.poll(510)                     # report + retransmission, for each
     assert len(frames) == 4 and sender.counters["timeout"] == 2
-    assert sender.next_deadline_us(510) == 1010
+    assert sender.next_deadline_us(510) == 1510   # backed off: doubled

@@ -1,0 +1,92 @@
+"""The controller confirms before it acts (controller/repair/confirm.py), in emulated runs on the
+tiny fabric: congestion raises EV events but its probes answer, so nothing is denied; a cut cable
+and a silent T1 are declared, and nothing else; a NIC port down makes no cable suspect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.devices.session import Program
+from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
+from emulation.metrics import RunResult
+from emulation.run import run_mode
+from emulation.scenario import Scenario, loads
+
+TINY = Path(__file__).resolve().parents[2] / "topologies" / "tiny.yaml"
+
+
+def scenario(workload: str, *failures: str, rto_us: int = 100) -> Scenario:
+    lines = ["name: confirm", f"topology: {TINY}", "seed: 1", "duration_us: 20000",
+             "links: {rate_gbps: 10, delay_ns: 500}",
+             f"transport: {{rto_us: {rto_us}, reorder_us: 30}}", f"workload: {workload}"]
+    if failures:
+        lines += ["failures:", *(f"  - {f}" for f in failures)]
+    return loads("\n".join(lines) + "\n", "confirm.yaml")
+
+
+@pytest.fixture(scope="module")
+def switch_program() -> Program:
+    return Program.compile(SWITCH_PROGRAM)
+
+
+def run(s: Scenario, mode: str, program: Program) -> RunResult:
+    return run_mode(s, mode, program, str(NIC_PROGRAM))
+
+
+def events(result: RunResult, kind: str) -> list[dict[str, object]]:
+    return [e for e in result.events if e["event"] == kind]
+
+
+def declared(result: RunResult) -> set[str]:
+    return {str(e.get("link") or e.get("switch")) for e in events(result, "verdict") if e["down"]}
+
+
+def delivered(result: RunResult) -> None:
+    summary = result.summary()
+    assert result.finished and summary["bytes_lost"] == 0, summary
+
+
+def test_a_burst_with_a_short_rto_is_suspected_probed_and_denies_nothing(
+        switch_program: Program) -> None:
+    result = run(scenario("{kind: all_to_all, bytes: 131072}", rto_us=150), "mrc",
+                 switch_program)
+    delivered(result)
+    assert events(result, "suspect"), "the burst raised no suspicion: nothing was tested"
+    assert any(e["answered"] for e in events(result, "probe"))
+    assert declared(result) == set()
+    assert events(result, "rewrite") == []          # no EV moved, none DENIED
+
+
+def test_a_cut_cable_is_declared_and_nothing_else(switch_program: Program) -> None:
+    s = scenario("{kind: ring_allreduce, bytes: 262144}",
+                 "{at_us: 100, kind: link_down, link: 'p0-t0-0:2'}")
+    mrc, ecmp = run(s, "mrc", switch_program), run(s, "ecmp", switch_program)
+    delivered(mrc)
+    assert declared(mrc) == {"p0-t0-0:p0-t1-0"}
+    (verdict,) = [e for e in events(mrc, "verdict") if e["down"]]
+    assert verdict["probes_lost"] >= 3 and verdict["alternatives_answered"]
+    for rewrite in events(mrc, "rewrite"):
+        assert rewrite["links_down"] == ["0:p0-t0-0-p0-t1-0"] and rewrite["switches_down"] == []
+        assert rewrite["denied"] == 0
+    assert mrc.summary()["mct_p99_us"] < ecmp.summary()["mct_p99_us"]
+
+
+def test_a_silent_t1_is_declared_by_its_probes_and_nothing_else(switch_program: Program) -> None:
+    result = run(scenario("{kind: ring_allreduce, bytes: 524288}",
+                          "{at_us: 50, kind: blackhole, switch: p0-t1-0, until_us: 1050}"),
+                 "mrc", switch_program)
+    delivered(result)
+    assert declared(result) == {"p0-t1-0"}
+    (rewrite, *_) = events(result, "rewrite")
+    assert rewrite["switches_down"] == ["p0-t1-0"] and rewrite["links_down"] == []
+
+
+def test_a_nic_port_down_makes_no_cable_suspect(switch_program: Program) -> None:
+    result = run(scenario("{kind: ring_allreduce, bytes: 262144}",
+                          "{at_us: 20, kind: nic_port_down, nic: nic1, plane: 0, until_us: 1000}"),
+                 "mrc", switch_program)
+    delivered(result)
+    assert events(result, "ev_ignored"), "no report was explained by the NIC's own port"
+    assert declared(result) == set() and events(result, "rewrite") == []

@@ -1,0 +1,184 @@
+"""The paper's Fig. 13 and Fig. 14 (mrc-nic.md §4.1) on the tiny fabric, in mrc_no_controller
+(the NICs and host transports alone): 20 % loss on one EV takes that EV out (ASSUMED_BAD, from
+the loss the sender finds in SACK gaps or by its timer) and brings its same-plane backup in,
+with goodput kept; ECN on one path of a plane (a congested cable) puts the EVs through it in
+SKIP and moves the flow's packets to the plane's other path."""
+
+from __future__ import annotations
+
+import socket
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from controller.devices.session import Program
+from controller.plan.nic_plan import EV_STATES, nic_address
+from controller.plan.usid import format_address
+from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
+from emulation.failures import sent_ev
+from emulation.measure import EV_SLOTS
+from emulation.metrics import RunResult
+from emulation.network import Network
+from emulation.run import run_mode
+from emulation.scenario import Scenario, loads
+from mrc_transport.wire import Opcode
+from softswitch.fabric import Delivery
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "topologies" / "tiny.yaml"
+STATE = {name: value for value, name in EV_STATES.items()}
+INNER_SRC = 14 + 40 + 8   # the inner IPv6 source address (after the outer IPv6 header)
+BTH_AT = 14 + 40 + 40 + 8   # the BTH's opcode
+
+
+@pytest.fixture(scope="module")
+def switch_program() -> Program:
+    return Program.compile(SWITCH_PROGRAM)
+
+
+@dataclass
+class Watch:
+    """What a run did at one NIC: its ev_state writes per EV (time ns, state) for its
+    connection to `peer`, and per EV the packets it put on its cables (all connections)."""
+
+    nic: str
+    peer: str
+    states: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    sent: list[tuple[int, int, int]] = field(default_factory=list)   # (time ns, EV, opcode)
+    up: list[tuple[int, str, bytes]] = field(default_factory=list)   # T0 -> T1: time, T1, src
+
+    def phase(self, phase: str, network: Network) -> None:
+        if phase != "built":
+            return
+        conn = next(c.conn for c in network.nics[self.nic].connections.values()
+                    if c.peer == self.peer)
+        clock = network.clock
+        register = network.fabric.switch(self.nic).engine.register("ev_state")
+
+        def written(index: int, value: int) -> None:
+            if index // EV_SLOTS == conn:
+                self.states.setdefault(index % EV_SLOTS, []).append((clock.now_ns, value))
+        # A register has one listener: the run's meter takes it after this; both are told.
+        observe = register.observe
+        observe(written)
+
+        def both(listener: Callable[[int, int], None] | None) -> None:
+            def tell(index: int, value: int) -> None:
+                written(index, value)
+                if listener is not None:
+                    listener(index, value)
+            observe(tell)
+        register.observe = both  # type: ignore[method-assign]
+        t0s = {s.name for s in network.plan.topology.switches if s.tier.name == "T0"}
+
+        def on_wire(d: Delivery) -> None:
+            if d.sender == self.nic and (ev := sent_ev(d.data)) is not None:
+                self.sent.append((d.time_ns, ev, d.data[BTH_AT]))
+            elif d.sender in t0s and d.receiver not in t0s and d.receiver is not None \
+                    and "-t1-" in d.receiver and sent_ev(d.data) is not None:
+                self.up.append((d.time_ns, d.receiver, d.data[INNER_SRC:INNER_SRC + 16]))
+        network.fabric.add_observer(on_wire)
+
+    def entered(self, ev: int, state: str) -> int | None:
+        """When the EV was first written `state` (ns), or None."""
+        return next((t for t, v in self.states.get(ev, ()) if v == STATE[state]), None)
+
+
+def run(s: Scenario, mode: str, program: Program, watch: Watch) -> RunResult:
+    return run_mode(s, mode, program, str(NIC_PROGRAM), phase=watch.phase)
+
+
+def scenario(*extra: str, workload: str = "{kind: ring_allreduce, bytes: 131072}") -> Scenario:
+    lines = ["name: test", f"topology: {TINY}", "links: {rate_gbps: 10, delay_ns: 500}",
+             "seed: 1", "duration_us: 20000", "transport: {rto_us: 100, reorder_us: 30}",
+             f"workload: {workload}", *extra]
+    return loads("\n".join(lines) + "\n", "test.yaml")
+
+
+def finish_us(result: RunResult) -> float:
+    summary = result.summary()
+    assert summary["bytes_lost"] == 0 and summary["completed"] == summary["messages"]
+    return max(r.arrived_us for r in result.messages if r.arrived_us is not None)
+
+
+# -- Fig. 13: 20 % loss on one EV ----------------------------------------------------------------
+
+LOSSY_EV = 3                        # plane 1 (3 % 2), in nic0's default 16-EV profile
+BACKUPS = {17, 19}                  # plane 1's backups: 16 + j * 2 + 1
+
+
+def test_fig13_a_lossy_ev_goes_assumed_bad_its_backup_takes_over_goodput_kept(
+        switch_program: Program) -> None:
+    clean = Watch("nic0", "nic1")
+    base = finish_us(run(scenario(), "mrc_no_controller", switch_program, clean))
+    lossy = Watch("nic0", "nic1")
+    result = run(scenario("failures:", f"  - {{at_us: 0, kind: ev_loss, nic: nic0, "
+                          f"ev: {LOSSY_EV}, percent: 20}}"),
+                 "mrc_no_controller", switch_program, lossy)
+    took = finish_us(result)
+    assert result.drops["EV loss"] > 0
+    # The first loss the sender finds (a SACK gap past reorder_us, or its timer) takes the
+    # EV out at once: ASSUMED_BAD within a few round trips of the first packets.
+    bad_at = lossy.entered(LOSSY_EV, "ASSUMED_BAD")
+    assert bad_at is not None and bad_at < 100_000
+    # Its slot's backup in the same plane carries the EV's share (one slot of 16) from then
+    # on, and the lossy EV carries no data, only the probes that test it.
+    after = Counter(ev for t, ev, op in lossy.sent if t > bad_at and op != Opcode.PROBE)
+    data = sum(after.values())
+    assert sum(after[ev] for ev in BACKUPS) >= data / 16 - 2 > 3
+    assert after[LOSSY_EV] == 0
+    assert not any(ev in BACKUPS for t, ev, _ in lossy.sent if t < bad_at)
+    assert not any(ev in BACKUPS for _, ev, _ in clean.sent)     # no loss: no backup
+    # Goodput kept: the ring finishes within 30 % of the run without loss.
+    assert took <= 1.3 * base, (took, base)
+
+
+# -- Fig. 14: ECN on one path of a plane ---------------------------------------------------------
+
+CONGESTED = ("p0-t1-0", "p0-t1-1")   # plane 0's T1 behind the slow cable, and the other one
+
+
+def _share_to_congested_t1(watch: Watch, src: bytes, start_ns: int, end_ns: int) -> float:
+    ups = Counter(t1 for t, t1, s in watch.up if s == src and start_ns <= t < end_ns
+                  and t1 in CONGESTED)
+    total = sum(ups.values())
+    assert total > 30, ups
+    return ups[CONGESTED[0]] / total
+
+
+def test_fig14_ecn_on_one_path_skips_its_evs_and_moves_the_flow_to_the_planes_other_path(
+        switch_program: Program) -> None:
+    # nic1's ring packets up from p0-t0-0 in plane 0, over the cable to p0-t1-0 (5 Gb/s,
+    # congested by a flow pinned to it) or to p0-t1-1.
+    nic1 = socket.inet_pton(socket.AF_INET6, format_address(nic_address(
+        loads(f"name: t\ntopology: {TINY}\nworkload: {{kind: ring_allreduce, bytes: 4096}}\n")
+        .topology.nic("nic1"))))
+    common = ("cables:", '  - {link: "p0-t0-0:2", rate_gbps: 5, queue_packets: 128}',
+              "qos: {trim_threshold: 16, ecn_threshold: 4}")
+    ring = "  - {kind: ring_allreduce, bytes: 131072}"
+    background = "  - {kind: flow, name: background, src: nic0, dst: nic2, bytes: 262144, " \
+                 "path: [0, 0]}"
+    quiet = Watch("nic1", "nic2")
+    run(scenario(*common, workload=f"\n{ring}"), "mrc_no_controller", switch_program, quiet)
+    busy = Watch("nic1", "nic2")
+    result = run(scenario(*common, workload=f"\n{ring}\n{background}"), "mrc_no_controller",
+                 switch_program, busy)
+    assert result.summary()["bytes_lost"] == 0
+    end_ns = int(min(r.arrived_us for r in result.messages if r.flow == "background") * 1000)
+    # The EVs through the congested cable went SKIP (ECN-marked SACKs, trims).
+    skipped = {ev for ev, writes in busy.states.items()
+               if any(v == STATE["SKIP"] for _, v in writes)}
+    assert skipped
+    # Congestion is no failure: nothing went ASSUMED_BAD (no loss was inferred from the
+    # queueing: a hole counts from the latest round trip, a trimmed packet is not reported).
+    assert not any(v == STATE["ASSUMED_BAD"] for w in busy.states.values() for _, v in w)
+    assert not any(v == STATE["SKIP"] for w in quiet.states.values() for _, v in w)
+    # While the background flow runs, nic1 sends less of plane 0 through the congested T1
+    # than without it (half and half).
+    before = _share_to_congested_t1(quiet, nic1, 0, end_ns)
+    during = _share_to_congested_t1(busy, nic1, 0, end_ns)
+    assert 0.4 < before < 0.6
+    assert during < 0.8 * before, (during, before)

@@ -1,0 +1,278 @@
+"""The sender's timers on their own (mrc_transport/rto.py, sender.py): the RTO follows the
+measured RTT (RFC 6298) and backs off; a NACKed resend is no failed retry; a connection gives
+up only when nothing answers it for give_up_us, and says so (NoAnswer); a loss with no trim
+notice is reported to the NIC, a trimmed packet's is not. The sender alone, fed SACKs and
+NACKs as the NIC hands them up (fastwire's parsed frames), in virtual time."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import pytest
+
+from emulation.scenario import ScenarioError, loads
+from mrc_transport.config import ConnectionConfig
+from mrc_transport.fastwire import NackFrame, OtherFrame, SackFrame, WriteFrame, parse
+from mrc_transport.nic_host import NicHost
+from mrc_transport.rto import RtoEstimator
+from mrc_transport.sender import OP_EV_REPORT, NoAnswer, RetryLimitExceeded, Sender
+from mrc_transport.wire import PSN_MOD, NackReason
+
+QP = 0x11
+
+
+def config(**kw: Any) -> ConnectionConfig:
+    return ConnectionConfig(local_addr="2001:db8::1", peer_addr="2001:db8::2", local_qp=QP,
+                            peer_qp=0x22, **kw)
+
+
+def sack(*psns: int, cumulative: int = PSN_MOD - 1) -> SackFrame:
+    """A SACK of `cumulative` and everything before it, and of `psns` (beyond it)."""
+    bitmap = 0
+    for psn in psns:
+        bitmap |= 1 << (psn - cumulative - 1) % PSN_MOD
+    return SackFrame(QP, 0, 0, 0, 0, 0, cumulative, 1, bitmap)
+
+
+def nack(psn: int, reason: int = NackReason.TRIMMED) -> NackFrame:
+    return NackFrame(QP, psn, reason, 0, 0, psn)
+
+
+def kinds(frames: list[bytes]) -> list[str]:
+    """"data" or "report" per frame."""
+    out = []
+    for frame in frames:
+        parsed = parse(frame)
+        if isinstance(parsed, WriteFrame):
+            out.append("data")
+        else:
+            assert isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
+            out.append("report")
+    return out
+
+
+# -- the estimator ---------------------------------------------------------------------------
+
+
+def test_the_estimator_follows_rfc_6298_within_its_floor_and_ceiling() -> None:
+    rto = RtoEstimator(initial_us=100, floor_us=50, ceiling_us=2000)
+    assert rto.rto_us == 100 and rto.timer_us() == 100           # before any sample
+    rto.sample(300)                                              # SRTT R, RTTVAR R/2
+    assert (rto.srtt_us, rto.rttvar_us, rto.rto_us) == (300, 150, 900)
+    rto.sample(100)   # RTTVAR 3/4 150 + 1/4 200 = 162.5; SRTT 7/8 300 + 1/8 100 = 275
+    assert (rto.srtt_us, rto.rttvar_us, rto.rto_us) == (275, 162.5, 925)
+    for _ in range(200):
+        rto.sample(5)
+    assert rto.rto_us == 50                                      # the floor
+    rto.sample(10_000)
+    assert rto.rto_us == 2000                                    # the ceiling
+    with pytest.raises(ValueError):
+        RtoEstimator(100, 0, 10)
+
+
+def test_the_backoff_doubles_per_timeout_in_a_row_and_new_data_ends_it() -> None:
+    rto = RtoEstimator(initial_us=100, floor_us=100, ceiling_us=1000)
+    rto.timed_out(1)
+    assert rto.timer_us() == 200 and rto.timer_us(2) == 400
+    rto.timed_out(1)                                             # another packet, same round
+    assert rto.timer_us() == 200
+    rto.timed_out(4)
+    assert rto.timer_us() == 1000                                # capped
+    rto.acknowledged()
+    assert rto.timer_us() == 100 and rto.timer_us(2) == 400      # the packet's own count stays
+
+
+# -- the sender ------------------------------------------------------------------------------
+
+
+class Bottleneck:
+    """The sender's frames through a FIFO served at `serve_us` per data packet, `delay_us` each
+    way, a SACK of everything received for each packet that arrives (reports dropped): a
+    receiver and a path that never lose anything, only queue."""
+
+    def __init__(self, sender: Sender, serve_us: int, delay_us: int) -> None:
+        self.sender = sender
+        self.serve_us = serve_us
+        self.delay_us = delay_us
+        self.now = 0
+        self.free_at = 0
+        self.sacks: deque[tuple[int, int]] = deque()   # (arrival at the sender, psn)
+        self.received: set[int] = set()
+
+    def _hand(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            parsed = parse(frame)
+            if isinstance(parsed, WriteFrame):
+                self.free_at = max(self.free_at, self.now) + self.serve_us
+                self.sacks.append((self.free_at + 2 * self.delay_us, parsed.psn))
+
+    def run(self, until_us: int) -> None:
+        sender = self.sender
+        while not sender.done and self.now < until_us:
+            self._hand(sender.poll(self.now))
+            due = sender.next_deadline_us(self.now)
+            times = [t for t in (due, self.sacks[0][0] if self.sacks else None) if t is not None]
+            self.now = max(self.now + 1, min(times))
+            while self.sacks and self.sacks[0][0] <= self.now:
+                _, psn = self.sacks.popleft()
+                self.received.add(psn)
+                cumulative = PSN_MOD - 1
+                while (cumulative + 1) % PSN_MOD in self.received:
+                    cumulative = (cumulative + 1) % PSN_MOD
+                sender.on_parsed(sack(cumulative=cumulative), self.now)
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_a_window_slower_to_drain_than_rto_us_does_not_time_out(adaptive: bool) -> None:
+    # 64 packets take 256 µs to drain, RTO 100 µs: the first SACKs show the RTT and the RTO
+    # follows it; with the RTO held at 100 µs (the old fixed timer) the window times out.
+    sender = Sender(config(rto_us=100, **({} if adaptive else {"rto_max_us": 100})))
+    sender.write(bytes(512 * 1024), 0)
+    Bottleneck(sender, serve_us=4, delay_us=5).run(until_us=10_000)
+    if adaptive:
+        assert sender.done and sender.counters["timeout"] == 0 and sender.counters["retransmitted"] == 0
+        assert sender.rto.rto_us > 256 and sender.rto.srtt_us is not None
+        assert sender.rto.srtt_us > 250   # queueing included: the sender's own send times
+    else:
+        assert sender.counters["timeout"] > 100
+
+
+def test_timeouts_of_one_packet_back_off_and_new_data_resets_the_connections_timer() -> None:
+    # timers only; no fixed-interval retries first (test_linear_retries_come_first)
+    sender = Sender(config(window=4, rto_us=100, reorder_us=10_000, retry_linear_cnt=0))
+    sender.write(bytes(2048), 0)                                   # PSNs 0 and 1
+    assert kinds(sender.poll(0)) == ["data", "data"]
+    assert kinds(sender.poll(100)) == ["report", "data"] * 2       # both, in one round
+    assert sender.next_deadline_us(100) == 300                     # 2 x 100
+    sender.on_parsed(sack(1), 150)      # PSN 1's retransmission: no RTT sample (Karn)
+    assert sender.rto.samples == 0 and sender.rto.backoff == 0
+    assert sender.next_deadline_us(150) == 300                     # PSN 0's own count: 1
+    assert kinds(sender.poll(300)) == ["report", "data"]
+    assert sender.next_deadline_us(300) == 700                     # 4 x 100
+    sender.write(bytes(1024), 0)                                   # PSN 2 goes at 300...
+    assert kinds(sender.poll(300)) == ["data"]
+    sender.on_parsed(sack(1, 2), 380)                              # ...answered at 380
+    assert sender.rto.samples == 1 and sender.rto.rto_us == 80 + 4 * 40
+    assert sender.next_deadline_us(380) == 300 + 4 * 240           # PSN 0: 2 timeouts in a row
+    assert sender.counters["timeout"] == 3 and sender.counters["reports"] == 3
+
+
+def test_linear_retries_come_first() -> None:
+    """The OCP MRC API's retry.linear_cnt: that many timeouts in a row keep the plain RTO
+    (each resend goes out on another EV), then the timer doubles."""
+    sender = Sender(config(rto_us=100, reorder_us=10_000, retry_linear_cnt=2,
+                           give_up_us=10**6))
+    sender.write(bytes(1024), 0)
+    sender.poll(0)
+    times = []
+    now = 0
+    for _ in range(5):
+        now = sender.next_deadline_us(now)
+        assert kinds(sender.poll(now)) == ["report", "data"]
+        times.append(now)
+    assert times == [100, 200, 300, 500, 900]   # 2 at the RTO, then 2x, 4x, ...
+
+
+def test_nacked_resends_are_no_failed_retries() -> None:
+    # Every transmission of PSN 0 trimmed 40 times (an ecmp path pinned through a full queue):
+    # each trim proves the path and the receiver alive.
+    sender = Sender(config(rto_us=100, max_retries=2))
+    sender.write(bytes(1024), 0)
+    now = 0
+    sender.poll(now)
+    for _ in range(40):
+        now += 10
+        sender.on_parsed(nack(0), now)
+        assert kinds(sender.poll(now)) == ["data"]                 # no report: a trim
+    sender.on_parsed(sack(cumulative=0), now + 10)
+    assert sender.done and sender.counters["nack_trimmed"] == 40
+    assert sender.counters["reports"] == 0
+
+
+def test_failed_retries_past_max_retries_end_the_connection() -> None:
+    sender = Sender(config(rto_us=10, max_retries=2, give_up_us=10**6))
+    sender.write(b"x", 0)
+    sender.poll(0)
+    sender.poll(10)
+    sender.poll(30)
+    with pytest.raises(RetryLimitExceeded, match="after 2 retransmissions"):
+        sender.poll(70)
+
+
+def test_a_loss_is_reported_unless_a_trim_announced_it() -> None:
+    sender = Sender(config(window=4, rto_us=100, reorder_us=20))
+    sender.write(bytes(4 * 1024), 0)                               # PSNs 0-3
+    sender.poll(0)
+    sender.on_parsed(nack(1), 5)                                   # PSN 1 trimmed
+    assert kinds(sender.poll(5)) == ["data"]
+    sender.on_parsed(sack(2, 3), 10)                               # 0 and 1 not acknowledged
+    # PSN 0: a hole (reorder_us past the round trips measured: PSNs 2 and 3, sent with it,
+    # answered in 10 µs; SRTT + 4 RTTVAR = 30) with no trim notice: reported (the NIC takes
+    # its EV out), then resent; PSN 1's resend (at 5) is younger than the SACKed ones'.
+    assert sender.next_deadline_us(10) == 50
+    assert kinds(sender.poll(50)) == ["report", "data"]
+    assert sender.counters["sack_hole"] == 1 and sender.counters["reports"] == 1
+    # PSN 1's resend times out: the trim was its notice (congestion): resent, not reported.
+    assert sender.next_deadline_us(20) == 105
+    assert kinds(sender.poll(105)) == ["data"]
+    assert sender.counters["timeout"] == 1 and sender.counters["unreported"] == 1
+    assert sender.counters["reports"] == 1
+
+
+def advance(host: NicHost, start: int, until: int) -> None:
+    """Poll `host` at each of its deadlines in [start, until]."""
+    t = start
+    while (due := host.next_deadline_us(t)) is not None and due <= until:
+        host.poll(due)
+        t = due + 1 if due == t else due
+
+
+def test_a_connection_answered_on_any_ev_lives_and_one_answered_on_none_gives_up() -> None:
+    host = NicHost()
+    connection = host.add_connection(config(rto_us=100, reorder_us=10_000, give_up_us=1000))
+    sender = connection.sender
+    sender.write(bytes(1024), 0)                                   # PSN 0: never answered
+    host.poll(0)
+    # Other writes answered every 300 µs: PSN 0 keeps timing out, the connection lives on.
+    now = 0
+    for psn in range(1, 11):
+        advance(host, now, now + 300)
+        now += 300
+        sender.write(bytes(1024), 0)
+        host.poll(now)
+        advance(host, now, now + 10)
+        now += 10
+        sender.on_parsed(sack(psn), now)
+    assert connection.error is None and sender.counters["timeout"] >= 3
+    # From now on nothing answers: it gives up exactly give_up_us after the last answer.
+    assert host.next_deadline_us(now) is not None
+    t = now
+    while connection.error is None:
+        t = host.next_deadline_us(t)
+        assert t is not None and t <= now + 1000
+        host.poll(t)
+    error = connection.error
+    assert isinstance(error, NoAnswer) and t == now + 1000
+    assert (error.at_us, error.last_answer_us, error.give_up_us) == (now + 1000, now, 1000)
+    assert error.retries == sender.counters["timeout"] >= 3        # all of them PSN 0's
+    assert "nothing answered for 1000 µs" in str(error)
+    assert sender.counters["gave_up"] == 1 and host.failed == [connection]
+
+
+def test_give_up_defaults_to_twenty_rtos_and_the_scenario_sets_the_timers() -> None:
+    cfg = config(rto_us=150)
+    assert (cfg.give_up_after_us, cfg.rto_floor_us, cfg.rto_ceiling_us) == (3000, 150, 3000)
+    with pytest.raises(ValueError, match="rto_min_us"):
+        config(rto_us=100, rto_max_us=50)
+    text = """
+name: t
+topology: {generate: {planes: 2, radix: 4, nics: 4}}
+workload: {kind: permutation, bytes: 4096}
+transport: {rto_us: 100, rto_min_us: 20, rto_max_us: 800, give_up_us: 5000, max_retries: 9}
+"""
+    t = loads(text).transport
+    assert (t.rto_us, t.rto_min_us, t.rto_max_us, t.give_up_us, t.max_retries) == (
+        100, 20, 800, 5000, 9)
+    with pytest.raises(ScenarioError, match="rto_max_us"):
+        loads(text.replace("rto_max_us: 800", "rto_max_us: 10"))

@@ -1,0 +1,289 @@
+"""NSCC (mrc_transport/nscc.py) on synthetic acknowledgement streams, in the directions the
+spec and uet-htsim give (shared/reference/nscc.md §8), and the Sender keeping its bytes in
+flight within NSCC's window."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet
+
+from mrc_transport.config import ConnectionConfig
+from mrc_transport.nscc import HEADER_BYTES, Nscc, NsccConfig
+from mrc_transport.sender import Sender
+from mrc_transport.wire import BTH, NETH, SETH, CCState, NackReason, Opcode, SackM
+
+MTU = 1024
+PKT = MTU + HEADER_BYTES
+# The emulator's tiny fabric: 2 planes x 10 Gb/s, ~8 µs unloaded RTT.
+TINY = NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, mtu=MTU)
+
+
+class Stream:
+    """Packets sent and acknowledged one by one against an Nscc, keyed by a counter."""
+
+    def __init__(self, cc: Nscc) -> None:
+        self.cc = cc
+        self.key = 0
+
+    def ack(self, now: float, delay: float | None, ecn: bool = False, count: int = 1) -> None:
+        """`count` packets sent and acknowledged, each with RTT base_rtt + delay (None: a
+        retransmission, no RTT sample)."""
+        for _ in range(count):
+            self.cc.on_send(self.key, MTU)
+            rtt = None if delay is None else self.cc.base_rtt + delay
+            self.cc.on_ack([self.key], now, rtt, ecn)
+            self.key += 1
+
+    def window(self, now: float, delay: float | None, ecn: bool = False) -> None:
+        """One window's worth of packets acknowledged at `now`."""
+        self.ack(now, delay, ecn, max(1, int(self.cc.cwnd) // PKT))
+
+
+def test_defaults_scale_with_the_bdp() -> None:
+    cc = Nscc(TINY)
+    bdp = 20e9 / 8 * 8e-6                        # 20 kB
+    assert cc.max_cwnd == int(1.5 * bdp) and cc.cwnd == cc.max_cwnd   # starts at MaxWnd
+    assert cc.target == pytest.approx(6.0)       # 0.75 base_rtt with trimming
+    assert cc.fi == pytest.approx(5 * MTU * bdp / 150_000)
+    assert cc.qa_threshold == float("inf")       # quick adapt on trims only
+    fast = Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=80.0, mtu=MTU))
+    assert fast.max_cwnd == pytest.approx(4 * cc.max_cwnd, abs=1)
+    assert fast.fi == pytest.approx(4 * cc.fi)
+    assert Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, trimming=False)).target == 8.0
+
+
+def test_no_ecn_and_low_delay_grows_the_window_to_max_and_not_beyond() -> None:
+    cc = Nscc(TINY)
+    cc.cwnd = cc.min_cwnd
+    s = Stream(cc)
+    now, rtts, last = 0.0, 0, cc.cwnd
+    while cc.cwnd < cc.max_cwnd and rtts < 200:   # fast increase: x(1 + fi_scale) per RTT
+        now += 8.0
+        rtts += 1
+        s.window(now, 0.0)
+        assert cc.cwnd > last
+        last = cc.cwnd
+    assert cc.cwnd == cc.max_cwnd and rtts < 120 and cc.increase_mode
+    s.window(now + 8.0, 0.0)
+    assert cc.cwnd == cc.max_cwnd
+
+
+def test_proportional_increase_is_larger_the_lower_the_delay() -> None:
+    grown = []
+    for delay in (1.5, 3.0, 5.0):   # above the fast-increase range, below target (6 µs)
+        cc = Nscc(TINY)
+        cc.cwnd = before = 10 * PKT
+        s = Stream(cc)
+        for rtt in range(1, 4):
+            s.ack(rtt * 8.0, delay, count=9)
+        grown.append(cc.cwnd - before)
+    assert grown[0] > grown[1] > grown[2] > 0
+
+
+def test_no_ecn_and_high_delay_is_a_fair_additive_increase() -> None:
+    cc = Nscc(TINY)
+    cc.cwnd = before = 10 * PKT
+    s = Stream(cc)
+    for rtt in range(1, 4):
+        s.ack(rtt * 8.0, 10.0, count=9)
+    # ~fi (plus eta) per window acknowledged, not multiplicative
+    assert before < cc.cwnd < before + 4 * (cc.fi + cc.eta)
+
+
+def test_ecn_with_low_delay_leaves_the_window_exactly_unchanged() -> None:
+    cc = Nscc(TINY)
+    cc.cwnd = before = 12 * PKT
+    s = Stream(cc)
+    for rtt in range(1, 6):
+        s.ack(rtt * 8.0, 2.0, ecn=True, count=10)
+    assert cc.cwnd == before
+
+
+def test_ecn_with_high_delay_decreases_at_most_once_per_base_rtt_by_at_most_half() -> None:
+    cc = Nscc(TINY)
+    s = Stream(cc)
+    cc.avg_delay = 40.0              # a standing queue far above target
+    before = cc.cwnd
+    s.ack(10.0, 40.0, ecn=True)
+    # floored at max_md_jump; the batched eta of the elapsed adjust period comes after
+    assert cc.cwnd == pytest.approx(before * 0.5 + cc.eta)
+    once = cc.cwnd
+    s.ack(12.0, 40.0, ecn=True, count=5)   # within one base_rtt: no second cut
+    assert cc.cwnd == once
+    s.ack(19.0, 40.0, ecn=True)
+    assert cc.cwnd == pytest.approx(once * 0.5 + cc.eta)
+    assert cc.counters["md"] == 2
+
+
+def test_a_mild_average_delay_cuts_less_than_half() -> None:
+    cc = Nscc(TINY)
+    cc.avg_delay = 7.0               # target 6: factor 1 - 0.8 * 1/7
+    before = cc.cwnd
+    Stream(cc).ack(10.0, 8.0, ecn=True)
+    avg = cc.avg_delay               # 7 moved toward the 8 µs sample
+    assert 7 < avg < 8
+    assert cc.cwnd == pytest.approx(before * (1 - 0.8 * (avg - 6) / avg) + cc.eta)
+
+
+def test_a_trim_quick_adapts_to_what_was_delivered_and_ignores_stale_feedback() -> None:
+    cc = Nscc(TINY)
+    s = Stream(cc)
+    s.ack(1.0, 2.0)                  # starts the first quick-adapt period
+    for key in range(100, 120):      # a burst in flight
+        cc.on_send(key, MTU)
+    s.ack(10.0, 2.0, count=2)        # little delivered meanwhile: an incast share
+    cc.on_nack(100, 16.0)
+    assert cc.counters["qa"] == 1
+    assert cc.cwnd == 2 * PKT        # what arrived since the period began
+    assert cc.bytes_to_ignore == cc.inflight == 19 * PKT
+    # ECN feedback of packets sent under the old window does not cut again
+    cut = cc.cwnd
+    cc.avg_delay = 40.0
+    for key in range(101, 110):
+        cc.on_ack([key], 30.0 + key, 40.0 + cc.base_rtt, True)
+    assert cc.cwnd == cut and cc.counters["md"] == 0
+
+
+def test_a_trim_without_quick_adapt_costs_one_packet() -> None:
+    cc = Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, disable_quick_adapt=True))
+    before = cc.cwnd
+    cc.on_send(1, MTU)
+    cc.on_nack(1, 5.0)
+    assert cc.cwnd == before - PKT and cc.inflight == 0 and cc.counters["nack_cuts"] == 1
+
+
+def test_a_timeout_costs_one_packet_no_halving_no_quick_adapt() -> None:
+    cc = Nscc(TINY)
+    Stream(cc).ack(1.0, 0.0)
+    cc.on_send(7, MTU)
+    before = cc.cwnd
+    cc.on_loss(7)
+    assert cc.cwnd == before - PKT and cc.inflight == 0 and cc.counters["qa"] == 0
+    cc.on_loss(7)                    # counted once: inflight never drifts
+    assert cc.cwnd == before - PKT and cc.inflight == 0
+
+
+def test_no_rtt_sample_no_window_change_and_base_rtt_only_falls() -> None:
+    cc = Nscc(TINY)
+    cc.cwnd = before = 10 * PKT
+    s = Stream(cc)
+    s.ack(5.0, None, count=20)       # retransmissions: bytes count, the window stays
+    assert cc.cwnd == before and cc.inflight == 0
+    cc.on_send(999, MTU)
+    cc.on_ack([999], 6.0, 4.0, False)   # a shorter path: base_rtt 4, max_cwnd follows
+    assert cc.base_rtt == 4.0 and cc.max_cwnd == int(1.5 * 20e9 / 8 * 4e-6)
+    cc.on_send(1000, MTU)
+    cc.on_ack([1000], 7.0, 9.0, False)
+    assert cc.base_rtt == 4.0
+
+
+def test_the_window_stays_within_its_bounds_on_any_feedback() -> None:
+    rng = random.Random(7)
+    cc = Nscc(TINY)
+    now = 0.0
+    for key in range(3000):
+        now += rng.random()
+        cc.on_send(key, rng.randrange(1, MTU + 1))
+        roll = rng.random()
+        if roll < 0.1:
+            cc.on_nack(key, now)
+        elif roll < 0.15:
+            cc.on_loss(key)
+        else:
+            cc.on_ack([key], now, rng.choice([None, rng.uniform(1, 60)]), rng.random() < 0.4)
+        assert cc.min_cwnd <= cc.cwnd <= cc.max_cwnd
+    assert cc.inflight == 0
+
+
+# -- the Sender under NSCC ------------------------------------------------------------------
+
+LOCAL, PEER = "fd00::1", "fd00::2"
+LOCAL_QP, PEER_QP = 0x11, 0x22
+
+
+def to_sender(feedback: Packet) -> bytes:
+    return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+                 / IPv6(src=PEER, dst=LOCAL, nh=17) / UDP(sport=0, dport=4791)
+                 / feedback)
+
+
+def sack(psn: int, cack: int, m: int = SackM.NONE) -> bytes:
+    return to_sender(BTH(opcode=Opcode.SACK, dest_qp=LOCAL_QP, psn=psn)
+                     / SETH(m=m, cack_psn=cack, sack_bitmap=0) / CCState())
+
+
+def nack(psn: int) -> bytes:
+    return to_sender(BTH(opcode=Opcode.NACK, dest_qp=LOCAL_QP, psn=psn)
+                     / NETH(nack_reason=NackReason.TRIMMED, nack_psn=psn))
+
+
+def make_sender(cc: NsccConfig | None) -> Sender:
+    return Sender(ConnectionConfig(local_addr=LOCAL, peer_addr=PEER, local_qp=LOCAL_QP,
+                                   peer_qp=PEER_QP, mtu=MTU, cc=cc))
+
+
+def test_nscc_limits_the_bytes_a_sender_has_in_flight() -> None:
+    fixed = make_sender(None)
+    fixed.write(b"x" * 64 * MTU, 0)
+    assert len(fixed.poll(0)) == 64                   # the PSN window alone
+    sender = make_sender(TINY)
+    assert sender.cc is not None
+    sender.write(b"x" * 64 * MTU, 0)
+    first = sender.poll(0)
+    assert len(first) == sender.cc.max_cwnd // PKT == 27
+    assert sender.poll(1) == [] and sender.next_deadline_us(1) == 0 + 500   # only the RTO
+    sender.on_frame(sack(0, 0), 8)                    # one acknowledged: one more goes
+    assert len(sender.poll(8)) == 1
+    sender.on_frame(nack(5), 9)                       # a trim: quick adapt or one packet less
+    assert sender.cc.cwnd < sender.cc.max_cwnd
+    again = sender.poll(9)                            # the trimmed one goes again ...
+    assert len(again) == 1 and sender.counters["nack_trimmed"] == 1
+    assert sender.cc.inflight <= sender.cc.max_cwnd   # ... and nothing new beyond the window
+    for psn in range(1, 28):
+        sender.on_frame(sack(psn, psn), 10 + psn)
+    assert sender.cc.inflight == 0
+    assert 0 < len(sender.poll(40)) * PKT <= sender.cc.cwnd
+
+
+def test_an_ecn_echo_with_a_queue_cuts_the_window() -> None:
+    sender = make_sender(TINY)
+    assert sender.cc is not None
+    sender.write(b"x" * 64 * MTU, 0)
+    sender.poll(0)
+    sender.cc.avg_delay = 30.0
+    before = sender.cc.cwnd
+    sender.on_frame(sack(0, 0, SackM.SKIP_ONCE), 40)  # RTT 40 µs: delay far above target
+    assert sender.cc.cwnd == pytest.approx(before / 2 + sender.cc.eta)
+    assert sender.cc.counters["rtt_samples"] == 1
+
+
+# -- the scenario's knobs -------------------------------------------------------------------
+
+SCENARIO = """name: cc
+topology: {generate: {planes: 2, radix: 4, nics: 4}}
+workload: {kind: all_to_all, bytes: 4096}
+"""
+
+
+def test_a_scenario_turns_nscc_on_with_the_ocp_knob_names() -> None:
+    from emulation.scenario import ScenarioError, loads
+
+    fixed = loads(SCENARIO + "transport: {rto_us: 150}\n")
+    assert fixed.transport.nscc(fixed.links, fixed.cables, fixed.mtu, 2) is None
+    s = loads(SCENARIO + "transport: {rto_us: 150, cc_algorithm: uet-1.0-nscc}\n")
+    cfg = s.transport.nscc(s.links, s.cables, s.mtu, s.topology.planes)
+    assert cfg is not None and s.transport.rto_us == 150
+    # 10 Gb/s x 2 planes; 4 cables of 500 ns each way plus serialization: ~8 µs (measured 8)
+    assert cfg.linkspeed_gbps == 20 and 7.5 < cfg.base_rtt_us < 9
+    tuned = loads(SCENARIO + "transport: {cc_algorithm: uet-1.0-nscc, base_rtt_us: 10, "
+                  "target_delay_us: 4.5, max_cwnd: 40000}\n")
+    cfg = tuned.transport.nscc(tuned.links, tuned.cables, tuned.mtu, 2)
+    assert cfg is not None and (cfg.base_rtt_us, cfg.target, cfg.max_cwnd) == (10, 4.5, 40000)
+    for bad in ("cc_algorithm: reno", "target_delay_us: 0", "max_cwnd: -1"):
+        with pytest.raises(ScenarioError, match="transport"):
+            loads(SCENARIO + f"transport: {{{bad}}}\n")
