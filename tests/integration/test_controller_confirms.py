@@ -6,33 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import emulated
+from emulated import run
 
 from controller.devices.session import Program
-from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
 from emulation.metrics import RunResult
-from emulation.run import run_mode
-from emulation.scenario import Scenario, loads
+from emulation.scenario import Scenario
 
 TINY = Path(__file__).resolve().parents[2] / "topologies" / "tiny.yaml"
 
 
 def scenario(workload: str, *failures: str, rto_us: int = 100) -> Scenario:
-    lines = ["name: confirm", f"topology: {TINY}", "seed: 1", "duration_us: 20000",
-             "links: {rate_gbps: 10, delay_ns: 500}",
-             f"transport: {{rto_us: {rto_us}, reorder_us: 30}}", f"workload: {workload}"]
-    if failures:
-        lines += ["failures:", *(f"  - {f}" for f in failures)]
-    return loads("\n".join(lines) + "\n", "confirm.yaml")
-
-
-@pytest.fixture(scope="module")
-def switch_program() -> Program:
-    return Program.compile(SWITCH_PROGRAM)
-
-
-def run(s: Scenario, mode: str, program: Program) -> RunResult:
-    return run_mode(s, mode, program, str(NIC_PROGRAM))
+    return emulated.scenario(workload, *failures, name="confirm", rto_us=rto_us,
+                             lines=["links: {rate_gbps: 10, delay_ns: 500}"])
 
 
 def events(result: RunResult, kind: str) -> list[dict[str, object]]:

@@ -8,36 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
+from emulated import run, scenario
 
 from controller.cli import main
 from controller.devices.session import Program
-from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
 from emulation.metrics import RunResult
 from emulation.report import report_json
-from emulation.run import run_mode
-from emulation.scenario import Scenario, loads
+from emulation.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "topologies" / "tiny.yaml"
 CUT = "p0-t0-0:2"   # p0-t0-0 <-> p0-t1-0
-
-
-def scenario(workload: str = "{kind: ring_allreduce, bytes: 16384}", *failures: str,
-             seed: int = 1) -> Scenario:
-    lines = ["name: test", f"topology: {TINY}", f"seed: {seed}", "duration_us: 20000",
-             "transport: {rto_us: 100, reorder_us: 30}", f"workload: {workload}"]
-    if failures:
-        lines += ["failures:", *(f"  - {f}" for f in failures)]
-    return loads("\n".join(lines) + "\n", "test.yaml")
-
-
-@pytest.fixture(scope="module")
-def switch_program() -> Program:
-    return Program.compile(SWITCH_PROGRAM)
-
-
-def run(s: Scenario, mode: str, program: Program) -> RunResult:
-    return run_mode(s, mode, program, str(NIC_PROGRAM))
 
 
 def assert_delivered(result: RunResult) -> dict[str, object]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import emulated
 import pytest
 
 from controller.devices.session import Program
@@ -18,11 +19,11 @@ from controller.plan.plan import FabricPlan
 from controller.plan.usid import carrier_usids
 from controller.topology.model import Tier, Topology
 from controller.topology.reach import Reach
-from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
+from emulation.command import NIC_PROGRAM
 from emulation.metrics import RunResult
 from emulation.network import Network
 from emulation.run import run_mode
-from emulation.scenario import Scenario, ScenarioError, loads
+from emulation.scenario import Scenario, ScenarioError
 from softswitch.fabric import Delivery
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,17 +37,8 @@ _ETH, _IPV6, _PROTO_IPV6 = 14, 40, 41
 
 
 def scenario(topology: Path, *failures: str, size: int = 8192) -> Scenario:
-    lines = ["name: irregular", f"topology: {topology}", "seed: 1", "duration_us: 20000",
-             "transport: {rto_us: 100, reorder_us: 30}",
-             f"workload: {{kind: all_to_all, bytes: {size}}}"]
-    if failures:
-        lines += ["failures:", *(f"  - {f}" for f in failures)]
-    return loads("\n".join(lines) + "\n", "irregular.yaml")
-
-
-@pytest.fixture(scope="module")
-def switch_program() -> Program:
-    return Program.compile(SWITCH_PROGRAM)
+    return emulated.scenario(f"{{kind: all_to_all, bytes: {size}}}", *failures,
+                             name="irregular", topology=topology)
 
 
 class Watch:

@@ -12,12 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-
 from controller.devices.session import Program
 from controller.plan.nic_plan import EV_STATES, nic_address
 from controller.plan.usid import format_address
-from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
+from emulation.command import NIC_PROGRAM
 from emulation.failures import sent_ev
 from emulation.measure import EV_SLOTS
 from emulation.metrics import RunResult
@@ -32,11 +30,6 @@ TINY = ROOT / "topologies" / "tiny.yaml"
 STATE = {name: value for value, name in EV_STATES.items()}
 INNER_SRC = 14 + 40 + 8   # the inner IPv6 source address (after the outer IPv6 header)
 BTH_AT = 14 + 40 + 40 + 8   # the BTH's opcode
-
-
-@pytest.fixture(scope="module")
-def switch_program() -> Program:
-    return Program.compile(SWITCH_PROGRAM)
 
 
 @dataclass
