@@ -85,7 +85,7 @@ def plane_capacity_gbps(scenario: Scenario) -> dict[int, float]:
     topology = scenario.topology
     tiers = {s.name: (s.tier, s.plane) for s in topology.switches}
     own: dict[tuple[str, int], float] = {}
-    for override in getattr(scenario, "cables", ()):
+    for override in scenario.cables:
         if override.rate_gbps is not None:
             own[override.link] = override.rate_gbps
     capacity: dict[int, float] = {}

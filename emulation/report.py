@@ -140,8 +140,7 @@ def _workload_text(w: Workload) -> str:
 
 def markdown(scenario: Scenario, runs: Sequence[RunResult]) -> str:
     topo = scenario.topology
-    cables = (f" ({len(scenario.cables)} overridden)"
-              if getattr(scenario, "cables", ()) else "")
+    cables = f" ({len(scenario.cables)} overridden)" if scenario.cables else ""
     lines = [
         f"# {scenario.name}", "",
         scenario.description or "", "",

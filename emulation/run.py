@@ -40,10 +40,6 @@ from mrc_transport.config import ConnectionConfig
 from mrc_transport.nic_host import Connection, NicHost
 
 VA_BASE = 0x1000
-# The controller's confirmation (controller/repair/confirm.py) when the scenario's `controller`
-# does not say: lost probes in a row, and how long one may take (fabric RTTs are µs).
-CONFIRM_PROBES = 3
-PROBE_TIMEOUT_US = 60
 # (virtual µs now, messages arrived, messages in all, packet hops so far)
 Progress = Callable[[int, int, int, int], None]
 
@@ -90,11 +86,9 @@ class RunState:
             self.repairer = self._repairer()
             self.prober = LinkProber(network.plan, timing.probe_interval_us / 1e6,
                                      timing.probe_successes)
-            # Confirmation probes: one per suspect cable per round, each waited for several
-            # fabric RTTs (a probe queued behind a burst is late, not lost).
-            self.confirm_loop = ProbeLoop(
-                network.plan, timing.period_us / 1e6,
-                getattr(timing, "probe_timeout_us", PROBE_TIMEOUT_US) / 1e6)
+            # Confirmation probes: one per suspect cable per round.
+            self.confirm_loop = ProbeLoop(network.plan, timing.period_us / 1e6,
+                                          timing.probe_timeout_us / 1e6)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
         self.drop_counter = DropCounter(network, self.failures)
@@ -149,7 +143,7 @@ class RunState:
         repairer = Repairer(self.net.plan, managed, window_s=timing.window_us / 1e6,
                             settle_s=timing.settle_us / 1e6,
                             damper=Damper(hold_s=timing.hold_us / 1e6),
-                            confirm_probes=getattr(timing, "confirm_probes", CONFIRM_PROBES))
+                            confirm_probes=timing.confirm_probes)
         repairer.on_record = self._controller_record
         return repairer
 

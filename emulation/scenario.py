@@ -136,7 +136,9 @@ class ControllerTiming:
     which EV reports from different NICs are correlated, how long reports naming a path just
     rewritten are ignored, the flap hold-down, and the link probes of a cable taken out
     (controller/daemon/probes.py): one every `probe_interval_us`, `probe_successes` back in a
-    row to prove it healthy."""
+    row to prove it healthy; and the confirmation of a suspect (controller/repair/confirm.py):
+    `confirm_probes` lost in a row, each waited for `probe_timeout_us` (several fabric RTTs: a
+    probe queued behind a burst is late, not lost)."""
 
     period_us: int = 20
     window_us: int = 10_000
@@ -144,6 +146,8 @@ class ControllerTiming:
     hold_us: int = 1_000
     probe_interval_us: int = 50
     probe_successes: int = 3
+    confirm_probes: int = 3
+    probe_timeout_us: int = 60
 
 
 @dataclass(frozen=True)
@@ -548,11 +552,16 @@ class _Reader(NodeReader):
                                else "the first workload"))
         return name
 
+    def require(self, node: Node, where: str, got: dict[str, tuple[Node, Node]],
+                what: str, keys: tuple[str, ...]) -> None:
+        """Every one of `keys` is in `got` (the mapping at `node`), else "WHAT needs 'KEY'"."""
+        for key in keys:
+            if key not in got:
+                raise self.fail(node, where, f"{what} needs '{key}'")
+
     def incast(self, node: Node, where: str, got: dict[str, tuple[Node, Node]],
                topology: Topology, common: dict[str, object]) -> Workload:
-        for key in ("senders", "receiver"):
-            if key not in got:
-                raise self.fail(node, where, f"an incast needs '{key}'")
+        self.require(node, where, got, "an incast", ("senders", "receiver"))
         senders = self.nic_list(got["senders"][1], f"{where}.senders", topology)
         receiver = self.nic(got["receiver"][1], f"{where}.receiver", topology)
         if receiver in senders or not senders:
@@ -580,9 +589,7 @@ class _Reader(NodeReader):
 
     def flow(self, node: Node, where: str, got: dict[str, tuple[Node, Node]],
              topology: Topology, common: dict[str, object]) -> Workload:
-        for key in ("src", "dst"):
-            if key not in got:
-                raise self.fail(node, where, f"a flow needs '{key}'")
+        self.require(node, where, got, "a flow", ("src", "dst"))
         src = self.nic(got["src"][1], f"{where}.src", topology)
         dst = self.nic(got["dst"][1], f"{where}.dst", topology)
         if src == dst:
@@ -616,9 +623,7 @@ class _Reader(NodeReader):
             got = self.mapping(item, where, ("at_us", "kind", *FAILURE_KEYS), ("at_us", "kind"))
             kind = self.choice(got["kind"][1], f"{where}.kind", FAILURES)
             needs, optional = FAILURE_FIELDS[kind]
-            for key in needs:
-                if key not in got:
-                    raise self.fail(item, where, f"a {kind} needs '{key}'")
+            self.require(item, where, got, f"a {kind}", needs)
             for key, (key_node, _) in got.items():
                 if key not in ("at_us", "kind", *needs, *optional):
                     raise self.fail(key_node, f"{where}.{key}", f"a {kind} has no '{key}'")
@@ -695,7 +700,8 @@ class _Reader(NodeReader):
     def controller(self, item: tuple[Node, Node] | None) -> ControllerTiming:
         values, _ = self._timing(item, "controller",
                                  ("period_us", "window_us", "settle_us", "hold_us",
-                                  "probe_interval_us", "probe_successes"))
+                                  "probe_interval_us", "probe_successes", "confirm_probes",
+                                  "probe_timeout_us"))
         return ControllerTiming(**values)
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:

@@ -341,3 +341,10 @@ def test_a_pinned_path_needs_its_t1_cabled_to_both_t0s() -> None:
     assert error_of(text.replace("PICK", "1")).endswith(
         "s.yaml:3:66: error: workload.path[1]: no cable joins T1 p0-t1-1 to nic0's T0 p0-t0-0 "
         "in plane 0")
+
+
+def test_the_controller_s_confirmation_is_set_in_the_scenario() -> None:
+    s = loads(scenario_text("controller: {confirm_probes: 5, probe_timeout_us: 90}"), "c.yaml")
+    assert (s.controller.confirm_probes, s.controller.probe_timeout_us) == (5, 90)
+    assert "controller.confirm_probes: 0 is out of range" in error_of(
+        scenario_text("controller: {confirm_probes: 0}"))
