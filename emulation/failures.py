@@ -17,6 +17,7 @@ from controller.plan.nic_plan import plane_port
 from controller.repair.correlate import FabricLink, Verdict
 from controller.topology.model import Tier, Topology
 from emulation.events import Agenda
+from emulation.loss_draw import PacketDraw
 from emulation.network import Network, fabric_port
 from emulation.scenario import Failure, Scenario
 from mrc_transport.wire import WRITE_OPCODES, Opcode
@@ -38,7 +39,7 @@ class Failures:
         self.dropped_power = 0   # what switches held when they lost power
         self.dropped_ev_loss = 0   # what ev_loss failures took off NICs' plane ports
         self.rewrites = 0        # ecmp path rewrites
-        self._rng = random.Random(scenario.seed)
+        self._draw = PacketDraw(scenario.seed)   # lossy cables: paired across modes
         self._ev_rng = random.Random(scenario.seed * 1_000_003 + 0xE5)   # apart from cables'
         self._ev_loss: dict[str, dict[int, float]] = {}   # NIC -> EV -> share lost
         self._cables = cables(scenario.topology)
@@ -126,7 +127,7 @@ class Failures:
     def set_loss(self, end: Cable, fraction: float, direction: str = "both") -> None:
         """Random loss on a cable: both ways, or what `end` sends ("out") or receives ("in")."""
         node, port = fabric_port(self.scenario.topology, end)
-        self.net.fabric.set_link_loss(node, port, fraction, self._rng, direction)
+        self.net.fabric.set_link_loss(node, port, fraction, self._draw, direction)
 
     def blackhole(self, f: Failure, on: bool) -> None:
         """A switch or a cable goes silent (or works again): what reaches it vanishes, and

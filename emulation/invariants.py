@@ -28,14 +28,20 @@ How a scenario is classified (from its failures, cables and workloads, nothing e
 - must be named: a hard failure of a cable or switch whose outage (hard failures of that
   element back to back: a blackhole, then a reboot) lasts at least `act_us` (two RTOs, two
   controller rounds and the probes that confirm it), while mrc's workload still runs then;
-  a shorter one (a single 80 µs flap cut) may end before any controller could act;
+  a shorter one may end before any controller could act. A flap is its cuts, each an
+  outage of its own: between them the cable is up, carries data and answers probes (the
+  sources leave flappy links in service: the NICs map them out when they drop and re-admit
+  them once probes succeed), so a storm of 80 µs cuts need not be named, but may be;
 - what the controller did, from RunResult.events: a "rewrite" or "verdict" entry's
   non-empty "links_down" / "switches_down" (the verdict the NICs were rewritten to),
   a "link_down" / "switch_down" entry, or a positive "denied" / "deny" count: a denial.
   "suspect" entries are evidence, not verdicts: never a denial;
 - time to steady goodput (metrics.time_to_steady) per failure both runs saw (paired by
-  time): None is infinite (never steady) unless the run delivered everything, when it is
-  the time from the failure to the run's end (the workload ended first).
+  time), both runs held to one bar: the higher of their two references (each run's own
+  reference, its mean goodput when the failure comes early, would reward the slower run
+  with a lower bar). None is infinite (never steady) unless the run delivered everything,
+  when it is the time from the failure to the end of the run's last bin (the workload
+  ended first; the measure's resolution is a bin).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.topology.model import Tier, Topology
-from emulation.metrics import RunResult
+from emulation.metrics import RunResult, steady_reference, time_to_steady
 from emulation.scenario import Failure, Scenario
 
 P99_SLACK = 1.05          # (c): within 5 % of mrc_no_controller's p99
@@ -144,7 +150,7 @@ def down_span_us(failure: Failure, scenario: Scenario) -> float:
     if failure.kind == "switch_reboot":
         return failure.down_us
     if failure.kind == "flap":
-        return failure.count * (failure.down_us + failure.up_us) - failure.up_us
+        return failure.down_us   # each cut (module docstring)
     if failure.kind == "link_down":
         mended = [f.at_us for f in scenario.failures if f.kind == "link_up"
                   and f.at_us > failure.at_us and failure.link is not None and f.link is not None
@@ -223,15 +229,23 @@ def p99(result: RunResult) -> float:
     return math.inf if value is None else float(value)  # type: ignore[arg-type]
 
 
-def steady_times(result: RunResult) -> dict[float, float]:
-    """Per failure instant, the time to steady goodput (module docstring: None's meaning)."""
+def steady_times(result: RunResult, other: RunResult | None = None) -> dict[float, float]:
+    """Per failure instant, the time to steady goodput (module docstring: None's meaning).
+    With `other`: both runs held to one bar, the higher of their two references."""
     summary = result.summary()
     delivered = result.finished and not summary["undelivered"]
+    bin_us = result.series.bin_us
     out: dict[float, float] = {}
     for entry in summary["time_to_steady_us"]:  # type: ignore[attr-defined]
-        at, us = float(entry["at_us"]), entry["us"]
+        at = float(entry["at_us"])
+        reference = steady_reference(result, at)
+        if other is not None:
+            reference = max(reference, steady_reference(other, at))
+        us = time_to_steady(result, at, reference)
+        # the workload ended first: until the end of its last bin (the measure's resolution)
         out[at] = (float(us) if us is not None
-                   else max(0.0, result.end_us - at) if delivered else math.inf)
+                   else max(0.0, math.ceil(result.end_us / bin_us) * bin_us - at) if delivered
+                   else math.inf)
     return out
 
 
@@ -317,7 +331,7 @@ def blame(scenario: Scenario, runs: Mapping[str, RunResult]) -> list[str]:
                    f"{mrc.end_us:,.0f} µs; it may take {grace:,.0f} µs)")
     nc = runs.get("mrc_no_controller")
     if hard_failures(scenario) and nc is not None:
-        ours, theirs = steady_times(mrc), steady_times(nc)
+        ours, theirs = steady_times(mrc, nc), steady_times(nc, mrc)
         for at in sorted(ours.keys() & theirs.keys()):
             if not ours[at] <= theirs[at]:
                 out.append(f"failure at {at:g} µs: mrc steady after {show(ours[at])} µs, "

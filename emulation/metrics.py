@@ -259,15 +259,25 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return values[int(rank) - 1]
 
 
-def time_to_steady(run: RunResult, failure_us: float) -> float | None:
-    """See the module docstring."""
+def steady_reference(run: RunResult, failure_us: float) -> float:
+    """The goodput (bytes per bin) `time_to_steady` holds the run to after this failure."""
+    total = run.series.goodput_total()
+    end = min(len(total), int(run.end_us // run.series.bin_us) + 1)
+    before = total[:int(failure_us // run.series.bin_us)]
+    return (statistics.fmean(before) if len(before) >= 2
+            else statistics.fmean(total[:end]) if end else 0.0)
+
+
+def time_to_steady(run: RunResult, failure_us: float,
+                   reference: float | None = None) -> float | None:
+    """See the module docstring; `reference`: hold the run to this goodput (bytes per bin)
+    instead of its own (two runs compared against one bar)."""
     total = run.series.goodput_total()
     bin_us = run.series.bin_us
     end = min(len(total), int(run.end_us // bin_us) + 1)
     first = int(failure_us // bin_us)
-    before = total[:first]
-    reference = (statistics.fmean(before) if len(before) >= 2
-                 else statistics.fmean(total[:end]) if end else 0.0)
+    if reference is None:
+        reference = steady_reference(run, failure_us)
     if reference <= 0:
         return None
     for k in range(first + 1, end - STEADY_BINS + 1):

@@ -125,7 +125,8 @@ class RunState:
                     retry_linear_cnt=t.retry_linear_cnt,
                     probe_successes=self.mode.profile.probe_successes,
                     cc=t.nscc(self.scenario.links, self.scenario.cables, self.scenario.mtu,
-                              self.topology.planes))
+                              self.topology.planes),
+                    tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes))
                 end = _End(host.add_connection(config, at), offsets)
                 self.ends.setdefault(name, []).append(end)
                 self.by_peer[(name, c.peer)] = end

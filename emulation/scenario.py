@@ -219,6 +219,12 @@ class Scenario:
     extra: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    def nic_line_rate_gbps(self, nic: str, planes: int) -> float:
+        """A NIC's line rate: its cables to its T0s (one per plane) together."""
+        own = {c.link[1]: c.rate_gbps for c in self.cables
+               if c.link[0] == nic and c.rate_gbps is not None}
+        return sum(own.get(plane, self.links.rate_gbps) for plane in range(planes))
+
     @property
     def workload(self) -> Workload:
         """The first (or only) workload: its messages are the "main" flow."""

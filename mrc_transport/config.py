@@ -54,6 +54,7 @@ class ConnectionConfig:
     udp_port: int = ROCE_UDP_PORT
     r_key: int = 7
     cc: NsccConfig | None = None   # NSCC's window in bytes on top of `window`; None: fixed
+    tx_gbps: float = 0.0   # the NIC's line rate, all its planes: new packets paced to it (0: not)
 
     def __post_init__(self) -> None:
         limits = {
@@ -78,6 +79,8 @@ class ConnectionConfig:
             value = getattr(self, name)
             if not low <= value < high:
                 raise ValueError(f"{name} out of range [{low}, {high}): {value}")
+        if not 0.0 <= self.tx_gbps < float("inf"):
+            raise ValueError(f"tx_gbps out of range [0, inf): {self.tx_gbps}")
         if self.rto_floor_us > self.rto_ceiling_us:
             raise ValueError(f"rto_min_us {self.rto_floor_us} above rto_max_us "
                              f"{self.rto_ceiling_us}")

@@ -56,7 +56,8 @@ _NACK_CAUSE: Final = {
     NackReason.PSN_OOR_WINDOW: "nack_oor",
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
-                   "reports", "unreported", "gave_up", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored")
+                   "reports", "unreported", "gave_up", "probes", "probe_answers",
+                   "probe_timeouts", "echoes", "ignored", "spurious")
 
 
 class TransportError(Exception):
@@ -156,6 +157,7 @@ def _write_opcode(index: int, count: int, immediate: bool) -> Opcode:
 _HALF: Final = PSN_MOD // 2
 _STALE: Final = object()   # the cached deadline must be computed again
 _NOW: Final = object()     # the cached deadline: something to send at once
+OUTER_HEADER_BYTES: Final = 40   # the SRv6 carrier the NIC puts in front of a data packet
 
 
 class Sender:
@@ -200,8 +202,13 @@ class Sender:
         # The round trip of the latest transmission known to arrive (RFC 8985's RACK.rtt): a
         # hole is a loss once reorder_us later than that round trip would have answered it.
         self._acked_rtt = 0
+        self._min_rtt = 1 << 62      # the shortest RTT sample (RFC 8985's RACK.min_RTT)
+        self._reorder_steps = 0      # spurious resends seen: the allowance grows (_reorder_us)
         # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
         self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
+        # The NIC's transmitter (config.tx_gbps): when its wire is free for the next packet,
+        # in ns of the injected clock; 0 with no pacing.
+        self._tx_free_ns = 0.0
 
     # -- the application side ---------------------------------------------------------------
 
@@ -279,7 +286,7 @@ class Sender:
             self.rto.timed_out(self._timed_out)
         unsent = self._unsent
         cc = self.cc
-        while self._may_send_new(base):
+        while self._may_send_new(base) and self._tx_ready_us() <= now_us:
             pkt = unsent.popleft()
             if cc is not None:
                 cc.on_send(pkt.seq, self._payload_len(pkt))
@@ -292,6 +299,11 @@ class Sender:
         if not unsent or unsent[0].seq - base >= self.config.window:
             return False
         return self.cc is None or self.cc.can_send(self._payload_len(unsent[0]))
+
+    def _tx_ready_us(self) -> int:
+        """The µs tick in which the NIC's wire is free for the next new packet: it goes in the
+        tick its transmission starts (0: not paced, or idle)."""
+        return int(self._tx_free_ns // 1000)
 
     def _payload_len(self, pkt: _Packet) -> int:
         mtu = self.config.mtu
@@ -333,10 +345,13 @@ class Sender:
         """The earliest timer (_NOW: something goes at once; None: nothing but a frame or a
         write can make poll act)."""
         base = self._base()
-        if self._may_send_new(base):
-            return _NOW
-        rto = self.rto.timer_us()
         due: int | None = None
+        if self._may_send_new(base):
+            ready = self._tx_ready_us()
+            if ready <= self._now:
+                return _NOW
+            due = ready   # the wire is busy with what went before
+        rto = self.rto.timer_us()
         for probe in self._probes.values():
             t = probe.due if probe.sent_at is None else probe.sent_at + rto
             if due is None or t < due:
@@ -346,8 +361,7 @@ class Sender:
             if due is None or give_up < due:
                 due = give_up
             timer, backoff = self.rto.timer_us, self.rto.backoff
-            spacing = self.rto.rto_us   # of a hole's resends: SACKs show the path works
-            reorder = self.config.reorder_us
+            reorder = self._reorder_us()
             resend, sacked, acked_order = self._resend, self._highest_sacked, self._acked_order
             for pkt in self._in_flight.values():
                 cause = resend.get(pkt.seq)
@@ -359,8 +373,6 @@ class Sender:
                 t = pkt.sent_at + wait
                 if pkt.seq < sacked and pkt.order < acked_order:
                     hole = pkt.sent_at + reorder + self._acked_rtt
-                    if pkt.hole_at is not None and pkt.hole_at + spacing > hole:
-                        hole = pkt.hole_at + spacing
                     if hole < t:
                         t = hole
                 if due is None or t < due:
@@ -428,7 +440,6 @@ class Sender:
             if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
                 return None   # held until the receiver's window reaches it
             return cause
-        cfg = self.config
         wait = self.rto.timer_us(pkt.timeouts)
         if now >= pkt.sent_at + wait:
             return "timeout"
@@ -439,10 +450,18 @@ class Sender:
         # path a fixed age would call every reordering a loss), at most once per RTO (not backed off: the SACKs beyond
         # it show that the path carries data).
         if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
-                and now >= pkt.sent_at + cfg.reorder_us + self._acked_rtt
-                and (pkt.hole_at is None or now >= pkt.hole_at + self.rto.rto_us)):
+                and now >= pkt.sent_at + self._reorder_us() + self._acked_rtt):
             return "sack_hole"
         return None
+
+    def _reorder_us(self) -> int:
+        """How much later than the latest answered round trip a hole is a loss: reorder_us,
+        and reorder_us more per spurious resend seen, up to SRTT (RFC 8985 §6.2)."""
+        base = self.config.reorder_us
+        if not self._reorder_steps:
+            return base
+        srtt = int(self.rto.srtt_us or 0)
+        return max(base, min(base * (1 + self._reorder_steps), srtt))
 
     def _check_answered(self, now: int) -> None:
         """NoAnswer when nothing has answered the packets in flight for give_up_us."""
@@ -498,6 +517,11 @@ class Sender:
         pkt.order = self._order
         self._order += 1
         frames.append(pkt.frame)
+        rate = self.config.tx_gbps
+        if rate:
+            # the wire carries it with the outer IPv6 header the NIC adds
+            bits = (len(pkt.frame) + OUTER_HEADER_BYTES) * 8
+            self._tx_free_ns = max(self._tx_free_ns, now * 1000.0) + bits / rate
 
     def _build(self, pkt: _Packet) -> bytes:
         message, index, mtu = pkt.message, pkt.index, self.config.mtu
@@ -542,6 +566,12 @@ class Sender:
         for seq in acked:
             pkt = in_flight.pop(seq)
             resend.pop(seq, None)
+            if pkt.retries and now - pkt.sent_at < self._min_rtt:
+                # Answered sooner than any round trip: the first transmission arrived, the
+                # resend was spurious (a path slower than the rest, not a loss). As RFC 8985's
+                # DSACK rule: the reordering allowance grows by reorder_us, up to SRTT.
+                self.counters["spurious"] += 1
+                self._reorder_steps += 1
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
                 self._acked_rtt = now - pkt.sent_at
@@ -553,6 +583,7 @@ class Sender:
             self.rto.acknowledged()
             if timed is not None and not probe_response:
                 self.rto.sample(now - timed.sent_at)
+                self._min_rtt = min(self._min_rtt, now - timed.sent_at)
             # Paths differ in queueing: the allowance counts from the longer of the latest
             # round trip and what the round trips measured explain (SRTT + 4 RTTVAR, without
             # the RTO's floor): a queue on one plane is no loss.

@@ -88,7 +88,7 @@ class _Wire:
     delay_ns: int = 0
     up: bool = True
     loss: float = 0.0                   # the chance each packet is lost on the way
-    rng: random.Random | None = None    # what draws it (seeded by the caller)
+    draw: Callable[[bytes], float] | None = None   # a packet's draw in [0, 1) (seeded)
     blackhole: bool = False             # up, yet everything sent on it vanishes
     drop: Callable[[bytes], bool] | None = None   # True: this packet is lost (the caller counts)
 
@@ -381,9 +381,11 @@ class Fabric:
         return lost
 
     def set_link_loss(self, switch: str, port: int, probability: float,
-                      rng: random.Random, direction: str = "both") -> None:
+                      rng: random.Random | Callable[[bytes], float],
+                      direction: str = "both") -> None:
         """Lose each packet sent on the cable at `port` of `switch` with `probability` (0 ends
-        it), drawn from `rng` in transmit order (seed it for a run that repeats); counted in
+        it): lost when its draw is below it, drawn from `rng` in transmit order (seed it for a
+        run that repeats), or `rng(packet)` (a draw of the packet's own); counted in
         `loss_drops`. `direction`: "both" ways, "out" (what `switch` sends on it) or "in"
         (what it receives on it)."""
         if not 0.0 <= probability <= 1.0:
@@ -392,8 +394,9 @@ class Fabric:
         chosen = {"both": (out, back), "out": (out,), "in": (back,)}.get(direction)
         if chosen is None:
             raise ValueError(f"a loss direction is both, out or in, not {direction!r}")
+        draw = (lambda _packet, r=rng: r.random()) if isinstance(rng, random.Random) else rng
         for wire in chosen:
-            wire.loss, wire.rng = probability, rng
+            wire.loss, wire.draw = probability, draw
 
     def set_link_delay(self, switch: str, port: int, delay_ns: int) -> None:
         """The propagation delay of the cable at `port` of `switch`, both ways, from now on
@@ -519,7 +522,7 @@ class Fabric:
                 return
             if wire.drop is not None and wire.drop(data):
                 return
-            if wire.loss and wire.rng is not None and wire.rng.random() < wire.loss:
+            if wire.loss and wire.draw is not None and wire.draw(data) < wire.loss:
                 self.loss_drops += 1
                 return
             if self._timed and vclock is not None:

@@ -77,10 +77,14 @@ control SwitchIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.drop_reason == DROP_NONE) {
                 routing.apply(hdr, meta);
             }
-            if (meta.drop_reason == DROP_NONE) {
-                qos.apply(hdr, meta);
-            }
             drop_stats.apply(hdr, meta);
+        }
+        // The egress queue by DSCP, the controller's packets too: its link probes carry the
+        // control DSCP and must overtake data as feedback does (a probe queued behind a
+        // congested cable's data would look lost). A trimmed packet's second pass keeps the
+        // priority its first gave it.
+        if (meta.trim_pass != 1 && meta.drop_reason == DROP_NONE && hdr.ipv6.isValid()) {
+            qos.apply(hdr, meta);
         }
         standard_metadata.egress_spec = meta.egress_spec;
         standard_metadata.priority = meta.priority;

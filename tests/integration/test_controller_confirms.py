@@ -36,7 +36,7 @@ def delivered(result: RunResult) -> None:
 
 def test_a_burst_with_a_short_rto_is_suspected_probed_and_denies_nothing(
         switch_program: Program) -> None:
-    result = run(scenario("{kind: all_to_all, bytes: 131072}", rto_us=150), "mrc",
+    result = run(scenario("{kind: all_to_all, bytes: 262144}", rto_us=40), "mrc",
                  switch_program)
     delivered(result)
     assert events(result, "suspect"), "the burst raised no suspicion: nothing was tested"

@@ -88,11 +88,10 @@ def delivered(ran: Ran) -> dict[str, object]:
 @pytest.mark.parametrize(("target", "ports"), [
     ("switch: p0-t1-0", [("p0-t1-0", 0), ("p0-t1-0", 1)]),
     ("link: 'p0-t1-0:1'", [("p0-t1-0", 1), ("p0-t0-1", 2)]),
-    pytest.param("link: 'nic0:0'", [("nic0", 2), ("p0-t0-0", 0)], marks=pytest.mark.xfail(
-        strict=True, reason="known gap (issue 23): a sender whose every EV of a plane is "
-        "ASSUMED_BAD still sends into that plane (the NIC's EV choice falls back within the "
-        "plane), so a silent blackhole of the receiver's NIC cable is left only as its "
-        "resends, one round trip of the RTO each, happen to pick the other plane")),
+    # the receiver's NIC cable: every EV of that plane goes ASSUMED_BAD; the NIC still falls
+    # back within the plane, but each lost resend is found from the SACKs of the packets sent
+    # after it (RACK), one round trip later, not one RTO
+    ("link: 'nic0:0'", [("nic0", 2), ("p0-t0-0", 0)]),
 ], ids=["switch", "cable", "nic_cable"])
 def test_a_blackhole_swallows_silently(target: str, ports: list[tuple[str, int]],
                                        program: Program) -> None:
@@ -140,7 +139,8 @@ def test_ev_loss_drops_only_that_ev_at_about_that_rate(program: Program) -> None
     assert {ev: sent[ev] - up[ev] for ev in range(2)} == {0: 0, 1: lost}
     # binomial over about 150 draws: 30 % within three standard deviations (0.11)
     assert 0.19 < lost / sent[1] < 0.41
-    assert ran.result.totals["retransmitted"] >= lost
+    # every loss resent, but for a lost spurious resend (its first transmission had arrived)
+    assert ran.result.totals["retransmitted"] >= 0.9 * lost
 
 
 # -- loss direction ----------------------------------------------------------------------------

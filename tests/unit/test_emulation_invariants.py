@@ -195,6 +195,16 @@ def test_e_a_switch_may_be_named_with_its_cables_a_nic_port_never() -> None:
     assert [b.detail for b in unnamed] == [
         "blackhole p0-t1-0 at 50 µs until 400 µs: the controller never named p0-t1-0 (down "
         "650 µs from 50 µs, mrc ran to 3,000 µs; it may take 390 µs)"]
+    # a flap is its cuts: a storm of short ones need not be named (it may be), a long one must
+    storm = scenario(f"{{at_us: 50, kind: flap, link: '{CUT}', count: 6, down_us: 80, "
+                     "up_us: 40}")
+    assert invariants.outage_us(storm.failures[0], storm) == (50.0, 80.0)
+    assert check(storm, all_modes(run("mrc", end_us=3000.0))) == []
+    assert check(storm, all_modes(run("mrc", end_us=3000.0,
+                                      events=[rewrite(300.0, [CUT_NAME])]))) == []
+    long_cuts = scenario(f"{{at_us: 50, kind: flap, link: '{CUT}', count: 2, down_us: 500, "
+                         "up_us: 40}")
+    assert letters(check(long_cuts, all_modes(run("mrc", end_us=3000.0)))) == ["e"]
     port = scenario("{at_us: 50, kind: nic_port_down, nic: nic1, plane: 0, until_us: 400}")
     assert check(port, all_modes(run("mrc", end_us=3000.0))) == []
     blamed = check(port, all_modes(run("mrc", end_us=3000.0,
@@ -227,7 +237,30 @@ def test_e_time_to_steady_no_worse_than_without_the_controller() -> None:
         "failure at 100 µs: mrc steady after 200.0 µs, mrc_no_controller after 100.0 µs"]
     # never steady and not done: infinite; never steady but done: the rest of the run
     assert invariants.steady_times(steady("mrc", never, None)) == {100.0: math.inf}
-    assert invariants.steady_times(steady("mrc", never)) == {100.0: 440.0}
+    # ... until the end of its last bin (540 µs: the bin 500-550)
+    assert invariants.steady_times(steady("mrc", never)) == {100.0: 450.0}
+
+
+def test_e_both_runs_are_held_to_one_bar() -> None:
+    """A failure in the second bin: each run's own reference is its mean goodput, which a
+    slower run has lower. The same recovery, then more bins at low goodput: on its own bar
+    it steadies sooner; held to the higher bar both steady together, and no breach."""
+    s = scenario(f"{{at_us: 50, kind: link_down, link: '{CUT}'}}")
+    cut = [(50.0, f"link_down {CUT} at 50 µs")]
+    fast = [12, 0, 0, 4, 12, 12, 12, 12]   # mean 8: back to 90 % of it from bin 3
+    slow = fast + [1] * 6                   # mean 5: from bin 2 (4 of its 3-bin mean)
+
+    def ran(mode: str, goodput: list[int]) -> RunResult:
+        return run(mode, 100.0, end_us=len(goodput) * 50.0 - 10, goodput=goodput,
+                   failures=cut, events=[rewrite(150.0, [CUT_NAME])] if mode == "mrc" else [])
+
+    mrc, nc = ran("mrc", fast), ran("mrc_no_controller", slow)
+    assert invariants.steady_times(mrc) == {50.0: 100.0}
+    assert invariants.steady_times(nc) == {50.0: 50.0}       # its own, lower bar
+    assert invariants.steady_times(nc, mrc) == {50.0: 100.0}
+    runs = all_modes(mrc)
+    runs["mrc_no_controller"] = nc
+    assert check(s, runs) == []
 
 
 # -- the table, the command, the files -------------------------------------------------------

@@ -115,14 +115,16 @@ def program() -> CheckedProgram:
     return compile_file(PROGRAM)
 
 
-def lossy(seed: int, dead_until: int = 0) -> Filter:
+def lossy(seed: int, dead_until: int = 0, blackout: tuple[int, int] = (0, 0)) -> Filter:
     """Seeded: 2% of plane frames lost, 3% of data packets trimmed, EV 3 dead until
-    `dead_until` µs."""
+    `dead_until` µs, every frame lost in `blackout` (start, end) µs."""
     rng = random.Random(seed)
     dead = compact_ev(1, 3)
 
     def apply(frame: bytes, now: int) -> bytes | None:
         if now < dead_until and flow_label(frame) == dead:
+            return None
+        if blackout[0] <= now < blackout[1]:
             return None
         roll = rng.random()
         if roll < 0.02:
@@ -176,7 +178,8 @@ def test_deadlines_give_the_frames_of_polling_every_microsecond(
         program: CheckedProgram, window: int) -> None:
     def make() -> EventLink:
         nics, hosts = single_hosts(program, window=window)
-        link = EventLink(nics, hosts, lossy(17, dead_until=1500))
+        # the blackout: the later writes' packets in flight, nothing after them to SACK
+        link = EventLink(nics, hosts, lossy(17, dead_until=1500, blackout=(440, 600)))
         schedule_writes(link, {side: [host.sender] for side, host in hosts.items()})
         return link
 

@@ -276,3 +276,58 @@ transport: {rto_us: 100, rto_min_us: 20, rto_max_us: 800, give_up_us: 5000, max_
         100, 20, 800, 5000, 9)
     with pytest.raises(ScenarioError, match="rto_max_us"):
         loads(text.replace("rto_max_us: 800", "rto_max_us: 10"))
+
+
+# -- pacing and the lost retransmission ------------------------------------------------------
+
+
+def test_new_packets_leave_at_the_nics_line_rate() -> None:
+    """tx_gbps: a window is not handed to the NIC at once (it would wait in the NIC's queue
+    and every RTT sample would carry that wait): each packet in the µs its transmission
+    starts, and next_deadline_us names the tick the wire is free again."""
+    sender = Sender(config(mtu=1000, tx_gbps=20.0))
+    sender.write(bytes(20_000), 0x1000)
+    at0 = sender.poll(0)
+    wire_ns = (len(at0[0]) + 40) * 8 / 20.0          # one packet on the wire: about 0.4 µs
+    assert len(at0) == 1 + int(1000 // wire_ns)       # those starting within µs 0
+    assert sender.next_deadline_us(0) == 1 and sender.poll(0) == []
+    sent = len(at0)
+    for now in range(1, 20):
+        sent += len(sender.poll(now))
+    assert sent == 20   # 20 packets of 1,000 bytes: about 9 µs at 20 Gb/s
+    unpaced = Sender(config(mtu=1000))
+    unpaced.write(bytes(20_000), 0x1000)
+    assert len(unpaced.poll(0)) == 20
+
+
+def test_a_lost_retransmission_is_found_as_its_first_loss_was() -> None:
+    """RACK (RFC 8985): a resent hole is lost again once a packet sent after the resend is
+    acknowledged and reorder_us past that round trip passed, not one RTO after the resend."""
+    sender = Sender(config(rto_us=500, reorder_us=10))
+    sender.write(bytes(4 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 4
+    sender.on_parsed(sack(1, 2, 3), 20)   # PSN 0 missing; RTT 20 µs: SRTT + 4 RTTVAR 60
+    assert sender.next_deadline_us() == 0 + 10 + 60
+    assert kinds(sender.poll(70)) == ["report", "data"]
+    sender.write(bytes(1024), 0x9000)                    # sent after the resend ...
+    assert kinds(sender.poll(71)) == ["data"]
+    sender.on_parsed(sack(4, cumulative=PSN_MOD - 1), 91)   # ... acknowledged: SRTT + 4 RTTVAR 50
+    assert sender.next_deadline_us() == 70 + 10 + 50    # the resend, lost again (RTO: 570)
+    assert kinds(sender.poll(130)) == ["report", "data"]
+    assert sender.counters["sack_hole"] == 2 and sender.counters["timeout"] == 0
+
+
+def test_a_spurious_resend_widens_the_reordering_allowance() -> None:
+    """A resend answered sooner than any round trip answers the first transmission: the path
+    was slow, not lossy (a slower plane). The allowance grows by reorder_us, up to SRTT."""
+    sender = Sender(config(rto_us=500, reorder_us=10))
+    sender.write(bytes(8 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 8
+    sender.on_parsed(sack(1, 2, 3), 40)                  # RTT 40: SRTT + 4 RTTVAR 120
+    assert sender.next_deadline_us() == 0 + 10 + 120
+    assert kinds(sender.poll(130)) == ["report", "data"]
+    sender.on_parsed(sack(1, 2, 3, cumulative=0), 131)   # 1 µs after the resend: spurious
+    assert sender.counters["spurious"] == 1
+    assert sender._reorder_us() == 20                      # 10 + 10, below SRTT (40)
+    sender.on_parsed(sack(4, 5, 7, cumulative=3), 150)     # PSN 6 a hole now
+    assert sender.next_deadline_us() == 0 + 20 + sender._acked_rtt < 500

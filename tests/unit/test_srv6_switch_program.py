@@ -480,6 +480,15 @@ def test_dscp_priority(qsw: Switch) -> None:
                                             0)] == [0]
 
 
+def test_a_packet_out_is_queued_by_its_dscp_too(qsw: Switch) -> None:
+    """The controller's link probes carry the control DSCP: behind a congested cable's data
+    they would look lost; they overtake it as feedback does. Out unchanged, to its port."""
+    header = (UP_PORT << 7).to_bytes(2, "big")
+    for dscp, prio in ((CONTROL, 7), (TRIMMABLE, 0)):
+        pkt = bytes(frame(usids(UP_USID), hlim=2, tc=dscp << 2))
+        assert through_queues(qsw, CPU_PORT, header + pkt, 0) == [(UP_PORT, prio, pkt)]
+
+
 def trimmed(pkt: Packet, length: int, dscp: int) -> bytes:
     """`pkt` cut to `length` bytes with IPv6 and UDP lengths fixed, UDP checksum 0, DSCP set."""
     out = Ether(bytes(pkt)[:length])

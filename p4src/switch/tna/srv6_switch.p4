@@ -74,10 +74,14 @@ control SwitchIngress(inout headers_t hdr, inout tna_metadata_t md,
             if (md.sw.drop_reason == DROP_NONE) {
                 routing.apply(hdr, md.sw);
             }
-            if (md.sw.drop_reason == DROP_NONE) {
-                qos.apply(hdr, md.sw);
-            }
             drop_stats.apply(hdr, md.sw);
+        }
+        // The egress queue by DSCP, the controller's packets too: its link probes carry the
+        // control DSCP and must overtake data as feedback does (a probe queued behind a
+        // congested cable's data would look lost). A trimmed packet's second pass keeps the
+        // priority its first gave it.
+        if (md.sw.drop_reason == DROP_NONE && hdr.ipv6.isValid()) {
+            qos.apply(hdr, md.sw);
         }
         ig_tm_md.ucast_egress_port = md.sw.egress_spec;
         ig_tm_md.qid = (QueueId_t)md.sw.priority;
