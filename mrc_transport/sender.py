@@ -128,7 +128,6 @@ class _Packet:
     frame: bytes | None = None
     sent_at: int = 0
     order: int = 0               # transmissions before the latest one of this PSN
-    hole_at: int | None = None   # the latest retransmission (a hole goes again once per RTO)
     retries: int = 0             # retransmissions, whatever caused them
     failed: int = 0              # of them, the ones no NACK caused (max_retries counts these)
     timeouts: int = 0            # timeouts in a row, since the last NACK of it (the backoff)
@@ -447,8 +446,8 @@ class Sender:
         # a later SACK of an older transmission), the packet unanswered reorder_us past the
         # round trip of the latest one answered (spraying reorders: a packet queued on one
         # plane is overtaken by the ones sent after it on another; and with queues on every
-        # path a fixed age would call every reordering a loss), at most once per RTO (not backed off: the SACKs beyond
-        # it show that the path carries data).
+        # path a fixed age would call every reordering a loss). A resend is a hole again by
+        # the same rule: `order` and `sent_at` are its own.
         if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
                 and now >= pkt.sent_at + self._reorder_us() + self._acked_rtt):
             return "sack_hole"
@@ -510,7 +509,6 @@ class Sender:
                 self._timed_out = max(self._timed_out, pkt.timeouts)
             self._resend.pop(pkt.seq, None)
             pkt.frame = set_retransmit(pkt.frame)
-            pkt.hole_at = now
             self.counters["retransmitted"] += 1
             self.counters[cause] += 1
         pkt.sent_at = now
