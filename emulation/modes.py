@@ -5,7 +5,8 @@ and the controller differ.
   on loss, same-plane backups) and the controller's repair loop (controller/repair).
 - `mrc_no_controller`: the same NICs, no controller: each NIC repairs only what it sees.
 - `spray`: oblivious spraying: the same EVs, no backups and `ev_min_active` = `ev_count`, so
-  the NIC never takes an EV out of service (its data plane suppresses every demotion).
+  the NIC never takes an EV out of service nor passes one over (its data plane suppresses every
+  demotion, SKIP and port-balance move: the rotation alone decides).
 - `ecmp`: each connection pinned to one path, (plane, T1) picked by a hash of the connection
   among the T1s that reach the peer's T0, as a switch's ECMP hash picks an uplink: a profile of one EV per connection (`ev_mask` 0,
   one plane, no backups). A failed cable is routed around `ecmp_convergence_us` after it

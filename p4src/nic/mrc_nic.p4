@@ -133,6 +133,11 @@ control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             truncate(SACK_FRAME_BYTES);
             nic_counter.count(NIC_SACK_SENT);
         }
+        if (standard_metadata.egress_port != NIC_HOST_PORT) {
+            // What is still queued at this plane's port (data, probes and feedback share it;
+            // meta.plane is the plane of each, a SACK's through its clone's field list).
+            plane_backlog.write((bit<32>)meta.plane, standard_metadata.deq_qdepth);
+        }
     }
 }
 

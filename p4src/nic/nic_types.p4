@@ -74,6 +74,9 @@ const bit<32> NIC_EV_RECOVERED = 23;          // an ASSUMED_BAD EV back in servi
 // port, or a return address outside the SID block). Its port down is NIC_PORT_DOWN_DROP only.
 const bit<32> NIC_TX_NO_PATH_DROP = 24;
 const bit<32> NIC_TX_PROBE_DENIED_DROP = 25;  // a probe of a DENIED EV, not sent
+// The EV choice gave a packet to the next plane's slot: its own plane's port held
+// NIC_PORT_BALANCE_MARGIN packets more (v1model only: plane_backlog).
+const bit<32> NIC_TX_PORT_BALANCED = 26;
 const bit<32> NIC_COUNTERS = 32;
 
 // The @field_list ids.
@@ -120,7 +123,8 @@ struct nic_metadata_t {
     // EV choice
     bit<8>      slot;
     bit<8>      ev;
-    bit<3>      plane;
+    @field_list(FL_NIC_SACK)
+    bit<3>      plane;           // feedback: the plane it leaves on (its clone's, for SACKs)
     bit<16>     t1_usid;
     bool        slot_chosen;
     bool        denied;

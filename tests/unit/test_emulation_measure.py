@@ -91,14 +91,17 @@ def test_plane_load_is_split_by_direction() -> None:
 
 
 def test_an_emulation_counts_the_time_evs_spend_in_skip() -> None:
-    """ecmp all-to-all on the tiny fabric: two flows pinned to one uplink, ECN-marked, echoed
-    back; each echo puts the connection's EV in SKIP until its next send passes it over."""
+    """An all-to-all on the tiny fabric with one T0 uplink at 2 Gb/s: its queue marks ECN, the
+    marks are echoed back, and each echo puts the EV that crossed it in SKIP until the sender's
+    rotation passes it over. (ecmp's one EV per connection is never passed over.)"""
     from controller.devices.session import Program
     from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
     from emulation.run import run_mode
 
     scenario = loads(f"name: skip\ntopology: {TINY}\nduration_us: 2000\n"
                      "transport: {rto_us: 100, reorder_us: 30}\n"
+                     "links: {rate_gbps: 10, delay_ns: 500}\n"
+                     "cables: [{link: 'p0-t0-0:2', rate_gbps: 2}]\n"
                      "workload: {kind: all_to_all, bytes: 32768}\n", "skip.yaml")
     skipped: list[int] = []
 
@@ -107,14 +110,14 @@ def test_an_emulation_counts_the_time_evs_spend_in_skip() -> None:
             skipped.extend(network.fabric.switch(name).engine.counter(  # type: ignore[attr-defined]
                 "nic_counter").read(21)[0] for name in network.nics)  # type: ignore[attr-defined]
 
-    result = run_mode(scenario, "ecmp", Program.compile(SWITCH_PROGRAM), str(NIC_PROGRAM),
-                      phase=phase)
+    result = run_mode(scenario, "mrc_no_controller", Program.compile(SWITCH_PROGRAM),
+                      str(NIC_PROGRAM), phase=phase)
     assert result.finished
     series = result.series
     skip_ns = series.ev_time_ns["SKIP"]
     assert sum(skipped) > 0, "no ECN echo: the workload no longer congests an uplink"
     assert sum(skip_ns) > 0
-    evs = 12   # 4 NICs x 3 connections, one EV each (ecmp)
+    evs = 12 * 20   # 4 NICs x 3 connections, 16 EVs and 4 backups each
     assert max(skip_ns) <= evs * series.bin_us * 1000
     assert sum(skip_ns) <= sum(skipped) * result.end_us * 1000   # no SKIP without a move
     assert len(skip_ns) == len(series.ev_states["SKIP"])

@@ -123,6 +123,10 @@ class Nic:
     def set_ev_state(self, ev: int, state: int) -> None:
         self.sw.register("ev_state").write(self.me.conn * 256 + ev, state)
 
+    def port_backlog(self, plane: int, packets: int) -> None:
+        """What this NIC's egress last saw queued at its port of `plane` (v1model)."""
+        self.sw.register("plane_backlog").write(plane, packets)
+
     def evs_in_slots(self) -> list[int]:
         """The EV each slot holds now (its own unless refilled)."""
         held = self.sw.register("slot_ev")
@@ -244,15 +248,36 @@ def test_a_peer_without_connection_is_dropped_and_counted(program: CheckedProgra
     assert nic.count("tx_no_connection") == 1
 
 
-def test_skip_and_assumed_bad_slots_are_passed_over_within_their_plane(a: Nic) -> None:
+def test_a_skip_slot_goes_to_the_next_slot_an_assumed_bad_one_within_its_plane(a: Nic) -> None:
     a.set_ev_state(2, SKIP)          # plane 0
     a.set_ev_state(4, ASSUMED_BAD)   # plane 0
     slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
-    # 2 (SKIP: passed over once) -> 4 (ASSUMED_BAD) -> 6; 4 -> 6: the plane stays the same
-    assert slots == [0, 1, 6, 3, 6, 5, 6, 7]
+    # 2 (SKIP: passed over once) -> 3, the next slot whatever its plane, as a rotation over
+    # the active set; 4 (ASSUMED_BAD, no backup took its slot) -> 6: its plane keeps its share
+    assert slots == [0, 1, 3, 3, 6, 5, 6, 7]
     assert a.ev_state(2) == GOOD and a.ev_state(4) == ASSUMED_BAD
     next_rotation = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 11)]
     assert next_rotation == [0, 1, 2]   # the SKIP lasted one rotation
+    assert a.count("tx_fallback") == 0
+
+
+def test_a_try_passes_over_the_slots_of_a_plane_that_is_down(a: Nic, b: Nic) -> None:
+    b.ports_down(1)
+    assert peer_says(a, b, 0) == 0b10      # slot 0; plane 1 is down at the peer
+    a.set_ev_state(2, SKIP)
+    a.set_ev_state(4, SKIP)
+    # first choices 1 -> 2 (port state): SKIP -> 3 is in plane 1: 4, SKIP -> 5: 6; then
+    # 3 -> 4 (GOOD again now); 5 -> 6; 7 -> 0
+    assert writes(a, range(1, 5)) == [(PLANE_PORT[0], slot) for slot in (6, 4, 6, 0)]
+    assert a.ev_state(2) == GOOD and a.ev_state(4) == GOOD and a.count("tx_fallback") == 0
+
+
+def test_a_plane_whose_every_ev_is_congested_gives_its_share_to_the_other(a: Nic) -> None:
+    for slot in range(1, EV_COUNT, PLANES):   # every plane-1 EV SKIP (its queues mark ECN)
+        a.set_ev_state(slot, SKIP)
+    sent = writes(a, range(EV_COUNT))
+    assert [port for port, _ in sent].count(PLANE_PORT[0]) == EV_COUNT
+    assert a.count("tx_fallback") == 0
 
 
 def test_when_every_try_fails_the_first_slot_is_used_and_counted(a: Nic) -> None:
@@ -260,6 +285,46 @@ def test_when_every_try_fails_the_first_slot_is_used_and_counted(a: Nic) -> None
         a.set_ev_state(slot, ASSUMED_BAD)
     sent = one(a.write(0))
     assert outer(sent.data).fl & 0xFF == 0 and a.count("tx_fallback") == 1
+
+
+def test_a_port_with_a_backlog_gives_its_turns_to_the_next_planes_slot(a: Nic) -> None:
+    a.port_backlog(1, 9)   # plane 1's port: one packet more than the margin (8) over plane 0's
+    sent = writes(a, range(EV_COUNT))
+    # Every plane-1 first choice (1, 3, 5, 7) goes to the next slot, in plane 0; the cursor
+    # moves on by one as ever.
+    assert sent == [(PLANE_PORT[0], slot) for slot in (0, 2, 2, 4, 4, 6, 6, 0)]
+    assert a.count("tx_port_balanced") == 4 and a.count("tx_fallback") == 0
+    assert a.ev_picture()[0] == [GOOD] * 256   # a busy port is no path state
+
+
+def test_a_backlog_within_the_margin_changes_nothing(a: Nic) -> None:
+    a.port_backlog(1, 8)
+    assert [port for port, _ in writes(a, range(4))] == [PLANE_PORT[p] for p in (0, 1, 0, 1)]
+    assert a.count("tx_port_balanced") == 0
+
+
+def test_the_ports_egress_says_what_is_left_there(a: Nic) -> None:
+    a.port_backlog(1, 30)
+    a.probe(1)   # a probe is not balanced: it leaves on plane 1, whose queue is empty here
+    assert a.sw.register("plane_backlog").read(1) == 0
+    assert [port for port, _ in writes(a, range(4))] == [PLANE_PORT[p] for p in (0, 1, 0, 1)]
+
+
+def test_a_balanced_try_that_is_not_good_keeps_the_first_choice(a: Nic) -> None:
+    a.port_backlog(1, 20)
+    a.set_ev_state(2, ASSUMED_BAD)   # slot 1's alternative
+    assert [slot for _, slot in writes(a, range(2))] == [0, 1]
+    assert a.count("tx_port_balanced") == 0
+
+
+def test_oblivious_spraying_passes_nothing_over(program: CheckedProgram) -> None:
+    # ev_min_active = ev_count (the spray mode): neither a port's backlog nor ECN moves a packet
+    a, b = Nic(program, A, B, ev_min_active=EV_COUNT), Nic(program, B, A)
+    a.port_backlog(1, 50)
+    assert [port for port, _ in writes(a, range(4))] == [PLANE_PORT[p] for p in (0, 1, 0, 1)]
+    a.receive(PLANE_PORT[0], sack_for(b, a, 0, SackM.SKIP_ONCE))
+    assert a.ev_state(0) == GOOD and a.count("ev_skipped") == 0
+    assert a.count("tx_port_balanced") == 0
 
 
 def test_a_denied_slot_is_never_used(a: Nic) -> None:

@@ -90,6 +90,9 @@ def test_the_tna_program_has_the_v1model_programs_control_plane_names(
 ) -> None:
     v1model, tna = (control_plane_names(programs[a]) for a in ("v1model", "tna"))
     assert build_p4info(programs["tna"]).pkg_info.arch == "tna"
+    # v1model's alone: the port backlog its egress writes for its ingress (a Tofino ingress
+    # reads neither a queue nor an egress register; p4src/README.md)
+    assert v1model["registers"].pop("plane_backlog") == 8
     for kind, names in v1model.items():
         assert tna[kind] == names, kind
 
@@ -110,6 +113,7 @@ class Nic:
         ev_min_active: int = 2,
         initial_psn: int = 0,
         probe_successes: int = 2,
+        backups: int = BACKUPS,
     ) -> None:
         self.sw = Switch(program)
         self.me, self.peer = me, peer
@@ -117,7 +121,7 @@ class Nic:
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)],
             "set_connection",
-            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua],
+            [me.conn, 1, EV_COUNT - 1, PLANES, backups, ev_min_active, peer.row, peer.ua],
         )
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)],
@@ -127,7 +131,7 @@ class Nic:
                 1,
                 EV_COUNT - 1,
                 PLANES,
-                BACKUPS,
+                backups,
                 ev_min_active,
                 probe_successes,
                 initial_psn,
@@ -519,17 +523,36 @@ def test_two_skipped_slots_in_a_row_v1model_tries_on_tna_falls_back(
             sent = run.a.write(psn)
 
             def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
-                return set_tc(data, DSCP["trimmable"], 3) if psn in (2, 4) else data
+                return set_tc(data, DSCP["trimmable"], 3) if psn in (2, 3) else data
 
-            over_the_wire(run, f"psn {psn}", run.a, sent, ce)  # EVs 2 and 4 SKIP
+            over_the_wire(run, f"psn {psn}", run.a, sent, ce)  # EVs 2 and 3 SKIP
         got[arch] = (
             first_rotation_evs(run, EV_COUNT),
             run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
         )
-    # Slot 2's EV and the next slot of its plane (4) both SKIP: v1model goes on to slot 6,
-    # TNA (two tries) sends on slot 2's EV, counted as a fallback.
-    assert got["v1model"] == ([0, 1, 6, 3, 4, 5, 6, 7], 0)
+    # Slot 2's EV and the next slot's (3) both SKIP: v1model goes on to slot 4, TNA (two
+    # tries) sends on slot 2's EV, counted as a fallback. Both tries passed slot 3's EV over:
+    # GOOD again when its own turn comes.
+    assert got["v1model"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
     assert got["tna"] == ([0, 1, 2, 3, 4, 5, 6, 7], 1)
+
+
+def test_an_assumed_bad_ev_no_backup_replaced_hands_its_turn_within_its_plane(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B, backups=0), Nic(program, B, A, backups=0))
+        for psn in range(EV_COUNT):
+            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # EV 2 ASSUMED_BAD, no backup to take its slot
+        got[arch] = (
+            first_rotation_evs(run, EV_COUNT),
+            run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
+        )
+    # Slot 2's turn goes to the next slot of plane 0 (4), not to slot 3 in plane 1: the
+    # planes keep their shares (a SKIP EV's turn would go to slot 3).
+    assert got["v1model"] == got["tna"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
 
 
 def test_an_ev_back_before_its_slot_is_met_keeps_it_on_tna(

@@ -178,8 +178,9 @@ def test_deadlines_give_the_frames_of_polling_every_microsecond(
         program: CheckedProgram, window: int) -> None:
     def make() -> EventLink:
         nics, hosts = single_hosts(program, window=window)
-        # the blackout: the later writes' packets in flight, nothing after them to SACK
-        link = EventLink(nics, hosts, lossy(17, dead_until=1500, blackout=(440, 600)))
+        # the blackout: the later writes' packets sent in it are lost with nothing after them
+        # to SACK (it lasts long enough for that at either window, whatever the paths chosen)
+        link = EventLink(nics, hosts, lossy(17, dead_until=1500, blackout=(440, 640)))
         schedule_writes(link, {side: [host.sender] for side, host in hosts.items()})
         return link
 

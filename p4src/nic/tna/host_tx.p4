@@ -16,6 +16,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     EvMarkBadEnd() report_end;
     EvMarkBadDone() report_done;
     NicPortStateMove() port_state;
+    NicPortStateMove() port_state_try;   // pass 2's try: the next slot of a usable plane
 
     bit<32> cells;
     bit<8>  slot;
@@ -211,13 +212,24 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 meta.slot_chosen = true;
                 ev_path.apply();
             } else if (meta.pass_kind == RESUB_TX_TRY) {
-                // The first slot's EV was SKIP (now GOOD again) or ASSUMED_BAD: the next slot of
-                // the same plane, else the first slot's EV anyway (v1model tries up to 4 slots).
+                // The first slot's EV was SKIP (now GOOD again): the next slot of a usable plane
+                // (pass 1's usable planes in resub.count), whichever plane, as a rotation over
+                // the active set passes an EV over; or ASSUMED_BAD (resub.count 0): the next
+                // slot of its own plane. Else the first slot's EV anyway (v1model tries up to 4
+                // slots).
                 cursor_add = (bit<8>)meta.resub.move;
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
-                look((meta.resub.slot + meta.planes) & meta.ev_mask);
+                bit<8> after = meta.resub.slot + 1;
+                bit<8> still_usable;
+                bit<8> step;
+                port_state_try.apply(meta.planes, ~meta.resub.count, 0, after, still_usable, step);
+                if (meta.resub.count == 0) {
+                    after = meta.resub.slot + meta.planes;
+                    step = 0;
+                }
+                look((after + step) & meta.ev_mask);
                 visit_state();
                 if (state_move.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD) {
                     meta.ev = ev;
@@ -313,6 +325,8 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                         again(RESUB_TX_REFILL);
                     } else {
                         again(RESUB_TX_TRY);
+                        // pass 2's try: SKIP, the usable planes; ASSUMED_BAD, 0 (its plane)
+                        meta.resub.count = state == (bit<8>)EV_SKIP ? usable : 8w0;
                     }
                     // Every branch above but these two asks for pass 2 (tested on what they
                     // test, not on meta.resubmit, which would cost a stage).

@@ -61,7 +61,8 @@ header nic_resub_h {
                         // (the ring's rotation and the lap)
     bit<8>  ev;         // TX: that slot's EV; HOST_MARK/FB_MARK: the EV
     bit<8>  count;      // RX_DATA: 1 = the expected PSN arrived (the point catches up over the
-                        // PSNs after it); RX_NACK: reason; FB_COUNT: the event
+                        // PSNs after it); RX_NACK: reason; FB_COUNT: the event; TX_TRY: the
+                        // usable planes pass 1 found (its EV SKIP), 0 (ASSUMED_BAD)
     bit<32> drops;      // HOST_MARK/FB_MARK: the EV's losses (its EV event reports them);
                         // RX_DATA/RX_PROBE: pass 1's half of the ring (after its write)
 }

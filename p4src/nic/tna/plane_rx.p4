@@ -510,7 +510,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         probe_recovered.apply(meta);
                         again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
                     }
-                } else if (skip) {
+                } else if (skip && meta.ev_min_active <= meta.ev_mask) {
+                    // (A connection whose floor is its whole EV set never passes one over.)
                     to_skip();
                     if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
                         again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);

@@ -62,19 +62,37 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 meta.no_port = true;   // every port of this NIC is down: the caller drops it
             } else {
                 look(first);
-                // Tries 2..EV_TRIES: the next slot of the same plane. A SKIP EV passed over is
-                // GOOD again: it sat out one rotation.
+                // Tries 2..EV_TRIES. A SKIP EV is passed over as a rotation over the active set
+                // does: its turn goes to the next slot of a usable plane, whichever plane (ECN
+                // on a plane's paths moves its share to the others), and it is GOOD again (it
+                // sat out one turn). An ASSUMED_BAD EV no backup replaced: the next slot of its
+                // own plane (replacement stays in-plane; the planes keep their shares).
                 if (state != EV_GOOD) {
-                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                    look((slot + meta.planes) & meta.ev_mask);
+                    bit<8> after = slot + meta.planes;
+                    if (state == EV_SKIP) {
+                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
+                        after = slot + 1;
+                        after = after + nic_usable_step(twice, meta.planes, after);
+                    }
+                    look(after & meta.ev_mask);
                 }
                 if (state != EV_GOOD) {
-                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                    look((slot + meta.planes) & meta.ev_mask);
+                    bit<8> after = slot + meta.planes;
+                    if (state == EV_SKIP) {
+                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
+                        after = slot + 1;
+                        after = after + nic_usable_step(twice, meta.planes, after);
+                    }
+                    look(after & meta.ev_mask);
                 }
                 if (state != EV_GOOD) {
-                    if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
-                    look((slot + meta.planes) & meta.ev_mask);
+                    bit<8> after = slot + meta.planes;
+                    if (state == EV_SKIP) {
+                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
+                        after = slot + 1;
+                        after = after + nic_usable_step(twice, meta.planes, after);
+                    }
+                    look(after & meta.ev_mask);
                 }
                 if (state != EV_GOOD) {
                     // Every try hit a SKIP or ASSUMED_BAD EV: send on the first (usable) slot's
@@ -83,7 +101,39 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     if (state == EV_SKIP) { ev_state.write(cells + (bit<32>)ev, EV_GOOD); }
                     look(first);
                     meta.fallback = true;
+                } else if (meta.ev_min_active <= meta.ev_mask) {
+                    // This NIC's own port backlog (plane_backlog, as the egress last saw it): a
+                    // plane whose port holds NIC_PORT_BALANCE_MARGIN packets more than the next
+                    // usable plane's gives this packet to that plane's next slot if its EV is
+                    // GOOD — a slower or busier port gets fewer packets, as its share of the
+                    // line rate. (A connection whose floor is its whole EV set, ev_min_active
+                    // = ev_count, passes nothing over: oblivious spraying.)
+                    bit<8> after = slot + 1;
+                    after = (after + nic_usable_step(twice, meta.planes, after)) & meta.ev_mask;
+                    bit<8> mine = slot & (meta.planes - 1);
+                    bit<8> theirs = after & (meta.planes - 1);
+                    bit<19> mine_queued;
+                    bit<19> theirs_queued;
+                    plane_backlog.read(mine_queued, (bit<32>)mine);
+                    plane_backlog.read(theirs_queued, (bit<32>)theirs);
+                    if (mine != theirs
+                            && mine_queued > theirs_queued + NIC_PORT_BALANCE_MARGIN) {
+                        bit<8> kept_slot = slot;
+                        bit<8> kept_ev = ev;
+                        look(after);
+                        if (state == EV_GOOD) {
+                            nic_counter.count(NIC_TX_PORT_BALANCED);
+                        } else {
+                            slot = kept_slot;   // not GOOD: the slot chosen first after all
+                            ev = kept_ev;
+                        }
+                    }
                 }
+                // One more packet queued at that plane's port, until its egress says what
+                // is left there: the next packet's choice sees this one.
+                bit<19> queued;
+                plane_backlog.read(queued, (bit<32>)(slot & (meta.planes - 1)));
+                plane_backlog.write((bit<32>)(slot & (meta.planes - 1)), queued + 1);
                 meta.slot = slot;
                 meta.ev = ev;
                 meta.slot_chosen = true;

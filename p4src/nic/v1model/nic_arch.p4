@@ -26,6 +26,12 @@
 // src = the block, the T1 uSID, then src's bits below the block shifted down by 16:
 #define NIC_SRC_VIA_T1(src, t1) src = src[127:96] ++ t1 ++ src[95:16]
 
+// The EV choice's port balance (v1model/host_tx.p4): how many packets more one plane's port may
+// hold than the next usable plane's before a packet goes to that plane instead. Above the
+// jitter of equal ports (the SACKs a port also carries), below a queue worth a resend: a few
+// packets.
+const bit<19> NIC_PORT_BALANCE_MARGIN = 8;
+
 // standard_metadata.instance_type values (BMv2's simple_switch).
 const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;
 const bit<32> PKT_INSTANCE_RESUBMIT = 6;

@@ -39,6 +39,12 @@
 @name(".rx_expected") register<bit<24>>(NIC_CONNECTIONS) rx_expected;
 @name(".rx_bitmap") register<bit<64>>(NIC_CONNECTIONS) rx_bitmap;
 
+// Packets queued at this NIC's port of each plane, as the egress saw the latest packet leave it
+// (deq_qdepth): the EV choice gives a busier port fewer packets. Written by the egress, read by
+// the ingress (v1model's registers are the program's, not a control's). TNA has no such view:
+// its ingress cannot read a queue, nor an egress register.
+@name(".plane_backlog") register<bit<19>>(NIC_PLANES) plane_backlog;
+
 // Packets and bytes by event (NIC_* indexes in nic_types.p4).
 @name(".nic_counter") counter(NIC_COUNTERS, CounterType.packets_and_bytes) nic_counter;
 

@@ -62,7 +62,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
             if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
                 probe_answered.apply(meta, hdr.seth.m);
-            } else if (skip && state == EV_GOOD) {
+            } else if (skip && state == EV_GOOD && meta.ev_min_active <= meta.ev_mask) {
+                // (A connection whose floor is its whole EV set never passes one over.)
                 to_skip();
             } else if (bad) {
                 mark_bad.apply(meta, false);

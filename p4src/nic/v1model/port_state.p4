@@ -40,4 +40,20 @@
         MOVE = 7; \
     }
 
+// How many slots on from FROM the nearest slot of a usable plane is, given TWICE (the usable
+// planes twice over, as NIC_PORT_STATE_MOVE leaves it; at least one usable): MOVE's answer for
+// any slot. A function, not the macro: only the EV choice's later tries (a slot not GOOD) need
+// it.
+bit<8> nic_usable_step(in bit<16> twice, in bit<8> planes, in bit<8> from) {
+    bit<16> ahead = twice >> (from & (planes - 1));
+    if (ahead[0:0] == 1) { return 0; }
+    if (ahead[1:1] == 1) { return 1; }
+    if (ahead[2:2] == 1) { return 2; }
+    if (ahead[3:3] == 1) { return 3; }
+    if (ahead[4:4] == 1) { return 4; }
+    if (ahead[5:5] == 1) { return 5; }
+    if (ahead[6:6] == 1) { return 6; }
+    return 7;
+}
+
 #endif
