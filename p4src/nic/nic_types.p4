@@ -77,6 +77,8 @@ const bit<32> NIC_TX_PROBE_DENIED_DROP = 25;  // a probe of a DENIED EV, not sen
 // The EV choice gave a packet to the next plane's slot: its own plane's port held
 // NIC_PORT_BALANCE_MARGIN packets more (v1model only: plane_backlog).
 const bit<32> NIC_TX_PORT_BALANCED = 26;
+// A look at a GOOD EV last seen on the connection's bad path: passed over (v1model only).
+const bit<32> NIC_TX_BAD_PATH_PASSED = 27;
 const bit<32> NIC_COUNTERS = 32;
 
 // The @field_list ids.

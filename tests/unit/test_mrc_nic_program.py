@@ -649,6 +649,34 @@ def test_probes_bring_an_assumed_bad_slot_back_after_k_answers_in_a_row(program)
     assert a.count("tx_probe") == 5 and b.count("rx_probe") == 5
 
 
+def test_a_loss_makes_its_path_bad_and_the_evs_seen_on_it_sit_out_until_it_answers(
+        program: CheckedProgram) -> None:
+    a, b = Nic(program, A, B, probe_successes=2), Nic(program, B, A)
+    a.set_path(4, 0, t1_index=1)   # EV 4 on EV 2's path (plane 0, T1 1): one path, two EVs
+    writes(a, range(EV_COUNT))     # a rotation: every EV's path seen
+    a.report_loss(2)               # EV 2 ASSUMED_BAD, backup 8 takes its slot
+    assert a.sw.register("bad_path").read(A.conn) != 0
+    evs = [ev for _, ev in writes(a, range(8, 16))]
+    # Slot 4's EV shares the lost packet's path: its turn goes to its plane's next slot (6);
+    # its own state stays GOOD (no event: the evidence was EV 2's).
+    assert evs == [0, 1, 8, 3, 6, 5, 6, 7]
+    assert a.ev_state(4) == GOOD and a.count("tx_bad_path_passed") == 1
+    assert [e[2] for e in events(a)] == [2]
+    answer_probe(a, b, 2)
+    answer_probe(a, b, 2)          # EV 2 answered back into service: its path is fine again
+    assert a.ev_state(2) == GOOD and a.sw.register("bad_path").read(A.conn) == 0
+    assert [ev for _, ev in writes(a, range(16, 24))][4] == 4
+
+
+def test_a_loss_the_floor_keeps_in_service_marks_no_path(program: CheckedProgram) -> None:
+    a = Nic(program, A, B, ev_min_active=EV_COUNT)
+    a.set_path(4, 0, t1_index=1)
+    writes(a, range(EV_COUNT))
+    a.report_loss(2)
+    assert a.ev_state(2) == GOOD and a.sw.register("bad_path").read(A.conn) == 0
+    assert [ev for _, ev in writes(a, range(8, 16))] == list(range(EV_COUNT))
+
+
 def test_a_denied_slot_is_not_probed(a: Nic) -> None:
     a.deny(4)
     assert a.probe(4) == [] and a.count("tx_probe") == 0

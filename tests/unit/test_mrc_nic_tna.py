@@ -90,9 +90,12 @@ def test_the_tna_program_has_the_v1model_programs_control_plane_names(
 ) -> None:
     v1model, tna = (control_plane_names(programs[a]) for a in ("v1model", "tna"))
     assert build_p4info(programs["tna"]).pkg_info.arch == "tna"
-    # v1model's alone: the port backlog its egress writes for its ingress (a Tofino ingress
-    # reads neither a queue nor an egress register; p4src/README.md)
+    # v1model's alone (p4src/README.md): the port backlog its egress writes for its ingress (a
+    # Tofino ingress reads neither a queue nor an egress register), and the bad path with the
+    # paths it is matched against
     assert v1model["registers"].pop("plane_backlog") == 8
+    assert v1model["registers"].pop("bad_path") == tna["registers"]["tx_cursor"]
+    assert v1model["registers"].pop("ev_path_seen") == tna["registers"]["ev_state"]
     for kind, names in v1model.items():
         assert tna[kind] == names, kind
 

@@ -84,6 +84,12 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
                 nic_counter.count(NIC_EV_ASSUMED_BAD);
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_ASSUMED_BAD,
                                        drops});
+                // Its path is the connection's bad path now (if the EV was ever used).
+                bit<20> path;
+                ev_path_seen.read(path, cell);
+                if (path != 0) {
+                    bad_path.write((bit<32>)meta.conn, path);
+                }
                 refill.apply(meta);
             } else {
                 nic_counter.count(NIC_EV_BAD_SUPPRESSED);
@@ -111,6 +117,14 @@ control EvProbeAnswered(in nic_metadata_t meta, in bit<2> m) {
                 bad_count.write((bit<32>)meta.conn, bad_now - 1);
                 nic_counter.count(NIC_EV_RECOVERED);
                 probe_ok.write(cell, 0);
+                // Answered on its path: that path is no longer the connection's bad path.
+                bit<20> path;
+                bit<20> suspect;
+                ev_path_seen.read(path, cell);
+                bad_path.read(suspect, (bit<32>)meta.conn);
+                if (suspect == path) {
+                    bad_path.write((bit<32>)meta.conn, 0);
+                }
                 bit<32> drops;
                 ev_drops.read(drops, cell);
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_GOOD, drops});

@@ -7,12 +7,25 @@
 #include "nic_state.p4"
 #include "port_state.p4"
 
+// A look's state for a GOOD EV on the connection's bad path (bad_path): passed over as an
+// ASSUMED_BAD one is (its own state is left GOOD).
+const bit<2> EV_ON_BAD_PATH = 3;
+
+// After a look: a GOOD EV last seen on the connection's bad path counts as not GOOD.
+#define NIC_ON_BAD_PATH() \
+    if (state == EV_GOOD && suspect != 0 && seen == suspect) { \
+        state = EV_ON_BAD_PATH; \
+        nic_counter.count(NIC_TX_BAD_PATH_PASSED); \
+    }
+
 control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                inout standard_metadata_t standard_metadata) {
     bit<32> cells;
     bit<2>  state;
     bit<8>  slot;
     bit<8>  ev;
+    bit<20> seen;      // the path the looked-at EV last left on (ev_path_seen)
+    bit<20> suspect;   // the connection's bad path (bad_path; 0: none)
 
 #include "../tx_tables.p4"
 
@@ -23,6 +36,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         slot_ev.read(held, cells + (bit<32>)candidate);
         ev = candidate ^ held;
         ev_state.read(state, cells + (bit<32>)ev);
+        ev_path_seen.read(seen, cells + (bit<32>)ev);
     }
 
     apply {
@@ -61,12 +75,15 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             if (usable == 0) {
                 meta.no_port = true;   // every port of this NIC is down: the caller drops it
             } else {
+                bad_path.read(suspect, (bit<32>)meta.conn);
                 look(first);
+                NIC_ON_BAD_PATH()
                 // Tries 2..EV_TRIES. A SKIP EV is passed over as a rotation over the active set
                 // does: its turn goes to the next slot of a usable plane, whichever plane (ECN
                 // on a plane's paths moves its share to the others), and it is GOOD again (it
-                // sat out one turn). An ASSUMED_BAD EV no backup replaced: the next slot of its
-                // own plane (replacement stays in-plane; the planes keep their shares).
+                // sat out one turn). An ASSUMED_BAD EV no backup replaced, or one on the bad
+                // path: the next slot of its own plane (replacement stays in-plane; the planes
+                // keep their shares).
                 if (state != EV_GOOD) {
                     bit<8> after = slot + meta.planes;
                     if (state == EV_SKIP) {
@@ -75,6 +92,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         after = after + nic_usable_step(twice, meta.planes, after);
                     }
                     look(after & meta.ev_mask);
+                    NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
                     bit<8> after = slot + meta.planes;
@@ -84,6 +102,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         after = after + nic_usable_step(twice, meta.planes, after);
                     }
                     look(after & meta.ev_mask);
+                    NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
                     bit<8> after = slot + meta.planes;
@@ -93,6 +112,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         after = after + nic_usable_step(twice, meta.planes, after);
                     }
                     look(after & meta.ev_mask);
+                    NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
                     // Every try hit a SKIP or ASSUMED_BAD EV: send on the first (usable) slot's
@@ -121,6 +141,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         bit<8> kept_slot = slot;
                         bit<8> kept_ev = ev;
                         look(after);
+                        NIC_ON_BAD_PATH()
                         if (state == EV_GOOD) {
                             nic_counter.count(NIC_TX_PORT_BALANCED);
                         } else {
@@ -164,6 +185,10 @@ control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta,
         hdr.udp.checksum = 0;
         hdr.ethernet.src_addr = meta.path_smac;
         hdr.ethernet.dst_addr = meta.path_dmac;
+        // The path this EV takes now (the EV choice reads it before ev_path, and a loss
+        // pinned on the EV names it).
+        ev_path_seen.write((bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev,
+                           PATH_SEEN | (bit<20>)meta.plane << 16 | (bit<20>)meta.t1_usid);
         if (meta.host_probe) {
             nic_counter.count(NIC_TX_PROBE);   // a probe has no PSN
         } else {

@@ -32,6 +32,9 @@
 // packets.
 const bit<19> NIC_PORT_BALANCE_MARGIN = 8;
 
+// ev_path_seen's mark of a path learnt (bit 19; plane and T1 uSID below it).
+const bit<20> PATH_SEEN = 0x80000;
+
 // standard_metadata.instance_type values (BMv2's simple_switch).
 const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;
 const bit<32> PKT_INSTANCE_RESUBMIT = 6;

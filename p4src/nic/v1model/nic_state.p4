@@ -39,6 +39,15 @@
 @name(".rx_expected") register<bit<24>>(NIC_CONNECTIONS) rx_expected;
 @name(".rx_bitmap") register<bit<64>>(NIC_CONNECTIONS) rx_bitmap;
 
+// The path each (connection, EV) last left on, as ev_path said when it was used: PATH_SEEN |
+// plane << 16 | T1 uSID (0: never used yet). Learnt, so that the EV choice knows a slot's path
+// before ev_path is applied (once, to the EV chosen).
+@name(".ev_path_seen") register<bit<20>>(EV_CELLS) ev_path_seen;
+// Per connection: the path of the latest EV taken out of service for a loss, until an EV on it is
+// answered back into service (0: none). On an explicit SRv6 path the EVs that share it share its
+// fate: the EV choice passes over the others seen on it as it passes over ASSUMED_BAD ones.
+@name(".bad_path") register<bit<20>>(NIC_CONNECTIONS) bad_path;
+
 // Packets queued at this NIC's port of each plane, as the egress saw the latest packet leave it
 // (deq_qdepth): the EV choice gives a busier port fewer packets. Written by the egress, read by
 // the ingress (v1model's registers are the program's, not a control's). TNA has no such view:
