@@ -39,6 +39,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     apply {
         settings.apply(meta);
+        meta.now_us = (bit<32>)standard_metadata.ingress_global_timestamp;
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to egress for SACKs
         if (standard_metadata.parser_error != error.NoError) {
             drop_malformed();

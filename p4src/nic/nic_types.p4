@@ -177,6 +177,7 @@ struct nic_metadata_t {
     @field_list(FL_NIC_SACK)
     bit<1>      fb_pr;           // the SACK answers a probe
     bool        host_report;     // a loss the host reports (OP_EV_REPORT)
+    bit<32>     now_us;          // v1model: the ingress timestamp (µs) for ev_ce_at
     bool        host_probe;      // a probe the host asks for (OP_PROBE)
     // what the plane side decided
     bool        rx_deliver;      // decapsulate, to the host port

@@ -668,6 +668,30 @@ def test_a_loss_makes_its_path_bad_and_the_evs_seen_on_it_sit_out_until_it_answe
     assert [ev for _, ev in writes(a, range(16, 24))][4] == 4
 
 
+def test_a_loss_on_an_ev_its_path_marked_lately_takes_out_that_ev_only(
+        program: CheckedProgram) -> None:
+    a, b = Nic(program, A, B), Nic(program, B, A)
+    now = [1000]
+    a.sw.set_clock(lambda: now[0])   # the NIC's µs
+    a.set_path(4, 0, t1_index=1)     # EV 4 on EV 2's path, EV 6 on EV 0's
+    a.set_path(6, 0, t1_index=0)
+    sent = [one(a.write(psn)) for psn in range(EV_COUNT)]   # PSN p on slot p
+    for ev in (0, 2):
+        sack = Ether(by_port(b.receive(sent[ev].port, sent[ev].data))[sent[ev].port])
+        sack[SETH].m = SackM.SKIP_ONCE
+        a.receive(sent[ev].port, bytes(sack))   # both paths queue: ECN echoed at 1000 µs
+    now[0] = 1100
+    a.report_loss(2)                 # a loss found on EV 2 within 100 µs: a queue's as likely
+    assert a.ev_state(2) == ASSUMED_BAD and a.sw.register("bad_path").read(A.conn) == 0
+    assert [ev for _, ev in writes(a, range(8, 16))][4] == 4
+    assert a.count("tx_bad_path_passed") == 0
+    now[0] = 1101
+    a.report_loss(0)                 # EV 0's echo is older than that: its path is bad
+    assert a.sw.register("bad_path").read(A.conn) != 0
+    # slot 6's EV 6 shares it: passed over to slot 0, where backup 10 replaced EV 0
+    assert [ev for _, ev in writes(a, range(16, 24))][6] == 10
+
+
 def test_a_loss_the_floor_keeps_in_service_marks_no_path(program: CheckedProgram) -> None:
     a = Nic(program, A, B, ev_min_active=EV_COUNT)
     a.set_path(4, 0, t1_index=1)

@@ -96,6 +96,7 @@ def test_the_tna_program_has_the_v1model_programs_control_plane_names(
     assert v1model["registers"].pop("plane_backlog") == 8
     assert v1model["registers"].pop("bad_path") == tna["registers"]["tx_cursor"]
     assert v1model["registers"].pop("ev_path_seen") == tna["registers"]["ev_state"]
+    assert v1model["registers"].pop("ev_ce_at") == tna["registers"]["ev_state"]
     for kind, names in v1model.items():
         assert tna[kind] == names, kind
 

@@ -84,10 +84,14 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
                 nic_counter.count(NIC_EV_ASSUMED_BAD);
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_ASSUMED_BAD,
                                        drops});
-                // Its path is the connection's bad path now (if the EV was ever used).
+                // Its path is the connection's bad path now (if the EV was ever used), unless
+                // the path was queueing (ECN) lately: then the loss may be the sender's
+                // inference about a packet behind a queue, and only this EV goes.
                 bit<20> path;
                 ev_path_seen.read(path, cell);
-                if (path != 0) {
+                bit<32> ce_at;
+                ev_ce_at.read(ce_at, cell);
+                if (path != 0 && (ce_at == 0 || meta.now_us - ce_at > NIC_CE_RECENT_US)) {
                     bad_path.write((bit<32>)meta.conn, path);
                 }
                 refill.apply(meta);

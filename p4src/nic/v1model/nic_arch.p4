@@ -34,6 +34,9 @@ const bit<19> NIC_PORT_BALANCE_MARGIN = 8;
 
 // ev_path_seen's mark of a path learnt (bit 19; plane and T1 uSID below it).
 const bit<20> PATH_SEEN = 0x80000;
+// How recent an ECN echo on an EV makes a loss on it a queue's (no bad path): about a
+// retransmission timeout, the time the sender's loss inference looks back over.
+const bit<32> NIC_CE_RECENT_US = 100;
 
 // standard_metadata.instance_type values (BMv2's simple_switch).
 const bit<32> PKT_INSTANCE_INGRESS_CLONE = 1;

@@ -47,6 +47,10 @@
 // answered back into service (0: none). On an explicit SRv6 path the EVs that share it share its
 // fate: the EV choice passes over the others seen on it as it passes over ASSUMED_BAD ones.
 @name(".bad_path") register<bit<20>>(NIC_CONNECTIONS) bad_path;
+// When (ingress µs) each (connection, EV) last came back ECN-marked (a SACK with M = SKIP_ONCE;
+// 0: never): a loss on an EV marked within NIC_CE_RECENT_US is a queue's doing as likely as a
+// drop, and takes that EV out, not its whole path.
+@name(".ev_ce_at") register<bit<32>>(EV_CELLS) ev_ce_at;
 
 // Packets queued at this NIC's port of each plane, as the egress saw the latest packet leave it
 // (deq_qdepth): the EV choice gives a busier port fewer packets. Written by the egress, read by

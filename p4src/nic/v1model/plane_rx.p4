@@ -60,6 +60,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
                         (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
             bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
+            if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
+                ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
+            }
             if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
                 probe_answered.apply(meta, hdr.seth.m);
             } else if (skip && state == EV_GOOD && meta.ev_min_active <= meta.ev_mask) {
