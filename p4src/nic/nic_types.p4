@@ -77,7 +77,8 @@ const bit<32> NIC_TX_PROBE_DENIED_DROP = 25;  // a probe of a DENIED EV, not sen
 // The EV choice gave a packet to the next plane's slot: its own plane's port held
 // NIC_PORT_BALANCE_MARGIN packets more (v1model only: plane_backlog).
 const bit<32> NIC_TX_PORT_BALANCED = 26;
-// A look at a GOOD EV last seen on the connection's bad path: passed over (v1model only).
+// A GOOD EV last seen on the connection's bad path, passed over (v1model: per look; TNA:
+// per pass).
 const bit<32> NIC_TX_BAD_PATH_PASSED = 27;
 const bit<32> NIC_COUNTERS = 32;
 
@@ -177,7 +178,8 @@ struct nic_metadata_t {
     @field_list(FL_NIC_SACK)
     bit<1>      fb_pr;           // the SACK answers a probe
     bool        host_report;     // a loss the host reports (OP_EV_REPORT)
-    bit<32>     now_us;          // v1model: the ingress timestamp (µs) for ev_ce_at
+    bit<32>     now_us;          // the ingress timestamp (µs; TNA: 1.024 µs) for ev_ce_at
+    bit<32>     path_key;        // TNA: a path for ev_path_seen / bad_path (PATH_SEEN marked)
     bool        host_probe;      // a probe the host asks for (OP_PROBE)
     // what the plane side decided
     bool        rx_deliver;      // decapsulate, to the host port

@@ -90,13 +90,9 @@ def test_the_tna_program_has_the_v1model_programs_control_plane_names(
 ) -> None:
     v1model, tna = (control_plane_names(programs[a]) for a in ("v1model", "tna"))
     assert build_p4info(programs["tna"]).pkg_info.arch == "tna"
-    # v1model's alone (p4src/README.md): the port backlog its egress writes for its ingress (a
-    # Tofino ingress reads neither a queue nor an egress register), and the bad path with the
-    # paths it is matched against
+    # v1model's alone: the port backlog its egress writes for its ingress (a Tofino ingress
+    # reads neither a queue nor an egress register; p4src/README.md)
     assert v1model["registers"].pop("plane_backlog") == 8
-    assert v1model["registers"].pop("bad_path") == tna["registers"]["tx_cursor"]
-    assert v1model["registers"].pop("ev_path_seen") == tna["registers"]["ev_state"]
-    assert v1model["registers"].pop("ev_ce_at") == tna["registers"]["ev_state"]
     for kind, names in v1model.items():
         assert tna[kind] == names, kind
 
@@ -175,6 +171,14 @@ class Nic:
         assert found is not None
         table.delete_entry(found.handle)
         table.add_entry([ExactMatch(1), ExactMatch(ev)], "deny_path")
+
+    def set_path(self, ev: int, plane: int, t1_index: int) -> None:
+        table = self.sw.table("ev_path")
+        found = table.find_entry([ExactMatch(1), ExactMatch(ev)])
+        assert found is not None
+        table.delete_entry(found.handle)
+        table.add_entry([ExactMatch(1), ExactMatch(ev)], "set_path",
+                        [plane, t1_usid(plane, t1_index)])
 
     def ports_down(self, *planes: int) -> None:
         self.sw.table("local_port_state").set_default_action(
@@ -557,6 +561,49 @@ def test_an_assumed_bad_ev_no_backup_replaced_hands_its_turn_within_its_plane(
     # Slot 2's turn goes to the next slot of plane 0 (4), not to slot 3 in plane 1: the
     # planes keep their shares (a SKIP EV's turn would go to slot 3).
     assert got["v1model"] == got["tna"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
+
+
+def test_a_loss_sets_its_path_aside_until_an_ev_on_it_answers(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        run.a.set_path(4, 0, 1)  # EV 4 on EV 2's path (plane 0, T1 1)
+        for psn in range(EV_COUNT):  # a rotation, SACKed: every EV's path seen
+            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # PSN 2's loss: EV 2 out, its path bad
+        passed_over = first_rotation_evs(run, EV_COUNT)
+        for answer in range(2):  # EV 2's probes answered: back, and its path with it
+            over_the_wire(run, f"probe {answer}", run.a, run.a.to_own_nic(Opcode.PROBE, 0, 2))
+        got[arch] = (
+            passed_over,
+            first_rotation_evs(run, 2 * EV_COUNT)[4],
+            run.a.sw.counter("nic_counter").read(COUNTER["tx_bad_path_passed"])[0],
+        )
+    # Slot 2 takes backup 8 (its path not seen yet); slot 4's EV 4 shares the bad path: its
+    # turn goes to its plane's next slot (6). Then EV 4 is used again.
+    assert got["v1model"] == got["tna"] == ([0, 1, 8, 3, 6, 5, 6, 7], 4, 1)
+
+
+def test_a_loss_on_an_ev_whose_path_echoed_ecn_lately_sets_no_path_aside(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        run.a.sw.set_clock(lambda: 1000)  # everything within one µs of the NIC's clock
+        run.a.set_path(4, 0, 1)  # EV 4 on EV 2's path
+        for psn in range(EV_COUNT):
+
+            def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
+                return set_tc(data, DSCP["trimmable"], 3) if psn == 2 else data
+
+            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn), ce)  # EV 2: ECN echo
+        run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # then PSN 2's loss: a queue's as likely
+        got[arch] = first_rotation_evs(run, EV_COUNT)
+    # EV 2 out (backup 8 in its slot), EV 4 still used: its path is not set aside
+    assert got["v1model"] == got["tna"] == [0, 1, 8, 3, 4, 5, 6, 7]
 
 
 def test_an_ev_back_before_its_slot_is_met_keeps_it_on_tna(

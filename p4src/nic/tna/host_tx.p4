@@ -105,6 +105,28 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             value = value + 1;
         }
     };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_path_seen) seen_read = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(bad_path) bad_path_read = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(bad_path) bad_path_set = {
+        void apply(inout bit<32> value) {
+            if (meta.path_key != 0) {
+                value = meta.path_key;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_ce_at) ce_read = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+    };
     RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_read = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
@@ -178,6 +200,15 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             report_end.apply(meta, allowed);
             bit<8> before = state_move.execute(cells + (bit<32>)meta.ev);
             report_done.apply(meta, before, allowed);
+            // Its path is the connection's bad path now (v1model's EvMarkBad): if known, and
+            // not queueing lately (ECN).
+            meta.path_key = seen_read.execute(cells + (bit<32>)meta.ev);
+            bit<32> ce_at = ce_read.execute(cells + (bit<32>)meta.ev);
+            if (!allowed || before == (bit<8>)EV_ASSUMED_BAD
+                    || (ce_at != 0 && meta.now_us - ce_at <= NIC_CE_RECENT)) {
+                meta.path_key = 0;
+            }
+            bad_path_set.execute((bit<32>)meta.conn);
         } else if (hdr.bth.opcode == OP_EV_REPORT) {
             // A loss the host's timer found: the EV its PSN left on, or the probed EV.
             meta.host_report = true;
@@ -231,7 +262,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 }
                 look((after + step) & meta.ev_mask);
                 visit_state();
-                if (state_move.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD) {
+                bit<32> tried_path = seen_read.execute(cells + (bit<32>)ev);
+                bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
+                bit<8> tried = state_move.execute(cells + (bit<32>)ev);
+                if (tried == (bit<8>)EV_GOOD && suspect != 0 && tried_path == suspect) {
+                    tried = (bit<8>)EV_ASSUMED_BAD;   // on the bad path: not taken
+                    NIC_COUNT(NIC_TX_BAD_PATH_PASSED);
+                }
+                if (tried == (bit<8>)EV_GOOD) {
                     meta.ev = ev;
                     meta.slot = slot;
                 } else {
@@ -296,6 +334,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     look((first + move) & meta.ev_mask);
                     visit_state();
                     bit<8> state = state_move.execute(cells + (bit<32>)ev);
+                    bit<32> seen = seen_read.execute(cells + (bit<32>)ev);
+                    bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
+                    // A GOOD EV seen on the connection's bad path is passed over as an
+                    // ASSUMED_BAD one no backup replaced: pass 2 tries its plane's next slot.
+                    bool on_bad = state == (bit<8>)EV_GOOD && suspect != 0 && seen == suspect;
+                    bool good = state == (bit<8>)EV_GOOD && !on_bad;
                     meta.ev = ev;
                     meta.slot = slot;
                     ev_path.apply();
@@ -303,15 +347,15 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     if (meta.pass_kind == RESUB_TX_RECHOOSE) {
                         // No third pass: this slot's EV, whatever its state (v1model would try
                         // on); a DENIED one is dropped. The cursor does not add this choice's move.
-                        meta.fallback = state != (bit<8>)EV_GOOD;
+                        meta.fallback = !good;
                         meta.slot_chosen = true;
-                    } else if (state == (bit<8>)EV_GOOD && !meta.denied) {
+                    } else if (good && !meta.denied) {
                         if (move == 0) {
                             meta.slot_chosen = true;   // sent in this pass
                         } else {
                             again(RESUB_TX_FIX);
                         }
-                    } else if (state == (bit<8>)EV_GOOD) {
+                    } else if (state == (bit<8>)EV_GOOD && meta.denied) {
                         // DENIED: choose again (the cursor has moved on); met again, its slot
                         // takes a backup. Without backups it is only ever chosen again.
                         if (meta.backups != 0 && slot_denied.execute(cells + (bit<32>)ev) == 1) {
@@ -325,13 +369,17 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                         again(RESUB_TX_REFILL);
                     } else {
                         again(RESUB_TX_TRY);
-                        // pass 2's try: SKIP, the usable planes; ASSUMED_BAD, 0 (its plane)
+                        // pass 2's try: SKIP, the usable planes; ASSUMED_BAD or on the bad
+                        // path, 0 (its plane)
                         meta.resub.count = state == (bit<8>)EV_SKIP ? usable : 8w0;
+                        if (on_bad) {
+                            NIC_COUNT(NIC_TX_BAD_PATH_PASSED);
+                        }
                     }
                     // Every branch above but these two asks for pass 2 (tested on what they
                     // test, not on meta.resubmit, which would cost a stage).
                     if (meta.pass_kind != RESUB_TX_RECHOOSE &&
-                            !(state == (bit<8>)EV_GOOD && !meta.denied && move == 0)) {
+                            !(good && !meta.denied && move == 0)) {
                         meta.resub.move = move[2:0];
                         meta.denied = false;   // pass 2 decides
                         if (move != 0) {

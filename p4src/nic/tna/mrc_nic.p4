@@ -18,22 +18,25 @@
 //
 //   data from the host, pass 1    peer_port_state (read), tx_cursor (+1), slot_ev (the first
 //                                 slot, after the port-state move), ev_state (SKIP -> GOOD),
+//                                 ev_path_seen + bad_path (read: the EV on the bad path?),
 //                                 ev_slot (a DENIED mark, or the ASSUMED_BAD EV leaving),
 //                                 psn_ev (write, when sent in this pass)
 //     pass 2: TX_FIX              tx_cursor (+ the move pass 1 could not add), psn_ev
-//             TX_TRY              tx_cursor (+move), slot_ev + ev_state (the next slot of the
-//                                 plane), psn_ev
+//             TX_TRY              tx_cursor (+move), slot_ev + ev_state + ev_path_seen +
+//                                 bad_path (the next slot tried), psn_ev
 //             TX_REFILL           tx_cursor (+move), backup_cursor, ev_state (the backup is
 //                                 GOOD?), ev_slot (the backup takes the slot), slot_ev (the
 //                                 slot's new EV), psn_ev
 //             TX_RECHOOSE         peer_port_state, tx_cursor (+move +1), slot_ev, ev_state,
 //                                 psn_ev (the choice v1model's resubmit makes)
 //   loss the host reports, p. 1   psn_ev (read), ev_drops (+1), probe_ok (0), ev_state (read)
-//     pass 2: HOST_MARK           bad_count (+1 unless the ev_min_active floor), ev_state (BAD)
-//   SACK/NACK received, pass 1    peer_port_state (write), and one of: ev_state (GOOD -> SKIP);
+//     pass 2: HOST_MARK           bad_count (+1 unless the ev_min_active floor), ev_state (BAD),
+//                                 ev_path_seen + ev_ce_at (read), bad_path (its path, if set)
+//   SACK/NACK received, pass 1    peer_port_state (write), ev_path_seen (the path it names),
+//                                 ev_ce_at (an ECN echo), and one of: ev_state (GOOD -> SKIP);
 //                                 probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
-//                                 ev_drops (a probe answered); ev_drops, probe_ok, ev_state
-//                                 (read) (ALWAYS_SKIP)
+//                                 ev_drops, bad_path (a probe answered); ev_drops, probe_ok,
+//                                 ev_state (read) (ALWAYS_SKIP)
 //     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: none
 //   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (this
 //                                 PSN's bit in its half set to its lap's mark, or the lo half
@@ -55,8 +58,11 @@
 //   as in v1model) the point moves past; the SACK reports the bitmap shifted as far: exactly
 //   v1model's cumulative point and bitmap.
 // - The EV choice takes the cursor and looks at the first slot (after the port-state move) in
-//   pass 1, as v1model; a slot whose EV is not GOOD is tried again in pass 2 on the plane's next
-//   slot, then the first slot is used anyway (v1model tries four slots, then the first). A
+//   pass 1, as v1model; a slot whose EV is not GOOD (or is on the bad path) is tried again in
+//   pass 2 on the next slot v1model would try (SKIP: of a usable plane; otherwise of its
+//   plane), then the first slot is used anyway (v1model tries four slots, then the first).
+//   The bad path's paths are learnt from the feedback's return address (v1model: from ev_path
+//   when the EV is sent): the same T1 uSID; for two NICs on one T0, the T0's. A
 //   DENIED EV: the packet chooses again in pass 2 with the cursor moved on, as v1model's
 //   resubmit does; its slot takes a backup the next time the rotation meets it (v1model: at
 //   once), which is the same sequence of EVs on the wire (nic_spray's DeniedEvTest).
@@ -183,6 +189,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
     apply {
         meta.pass_kind = meta.resub.isValid() ? meta.resub.kind : RESUB_NONE;
+        meta.now_us = (bit<32>)(ig_intr_md.ingress_mac_tstamp >> 10);
         settings.apply(meta);
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to the egress for SACKs
         if (ig_prsr_md.parser_err != 0) {

@@ -51,6 +51,11 @@ const bit<4> RESUB_RX_NACK = 8;       // trimmed or out of window: NACK with rea
 const bit<4> RESUB_FB_MARK = 9;       // an ALWAYS_SKIP SACK: make `ev` ASSUMED_BAD, deliver
 const bit<4> RESUB_FB_COUNT = 10;     // feedback that changed an EV: count event `count`, deliver
 
+// ev_path_seen's mark of a path learnt; how recent an ECN echo keeps a loss off the path (in
+// the ingress timestamp's 1.024 µs units, v1model's NIC_CE_RECENT_US).
+const bit<32> PATH_SEEN = 0x80000;
+const bit<32> NIC_CE_RECENT = 98;
+
 // The resubmit header (Tofino 1: 64 bits, in place of the port metadata).
 header nic_resub_h {
     bit<4>  kind;       // RESUB_*

@@ -52,6 +52,14 @@ const bit<8> EV_FROM_NONE = 0xFF;
 @name(".probe_ok") Register<bit<8>, bit<32>>(EV_CELLS) probe_ok;
 // Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") Register<bit<32>, bit<32>>(EV_CELLS) ev_drops;
+// The bad path (v1model/nic_state.p4 has why): per (connection, EV) the path its feedback last
+// came back by (PATH_SEEN | plane << 16 | the uSID after the block in the return address: the
+// T1's, or the T0's when both NICs are on one), learnt from SACKs and NACKs (the data path's
+// passes reach other registers); per connection the bad path (0: none); per (connection, EV)
+// when (ingress µs / 1.024) its latest ECN echo came (0: none).
+@name(".ev_path_seen") Register<bit<32>, bit<32>>(EV_CELLS) ev_path_seen;
+@name(".bad_path") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) bad_path;
+@name(".ev_ce_at") Register<bit<32>, bit<32>>(EV_CELLS) ev_ce_at;
 // Receiver: next expected PSN (relative to the connection's initial PSN) << 8.
 @name(".rx_expected") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) rx_expected;
 // Receiver: which of the PSNs expected + 1 .. expected + 63 arrived, as a ring: bit (PSN mod

@@ -374,6 +374,25 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         }
     }
 
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_path_seen) path_learn = {
+        void apply(inout bit<32> value) {
+            value = meta.path_key;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_ce_at) ce_note = {
+        void apply(inout bit<32> value) {
+            value = meta.now_us;
+        }
+    };
+    // An EV answered back into service: its path is no longer the connection's bad path.
+    RegisterAction<bit<32>, bit<32>, bit<32>>(bad_path) bad_path_clear = {
+        void apply(inout bit<32> value) {
+            if (value == meta.path_key) {
+                value = 0;
+            }
+        }
+    };
+
     // An EV set to SKIP (ECN echo, TRIMMED NACK) if it was GOOD: ev_state's move (the caller
     // executes it: the state before).
     action to_skip() {
@@ -499,6 +518,12 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 peer_write.execute((bit<32>)meta.conn);
                 meta.ev = entropy[7:0];
                 cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+                meta.path_key = PATH_SEEN | (bit<32>)meta.rx_plane << 16
+                          | (bit<32>)hdr.outer_ipv6.dst_addr[95:80];
+                path_learn.execute(cell);
+                if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
+                    ce_note.execute(cell);   // its path queues (the bad path's test)
+                }
                 bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
                             (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
                 bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
@@ -508,6 +533,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     bit<8> before = state_move.execute(cell);
                     if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
                         probe_recovered.apply(meta);
+                        bad_path_clear.execute((bit<32>)meta.conn);
                         again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
                     }
                 } else if (skip && meta.ev_min_active <= meta.ev_mask) {
