@@ -521,19 +521,24 @@ def first_rotation_evs(run: Run, first_psn: int) -> list[int]:
     return evs
 
 
+def rotation_over_the_wire(run: Run, marked: tuple[int, ...] = ()) -> None:
+    """A's first rotation (PSNs 0..EV_COUNT-1) to B and B's SACKs back; the PSNs in `marked`
+    arrive ECN-marked (CE), so their SACKs echo it."""
+    for psn in range(EV_COUNT):
+
+        def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
+            return set_tc(data, DSCP["trimmable"], 3) if psn in marked else data
+
+        over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn), ce)
+
+
 def test_two_skipped_slots_in_a_row_v1model_tries_on_tna_falls_back(
     programs: dict[str, CheckedProgram],
 ) -> None:
     got = {}
     for arch, program in programs.items():
         run = Run(Nic(program, A, B), Nic(program, B, A))
-        for psn in range(EV_COUNT):
-            sent = run.a.write(psn)
-
-            def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
-                return set_tc(data, DSCP["trimmable"], 3) if psn in (2, 3) else data
-
-            over_the_wire(run, f"psn {psn}", run.a, sent, ce)  # EVs 2 and 3 SKIP
+        rotation_over_the_wire(run, marked=(2, 3))  # EVs 2 and 3 SKIP
         got[arch] = (
             first_rotation_evs(run, EV_COUNT),
             run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
@@ -551,8 +556,7 @@ def test_an_assumed_bad_ev_no_backup_replaced_hands_its_turn_within_its_plane(
     got = {}
     for arch, program in programs.items():
         run = Run(Nic(program, A, B, backups=0), Nic(program, B, A, backups=0))
-        for psn in range(EV_COUNT):
-            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        rotation_over_the_wire(run)
         run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # EV 2 ASSUMED_BAD, no backup to take its slot
         got[arch] = (
             first_rotation_evs(run, EV_COUNT),
@@ -570,8 +574,7 @@ def test_a_loss_sets_its_path_aside_until_an_ev_on_it_answers(
     for arch, program in programs.items():
         run = Run(Nic(program, A, B), Nic(program, B, A))
         run.a.set_path(4, 0, 1)  # EV 4 on EV 2's path (plane 0, T1 1)
-        for psn in range(EV_COUNT):  # a rotation, SACKed: every EV's path seen
-            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        rotation_over_the_wire(run)  # SACKed: every EV's path seen
         run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # PSN 2's loss: EV 2 out, its path bad
         passed_over = first_rotation_evs(run, EV_COUNT)
         for answer in range(2):  # EV 2's probes answered: back, and its path with it
@@ -594,12 +597,7 @@ def test_a_loss_on_an_ev_whose_path_echoed_ecn_lately_sets_no_path_aside(
         run = Run(Nic(program, A, B), Nic(program, B, A))
         run.a.sw.set_clock(lambda: 1000)  # everything within one µs of the NIC's clock
         run.a.set_path(4, 0, 1)  # EV 4 on EV 2's path
-        for psn in range(EV_COUNT):
-
-            def ce(i: int, data: bytes, psn: int = psn) -> bytes | None:
-                return set_tc(data, DSCP["trimmable"], 3) if psn == 2 else data
-
-            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn), ce)  # EV 2: ECN echo
+        rotation_over_the_wire(run, marked=(2,))  # EV 2: an ECN echo
         run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # then PSN 2's loss: a queue's as likely
         got[arch] = first_rotation_evs(run, EV_COUNT)
     # EV 2 out (backup 8 in its slot), EV 4 still used: its path is not set aside
@@ -612,8 +610,7 @@ def test_an_ev_back_before_its_slot_is_met_keeps_it_on_tna(
     got = {}
     for arch, program in programs.items():
         run = Run(Nic(program, A, B), Nic(program, B, A))
-        for psn in range(EV_COUNT):
-            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        rotation_over_the_wire(run)
         run.a.to_own_nic(OP_EV_REPORT, 3, 0)  # EV 3 ASSUMED_BAD
         for answer in range(2):  # two probes answered: GOOD again
             over_the_wire(run, f"probe {answer}", run.a, run.a.to_own_nic(Opcode.PROBE, 0, 3))
