@@ -252,24 +252,25 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
-                bit<8> after = meta.resub.slot + 1;
-                bit<8> still_usable;
-                bit<8> step;
-                port_state_try.apply(meta.planes, ~meta.resub.count, 0, after, still_usable, step);
-                if (meta.resub.count == 0) {
-                    after = meta.resub.slot + meta.planes;
-                    step = 0;
+                bit<8> after = meta.resub.slot + meta.planes;   // its plane's next slot
+                if (meta.resub.count != 0) {
+                    bit<8> still_usable;
+                    bit<8> step;
+                    bit<8> beyond = meta.resub.slot + 1;
+                    port_state_try.apply(meta.planes, ~meta.resub.count, 0, beyond, still_usable,
+                                         step);
+                    after = beyond + step;
                 }
-                look((after + step) & meta.ev_mask);
+                look(after & meta.ev_mask);
                 visit_state();
                 bit<32> tried_path = seen_read.execute(cells + (bit<32>)ev);
                 bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
-                bit<8> tried = state_move.execute(cells + (bit<32>)ev);
-                if (tried == (bit<8>)EV_GOOD && suspect != 0 && tried_path == suspect) {
-                    tried = (bit<8>)EV_ASSUMED_BAD;   // on the bad path: not taken
+                bool good = state_move.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD;
+                if (good && suspect != 0 && tried_path == suspect) {
+                    good = false;   // on the bad path: not taken
                     NIC_COUNT(NIC_TX_BAD_PATH_PASSED);
                 }
-                if (tried == (bit<8>)EV_GOOD) {
+                if (good) {
                     meta.ev = ev;
                     meta.slot = slot;
                 } else {

@@ -152,9 +152,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 }
                 // One more packet queued at that plane's port, until its egress says what
                 // is left there: the next packet's choice sees this one.
+                bit<32> port_cell = (bit<32>)(slot & (meta.planes - 1));
                 bit<19> queued;
-                plane_backlog.read(queued, (bit<32>)(slot & (meta.planes - 1)));
-                plane_backlog.write((bit<32>)(slot & (meta.planes - 1)), queued + 1);
+                plane_backlog.read(queued, port_cell);
+                plane_backlog.write(port_cell, queued + 1);
                 meta.slot = slot;
                 meta.ev = ev;
                 meta.slot_chosen = true;
