@@ -499,6 +499,7 @@ def _grpc_host(address: str) -> str:
     return host or "0.0.0.0"
 
 
+STOP_POLL_S = 0.2  # how often the main thread looks for a signal while the switch runs
 EXIT_THREAD_DIED = 3  # a runtime thread ended with an unexpected error (the log says which)
 
 
@@ -568,7 +569,10 @@ def _serve(opts: RunOptions, stop: threading.Event, sink: LogSink | None,
         server.start()
         ready(f"softswitch device {opts.device_id} ready: Server listening on "
               f"{_grpc_host(opts.grpc_address)}:{server.port}")
-        stop.wait()
+        # In slices: a SIGTERM the kernel hands to another thread only flags the main thread,
+        # and a lock wait without a timeout would never look at the flag.
+        while not stop.wait(STOP_POLL_S):
+            pass
     finally:
         if server is not None:
             server.stop(1.0)

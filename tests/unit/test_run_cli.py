@@ -219,8 +219,14 @@ class Running:
 
     def terminate(self, sig: int = signal.SIGTERM) -> tuple[int, str, str]:
         self.proc.send_signal(sig)
-        status = self.proc.wait(timeout=10)
         assert self.proc.stderr is not None
+        try:
+            status = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"signal {sig} did not stop the switch in 10 s; stderr: "
+                                 f"{self.proc.stderr.read()}") from None
         err = self.proc.stderr.read()
         while (line := self._out.get(timeout=5)):
             self.lines.append(line)
