@@ -57,7 +57,7 @@ _NACK_CAUSE: Final = {
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
                    "reports", "unreported", "gave_up", "probes", "probe_answers",
-                   "probe_timeouts", "echoes", "ignored", "spurious")
+                   "probe_timeouts", "echoes", "ignored", "spurious", "ghost")
 
 
 class TransportError(Exception):
@@ -166,7 +166,9 @@ class Sender:
 
     Counters: `sent` first transmissions, `retransmitted` the others, by cause (`nack_trimmed`,
     `nack_lasthop`, `nack_oor`, `sack_hole`, `timeout`); `reports` loss reports, `probes`,
-    `probe_answers`, `probe_timeouts`, `echoes` (reports the NIC sent back), `ignored` frames.
+    `probe_answers`, `probe_timeouts`, `echoes` (reports the NIC sent back), `ignored` frames,
+    `ghost` SACKs that acknowledged a PSN never sent (dropped whole, as InfiniBand drops a ghost
+    ACK and TCP an ACK beyond SND.NXT: taking one would complete writes the peer never got).
     `timings`: a MessageTiming per completed write, in MSN order.
     """
 
@@ -550,6 +552,9 @@ class Sender:
             sacked.append(seq)
             if seq > highest:
                 highest = seq
+        if highest >= self._first_unsent():
+            self.counters["ghost"] += 1   # not an answer either: the peer did not send it
+            return
         in_flight = self._in_flight
         acked = []
         for seq in in_flight:   # in seq order: everything up to the cumulative point
