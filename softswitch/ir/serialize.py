@@ -13,7 +13,10 @@ field: value, ...}``; fields holding their default value are left out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -114,13 +117,43 @@ class _Encoder:
         return out
 
 
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    """The declared type of each stored field of a node class."""
+    return typing.get_type_hints(cls, vars(ast))
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a decoded value has the declared type: a file edited by hand (or corrupted)
+    must be refused here, not crash the checker with a wrong-typed field."""
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        return any(_conforms(value, h) for h in typing.get_args(hint))
+    if origin is list:
+        (element,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_conforms(v, element) for v in value)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    if typing.get_origin(hint) is None:
+        return str(getattr(hint, "__name__", hint))
+    return str(hint).replace("softswitch.frontend.ast.", "")
+
+
 def _decode(data: Any, files: list[str]) -> Any:
     if isinstance(data, list):
         return [_decode(x, files) for x in data]
     if not isinstance(data, dict):
         return data
     cls_name = data.get("_")
-    cls = _NODE_CLASSES.get(cls_name)  # type: ignore[arg-type]
+    cls = _NODE_CLASSES.get(cls_name) if isinstance(cls_name, str) else None
     if cls is None:
         raise IrFormatError(f"IR JSON: unknown node kind {cls_name!r}")
     kwargs: dict[str, Any] = {}
@@ -137,7 +170,12 @@ def _decode(data: Any, files: list[str]) -> Any:
             except (ValueError, TypeError, IndexError) as exc:
                 raise IrFormatError(f"IR JSON: bad location {value!r} in {cls_name}") from exc
         else:
-            kwargs[key] = _decode(value, files)
+            decoded = _decode(value, files)
+            hint = _field_types(cls)[key]
+            if not _conforms(decoded, hint):
+                raise IrFormatError(f"IR JSON: {cls_name}.{key} must be {_type_name(hint)}, "
+                                    f"not {json.dumps(value)[:60]}")
+            kwargs[key] = decoded
     try:
         return cls(**kwargs)
     except TypeError as exc:
@@ -168,7 +206,10 @@ def ir_from_dict(data: Any) -> CheckedProgram:
     files = data.get("files")
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise IrFormatError("IR JSON: \"files\" must be a list of file names")
-    program = _decode(data.get("program"), files)
+    try:
+        program = _decode(data.get("program"), files)
+    except RecursionError:
+        raise IrFormatError("IR JSON: the program is nested too deeply") from None
     if not isinstance(program, ast.Program):
         raise IrFormatError("IR JSON: \"program\" is not a Program node")
     arch = data.get("arch", "v1model")
@@ -184,8 +225,13 @@ def dumps_ir(checked: CheckedProgram) -> str:
 def loads_ir(text: str | bytes) -> CheckedProgram:
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IrFormatError(f"IR JSON is not valid JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:  # a binary file
+        raise IrFormatError(f"IR JSON is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} "
+                            f"at offset {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise IrFormatError(f"IR JSON is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise IrFormatError("IR JSON is nested too deeply") from None
     return ir_from_dict(data)
 
 
@@ -194,4 +240,12 @@ def save_ir(checked: CheckedProgram, path: str | Path) -> None:
 
 
 def load_ir(path: str | Path) -> CheckedProgram:
-    return loads_ir(Path(path).read_bytes())
+    """The program of an IR JSON file; a file that is not one is refused naming the file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise IrFormatError(f"{path}: cannot read IR file: {exc.strerror}") from None
+    try:
+        return loads_ir(data)
+    except IrFormatError as exc:
+        raise IrFormatError(f"{path}: {exc.message}") from None

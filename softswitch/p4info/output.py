@@ -10,6 +10,7 @@ from typing import Any
 
 from finsy.proto.p4.config.v1 import p4info_pb2
 from google.protobuf import any_pb2, json_format, text_format
+from google.protobuf.message import DecodeError
 
 from softswitch.errors import P4Error
 
@@ -92,14 +93,25 @@ def write_p4info(p4info: p4info_pb2.P4Info, path: Path | str) -> None:
 
 
 def read_p4info(path: Path | str) -> p4info_pb2.P4Info:
-    """Read a P4Info file written in any of the formats above."""
+    """Read a P4Info file written in any of the formats above; a file that is not one (binary
+    garbage, another encoding, a wrong suffix) is a P4Error naming it."""
     fmt = p4info_format(path)
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise P4Error(f"cannot read P4Info file {path}: {exc.strerror}") from None
     p4info = p4info_pb2.P4Info()
-    if fmt == "text":
-        text_format.Parse(data.decode(), p4info)
-    elif fmt == "binary":
-        p4info.ParseFromString(data)
-    else:
-        _from_json(data.decode(), p4info)
+    try:
+        if fmt == "text":
+            text_format.Parse(data.decode(), p4info)
+        elif fmt == "binary":
+            p4info.ParseFromString(data)
+        else:
+            _from_json(data.decode(), p4info)
+    except UnicodeDecodeError as exc:
+        raise P4Error(f"{path}: not a {fmt} P4Info: byte 0x{data[exc.start]:02x} at offset "
+                      f"{exc.start} is not UTF-8 text") from None
+    except (text_format.ParseError, json_format.ParseError, json.JSONDecodeError,
+            DecodeError, ValueError, TypeError, AttributeError, RecursionError) as exc:
+        raise P4Error(f"{path}: not a {fmt} P4Info: {str(exc)[:200]}") from None
     return p4info

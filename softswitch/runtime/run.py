@@ -460,9 +460,13 @@ def _tls_credentials(tls: TlsOptions) -> Any:
 
     def read(path: str) -> bytes:
         try:
-            return Path(path).read_bytes()
+            data = Path(path).read_bytes()
         except OSError as exc:
             raise RunUsageError(f"cannot read {path}: {exc.strerror}") from exc
+        # gRPC reports a file that is not PEM only as a failure to listen
+        if b"-----BEGIN " not in data:
+            raise RunUsageError(f"{path}: not a PEM file (no '-----BEGIN' line)")
+        return data
 
     root = read(tls.cacert) if tls.cacert else None
     return grpc.ssl_server_credentials([(read(tls.key), read(tls.cert))],

@@ -431,9 +431,15 @@ def read_stf(path: Path | str) -> list[Command]:
     """Parse the STF file at ``path``; errors name the file and line."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise StfError(f"{path}: cannot read STF file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a binary file, or another encoding
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise StfError(f"{path}:{line}: not an STF script: byte 0x{data[exc.start]:02x} is not "
+                       "UTF-8 text") from None
     return parse_stf(text, str(path))
 
 
@@ -449,7 +455,7 @@ def parse_stf(text: str, file: str = "<stf>") -> list[Command]:
         rest = rest.strip()
         parser = _PARSERS.get(word.lower())
         if parser is None:
-            raise StfError(f"{where}: unknown STF command {word!r}")
+            raise StfError(f"{where}: unknown STF command {word[:40]!r}")
         commands.append(parser(rest, where))
     return commands
 
