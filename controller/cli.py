@@ -195,8 +195,15 @@ def _push_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
         topo = _with_session_overrides(yaml_io.load(args.topology), args)
         return topo, build_plan(topo), _load_program(args)
     except (PlanError, P4Error, ControlPlaneError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
+
+
+def error_line(exc: Exception) -> str:
+    """`error: ...` for the user; a P4 error already says `FILE:LINE:COL: error: ...`."""
+    from softswitch.errors import P4Error
+
+    return str(exc) if isinstance(exc, P4Error) else f"error: {exc}"
 
 
 def add_tofino_options(parser: Any, device: str = "") -> None:

@@ -14,6 +14,7 @@ from typing import Generic, Protocol, TypeVar
 
 from finsy.proto import p4i, p4t
 from google.protobuf import json_format, text_format
+from google.protobuf.message import DecodeError
 
 from p4rt.errors import SchemaError
 
@@ -148,6 +149,12 @@ class Schema:
                 text_format.Parse(path.read_text(), p4info)
             else:
                 p4info.ParseFromString(path.read_bytes())
+        except UnicodeDecodeError as error:   # a binary file given as text or JSON
+            raise SchemaError(f"{path}: cannot read P4Info: not UTF-8 text (byte "
+                              f"{error.start})", "INVALID_ARGUMENT") from None
+        except DecodeError:
+            raise SchemaError(f"{path}: cannot read P4Info: not a binary P4Info (use .txt or "
+                              ".json for text)", "INVALID_ARGUMENT") from None
         except (OSError, text_format.ParseError, json_format.ParseError) as error:
             raise SchemaError(f"{path}: cannot read P4Info: {error}", "INVALID_ARGUMENT") from None
         return cls(p4info)

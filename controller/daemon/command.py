@@ -11,13 +11,7 @@ programmed across restarts, repairs NIC path tables on EV events, probes failed 
 writes its status and event log to the state directory, until SIGINT/SIGTERM (or `--seconds`).
 A second one with a lower `--election-id` and `--takeover-s` is a hot standby.
 
-The NIC inventory (`--nics`), since the topology knows NICs only as cabling:
-
-    nics:                       # each NIC's P4Runtime server (target: default bmv2)
-      nic0: {grpc: "10.0.1.10:9559", device_id: 1}
-      nic1: {grpc: "10.0.1.11:9559", device_id: 1, target: tofino-stratum}
-    connections:                # the connections the hosts run (state index in order)
-      - [nic0, nic2]
+The NIC inventory (`--nics`) is read by inventory.py (its docstring has the format).
 """
 
 from __future__ import annotations
@@ -30,57 +24,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from controller.topology.errors import TopologyError
-
-
-def load_nics(path: str, topology: Any
-              ) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, str]]:
-    """(endpoint per NIC, connections per NIC, target per NIC) from a NIC inventory file;
-    TopologyError naming the file and the field otherwise."""
-    from controller.plan.nic_plan import QP_BASE, NicConnection
-    from controller.topology.model import TARGETS, Endpoint
-
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise TopologyError(f"{path}: cannot read the NIC inventory: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("nics"), dict):
-        raise TopologyError(f"{path}: expected a mapping with `nics:` (NIC name -> endpoint)")
-    endpoints: dict[str, Any] = {}
-    targets: dict[str, str] = {}
-    for name, spec in data["nics"].items():
-        where = f"{path}: nics.{name}"
-        if not topology.is_nic(str(name)):
-            raise TopologyError(f"{where}: no NIC {name!r} in {topology.source}")
-        if not isinstance(spec, dict) or not isinstance(spec.get("grpc"), str):
-            raise TopologyError(f"{where}: expected {{grpc: HOST:PORT, device_id: N}}")
-        try:
-            endpoints[str(name)] = Endpoint(spec["grpc"], int(spec.get("device_id", 1)))
-        except (TypeError, ValueError):
-            raise TopologyError(f"{where}.device_id: not an integer") from None
-        target = spec.get("target", "bmv2")
-        if target not in TARGETS:
-            raise TopologyError(f"{where}.target: {target!r} is not one of {', '.join(TARGETS)}")
-        targets[str(name)] = target
-    connections: dict[str, list[Any]] = {}
-    for i, pair in enumerate(data.get("connections") or []):
-        where = f"{path}: connections[{i}]"
-        if not (isinstance(pair, list) and len(pair) == 2 and all(p in endpoints for p in pair)):
-            raise TopologyError(f"{where}: expected [NIC, NIC], both listed under nics")
-        for me, peer in (pair, pair[::-1]):
-            mine = connections.setdefault(me, [])
-            conn = len(mine)
-            mine.append(NicConnection(conn, peer, QP_BASE + i, QP_BASE + i))
-    return endpoints, connections, targets
-
 
 def build_controller(args: argparse.Namespace) -> Any:
     """The Controller `mrc-ctl run` runs, every program loaded and every device given one, or the
     exit status after printing what went wrong (before anything is pushed)."""
-    from controller.cli import _ev_profile, _push_setup, parse_election_id, tofino_programs
+    from controller.cli import (
+        _ev_profile,
+        _push_setup,
+        error_line,
+        parse_election_id,
+        tofino_programs,
+    )
     from controller.daemon.controller import Controller, DaemonConfig, nic_specs
+    from controller.daemon.inventory import load_nics
     from controller.devices.session import Program
     from controller.devices.tofino_config import TofinoConfigError
     from controller.plan.usid import PlanError
@@ -104,7 +60,7 @@ def build_controller(args: argparse.Namespace) -> Any:
         else:
             nic_tofino = {}
     except (TofinoConfigError, ControlPlaneError, P4Error) as error:
-        print(f"error: {error}", file=sys.stderr)   # a bad output folder, P4Info or program
+        print(error_line(error), file=sys.stderr)   # a bad output folder, P4Info or program
         return 2
     election = None if args.election_id is None else parse_election_id(args.election_id)
     config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s,

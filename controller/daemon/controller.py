@@ -300,7 +300,7 @@ def run_forever(controller: Controller, stop: threading.Event, period_s: float =
 def nic_specs(endpoints: Mapping[str, Endpoint],
               connections: Mapping[str, Sequence[NicConnection]],
               targets: Mapping[str, str] | None = None) -> dict[str, NicSpec]:
-    """NicSpecs from an inventory's parts (command.load_nics); a NIC not in `targets` is
+    """NicSpecs from an inventory's parts (inventory.load_nics); a NIC not in `targets` is
     `bmv2`."""
     return {name: NicSpec(endpoint, tuple(connections.get(name, ())),
                           (targets or {}).get(name, "bmv2"))

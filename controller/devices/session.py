@@ -82,6 +82,9 @@ class Program:
     def from_files(cls, p4info: Path | str, device_config: Path | str) -> Program:
         """A P4Info file (text, JSON or binary) and a device config (IR JSON, or BMv2 JSON)."""
         schema = Schema.load(p4info)
+        if not schema.p4info.tables:   # an empty file, or bytes that parse as no P4Info
+            raise P4RuntimeConnectionError(f"{p4info}: not a program's P4Info (no tables)",
+                                           "INVALID_ARGUMENT")
         try:
             config = Path(device_config).read_bytes()
         except OSError as error:

@@ -10,7 +10,7 @@ import pytest
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from controller.daemon.command import load_nics
+from controller.daemon.inventory import load_nics
 from controller.daemon.probes import LinkProber, parse_probe, probe_frame
 from controller.plan.plan import FabricPlan
 from controller.plan.usid import carrier_usids
@@ -95,9 +95,13 @@ def test_a_health_file_round_trips_and_a_broken_one_is_named(tmp_path: Path) -> 
     ("[]", "expected a mapping with `nics:`"),
     ("nics: {nicX: {grpc: 'a:1'}}", "nics.nicX: no NIC 'nicX'"),
     ("nics: {nic0: {device_id: 1}}", "nics.nic0: expected {grpc"),
-    ("nics: {nic0: {grpc: 'a:1', device_id: x}}", "nics.nic0.device_id: not an integer"),
+    ("nics: {nic0: {grpc: 'a:1', device_id: x}}", "nics.nic0.device_id: expected an integer"),
     ("nics: {nic0: {grpc: 'a:1', target: tofino}}", "nics.nic0.target: 'tofino' is not one of"),
     ("nics: {nic0: {grpc: 'a:1'}}\nconnections: [[nic0, nic5]]", "connections[0]: expected"),
+    ("nics: {nic0: {grpc: 'a:1'}}\nconnections: 5", "2:14: error: connections: expected a list"),
+    ("nics: {nic0: {grpc: 'a:1'}}\nconnections:\n  - [nic0, nic0]",
+     "3:5: error: connections[0]: a connection from nic0 to itself"),
+    ("nics: {nic0: {grpc: 'a:1'}\n", "2:1: error: bad YAML: "),
 ])
 def test_a_bad_nic_inventory_is_named_by_file_and_field(tmp_path: Path, text: str,
                                                         message: str) -> None:
@@ -105,6 +109,15 @@ def test_a_bad_nic_inventory_is_named_by_file_and_field(tmp_path: Path, text: st
     path.write_text(text)
     with pytest.raises(TopologyError, match=message.replace("[", r"\[").replace("{", r"\{")):
         load_nics(str(path), load(MEDIUM))
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00nics: {}\n", bytes(range(256)) * 4])
+def test_a_binary_nic_inventory_is_one_error_line(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "nics.yaml"
+    path.write_bytes(data)
+    with pytest.raises(TopologyError) as error:
+        load_nics(str(path), load(MEDIUM))
+    assert str(error.value) == f"{path}: error: not UTF-8 text (invalid start byte)"
 
 
 def test_a_nic_inventory_gives_each_end_its_connections(tmp_path: Path) -> None:

@@ -52,3 +52,27 @@ def test_fabric_up_runs_and_stops(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "8 switch(es), 0 failed; entries: +200" in out
     assert "fabric tiny: 8 softswitches, 8 NIC ports" in out
+
+
+GARBAGE = bytes((i * 167 + 13) % 256 for i in range(600))   # not a protobuf, not UTF-8
+
+
+@pytest.mark.parametrize("command", ["push", "run"])
+@pytest.mark.parametrize(("name", "data", "reason"), [
+    ("p4info.bin", GARBAGE, "cannot read P4Info: not a binary P4Info (use .txt or .json for text)"),
+    ("p4info.txt", GARBAGE, "cannot read P4Info: not UTF-8 text (byte 1)"),
+    ("p4info.json", b"\xff\xfe{}", "cannot read P4Info: not UTF-8 text (byte 0)"),
+    ("p4info.bin", b"", "not a program's P4Info (no tables)"),
+])
+def test_a_hostile_p4info_is_one_error_line_naming_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, name: str,
+        data: bytes, reason: str) -> None:
+    p4info, config = tmp_path / name, tmp_path / "config.json"
+    p4info.write_bytes(data)
+    config.write_bytes(GARBAGE)
+    extra = ["--seconds", "0.1", "--state", str(tmp_path / "state")] if command == "run" else []
+    assert main([command, str(TINY), "--p4info", str(p4info), "--config", str(config),
+                 *extra]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {p4info}: {reason}\n"
+    assert not (tmp_path / "state").exists()   # refused before anything ran
