@@ -50,8 +50,8 @@ from controller.repair.repairer import ManagedNic, Repairer
 from controller.topology.model import Endpoint, Topology
 from p4rt import PacketIn
 
-SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "takeover",
-                "write_failed", "link_down", "link_up", "switch_down", "switch_up",
+SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "device_refused",
+                "takeover", "write_failed", "link_down", "link_up", "switch_down", "switch_up",
                 "probed_healthy", "verdict")
 MISSING_SHOWN = 5  # devices named when a target has no program
 
@@ -236,7 +236,7 @@ class Controller:
     def status_json(self) -> dict[str, object]:
         status = self.repairer.status_json(self.now_s)
         status["devices"] = {state: sorted(n for n, k in self.keepers.items() if k.state == state)
-                             for state in ("down", "connecting", "backup")
+                             for state in ("down", "connecting", "backup", "refused")
                              if any(k.state == state for k in self.keepers.values())}
         status["devices_ready"] = sum(k.ready for k in self.keepers.values())
         status["devices_total"] = len(self.keepers)

@@ -4,6 +4,8 @@ controller restarts, with no operator action.
 
 States: `down` → `connecting` → `backup` | `ready`; a stream that ends (the device rebooted, the
 network broke) takes a device back to `down`, and it is tried again with a doubling back-off.
+A desired state no retry can write (two planned entries for one key) makes it `refused`: said
+once, never retried.
 Connecting and reconciling run on a worker thread, so an unreachable or slow device never holds
 up the controller's loop; `tick(now_s)` moves the state on, and is all the loop calls.
 
@@ -24,7 +26,7 @@ from finsy.proto import p4r, rpc_code
 
 from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
-from controller.devices.reconcile import diff, read_requests
+from controller.devices.reconcile import PlanConflict, diff, read_requests
 from controller.devices.session import Program, channel_credentials
 from controller.devices.trim_sessions import held_sessions, session_changes
 from controller.plan.entries import PlannedEntry
@@ -129,6 +131,10 @@ class DeviceKeeper:
         job, self._job = self._job, None
         try:
             state, session, report = job.result()
+        except PlanConflict as error:   # the plan's own bug: retrying would loop for ever
+            self.session, self.state = None, "refused"
+            self._log({"event": "device_refused", "device": self.name, "error": str(error)})
+            return
         except (P4RuntimeClientError, OSError, ValueError) as error:
             self._down(now_s, str(error))
             return

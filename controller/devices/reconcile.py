@@ -142,6 +142,10 @@ def read_back(codec: PlanCodec, current: Iterable[p4r.Entity | bytes]
     return have
 
 
+class PlanConflict(ValueError):
+    """Two planned entries for one key: a plan bug no retry mends."""
+
+
 class _Wanted:
     """Canonical planned entries by key; a second entry for a key must be the same entry."""
 
@@ -159,8 +163,8 @@ class _Wanted:
         if other is canon:
             return canon
         if other != canon:
-            raise ValueError(f"the plan has two entries for one key: {other.describe()} "
-                             f"and {canon.describe()}")
+            raise PlanConflict(f"the plan has two entries for one key: {other.describe()} "
+                               f"and {canon.describe()}")
         return None
 
 

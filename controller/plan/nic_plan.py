@@ -147,6 +147,23 @@ class NicConnection:
     initial_psn: int = 0
 
 
+def _check_keys(where: str, name: str, connections: Sequence[NicConnection]) -> None:
+    """PlanError unless every connection has entries of its own: a connection to the NIC
+    itself, or two sharing a state index, a local QP or a (peer, peer QP), would give the NIC
+    two entries for one key, which no device can hold."""
+    seen: dict[tuple[str, object], NicConnection] = {}
+    for c in connections:
+        if c.peer == name:
+            raise PlanError(f"{where}: connection {c.conn} is to {name} itself")
+        for key, what in ((("conn", c.conn), f"state index {c.conn}"),
+                          (("qp", c.local_qp), f"local QP {c.local_qp:#x}"),
+                          (("peer", (c.peer, c.peer_qp)), f"{c.peer}'s QP {c.peer_qp:#x}")):
+            first = seen.setdefault(key, c)
+            if first is not c:
+                raise PlanError(f"{where}: its connections to {first.peer} and {c.peer} "
+                                f"share {what}")
+
+
 @dataclass(frozen=True)
 class NicPlan:
     """A NIC's table entries (in table order) and its clone sessions (session -> port)."""
@@ -194,6 +211,7 @@ class NicPlanner:
         if len(connections) > MAX_CONNECTIONS:
             raise PlanError(f"{where}: {len(connections)} connections, the NIC holds "
                             f"{MAX_CONNECTIONS}")
+        _check_keys(where, name, connections)
         qos = topo.qos
         entries = [PlannedEntry.default("nic_dscp", "set_dscp", {
             "trimmable": qos.dscp_trimmable, "trimmable_retx": qos.dscp_trimmable_retx,
