@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import ipaddress
 
+from controller.topology.bounds import MAX_PLANES, MAX_RADIX, MAX_SWITCH_INDEX
 from controller.topology.model import Nic, Switch, Tier
 
-MAX_PLANES = 14
-MAX_INDEX = 0x7FF
-MAX_PORT = 0x1FF  # bit<9> ports: 0xfe00..0xffff
+MAX_INDEX = MAX_SWITCH_INDEX
+MAX_PORT = MAX_RADIX - 1  # bit<9> ports: 0xfe00..0xffff
 UA_BASE = 0xFE00
 NIC_DECAP_USID = 0xFD00
 LOCAL_MIN = 0xF000  # every uSID >= this is local

@@ -9,6 +9,7 @@ host:(base_port + k) with device id k + 1.
 
 from __future__ import annotations
 
+from controller.topology.bounds import MAX_PLANES, MAX_RADIX
 from controller.topology.errors import TopologyError
 from controller.topology.model import Endpoint, Nic, QosConfig, Switch, Tier, Topology
 
@@ -26,11 +27,16 @@ def nic_name(index: int) -> str:
 
 
 def check_clos_shape(planes: int, radix: int, nics: int) -> None:
-    """Raise TopologyError unless (planes, radix, nics) makes a standard two-tier Clos."""
-    if planes < 1:
-        raise TopologyError(f"planes must be at least 1, not {planes}", field="planes")
+    """Raise TopologyError unless (planes, radix, nics) makes a standard two-tier Clos the
+    controller can address (bounds.py), before anything is built."""
+    if not 1 <= planes <= MAX_PLANES:
+        raise TopologyError(f"planes must be 1..{MAX_PLANES} (the uSID's plane nibble), not "
+                            f"{planes}", field="planes")
     if radix < 2 or radix % 2:
         raise TopologyError(f"radix must be even and at least 2, not {radix}", field="radix")
+    if radix > MAX_RADIX:
+        raise TopologyError(f"radix {radix} is above {MAX_RADIX}, the most ports a bit<9> port "
+                            "number addresses (controller/topology/bounds.py)", field="radix")
     limit = radix * radix // 2
     if not 1 <= nics <= limit:
         raise TopologyError(

@@ -16,6 +16,7 @@ from typing import Any
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
+from controller.topology.bounds import MAX_PLANES, MAX_RADIX, MAX_SWITCH_INDEX
 from controller.topology.errors import TopologyError
 from controller.topology.generate import (
     DEFAULT_BASE_PORT,
@@ -104,9 +105,9 @@ class _Reader(NodeReader):
         name = self.name(top["name"][1], "name")
         if "description" in top:
             self.str_(top["description"][1], "description")
-        planes = self.int_(top["planes"][1], "planes", 1, 4096)
+        planes = self.int_(top["planes"][1], "planes", 1, MAX_PLANES)
         radix_node = top["radix"][1]
-        radix = self.int_(radix_node, "radix", 2, 1 << 16)
+        radix = self.int_(radix_node, "radix", 2, MAX_RADIX)
         sid_block = DEFAULT_SID_BLOCK
         if "sid_block" in top:
             sid_block = self.sid_block(top["sid_block"][1])
@@ -255,13 +256,13 @@ class _Reader(NodeReader):
                 raise self.fail(tnode, f"{field}.tier", f"must be T0 or T1, not '{tier_text}'")
             tier = Tier(tier_text)
             plane = self.int_(got["plane"][1], f"{field}.plane", 0, topo.planes - 1)
-            index = self.int_(got["index"][1], f"{field}.index", 0)
+            index = self.int_(got["index"][1], f"{field}.index", 0, MAX_SWITCH_INDEX)
             where = (plane, tier, index)
             if where in places:
                 raise self.fail(got["index"][1], f"{field}.index",
                                 f"plane {plane} already has {tier} {index}: {places[where]}")
             places[where] = name
-            radix = (self.int_(got["radix"][1], f"{field}.radix", 1, 1 << 16)
+            radix = (self.int_(got["radix"][1], f"{field}.radix", 1, MAX_RADIX)
                      if "radix" in got else 0)
             if "endpoint" in got:
                 ep: Endpoint | None = self.endpoint(got["endpoint"][1], f"{field}.endpoint")
@@ -318,7 +319,7 @@ class _Reader(NodeReader):
             got = self.mapping(nnode, field, ("name", "index", "mac", "ports"),
                                ("name", "ports"))
             name = self.unique(got["name"][1], f"{field}.name", names)
-            index = self.int_(got["index"][1], f"{field}.index", 0) if "index" in got else i
+            index = self.int_(got["index"][1], f"{field}.index", 0, MAX_SWITCH_INDEX) if "index" in got else i
             if index in indices:
                 raise self.fail(got.get("index", got["name"])[1], f"{field}.index",
                                 f"NIC index {index} is already {indices[index]}'s")

@@ -4,6 +4,7 @@ the Topology link lookups and the `mrc-ctl topo` commands."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from controller import cli
 from controller.topology import sizing, yaml_io
+from controller.topology.bounds import MAX_PLANES, MAX_RADIX
 from controller.topology.errors import TopologyError
 from controller.topology.generate import generate
 from controller.topology.model import Endpoint, Link, PortRole, Tier, Topology
@@ -166,6 +168,32 @@ def test_generate_rejects_bad_shapes() -> None:
         generate(2, 4, 9)
     with pytest.raises(TopologyError, match="planes"):
         generate(0, 4)
+
+
+@pytest.mark.parametrize(("planes", "radix", "nics", "message"), [
+    (8, 65536, None, "radix 65536 is above 512, the most ports a bit<9> port number addresses"),
+    (1, 65536, 1_000_000, "radix 65536 is above 512"),   # was generated: 3.5 s, 490 MB
+    (15, 4, None, "planes must be 1..14 (the uSID's plane nibble), not 15"),
+])
+def test_generate_refuses_a_fabric_beyond_the_bounds_before_building_it(
+        planes: int, radix: int, nics: int | None, message: str) -> None:
+    with pytest.raises(TopologyError, match=re.escape(message)):
+        generate(planes, radix, nics)
+
+
+def test_the_largest_fabric_within_the_bounds_is_generated() -> None:
+    topo = generate(MAX_PLANES, MAX_RADIX)
+    assert (len(topo.nics), len(topo.switches)) == (131_072, 10_752)
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("radix: 4", "radix: 65536", "3:8: error: radix: 65536 is out of range (2..512)"),
+    ("planes: 2", "planes: 4096", "2:9: error: planes: 4096 is out of range (1..14)"),
+])
+def test_a_topology_file_beyond_the_bounds_is_refused_at_the_field(
+        old: str, new: str, where: str) -> None:
+    with pytest.raises(TopologyError, match=re.escape(where)):
+        yaml_io.loads(GOOD_CLOS.replace(old, new), "big.yaml")
 
 
 # --- validation: every error names the file, line and field ---------------------------------
