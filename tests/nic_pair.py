@@ -29,7 +29,7 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
            "port_down_drop": 20, "ev_skipped": 21, "ev_assumed_bad": 22, "ev_recovered": 23,
            "tx_no_path_drop": 24, "tx_probe_denied_drop": 25, "tx_port_balanced": 26,
-           "tx_bad_path_passed": 27}
+           "tx_bad_path_passed": 27, "rx_forged": 28, "rx_corrupt": 29}
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 
 
@@ -82,3 +82,27 @@ def return_address(side: Side, plane: int, t1_index: int) -> str:
 def template(me: Side, peer: Side, plane: int) -> int:
     """`me`'s path template towards `peer`'s row: the T1 and uA uSIDs left zero."""
     return carrier(t0_usid(plane, me.row), 0, t0_usid(plane, peer.row), 0, usid.NIC_DECAP_USID)
+
+
+def inner_udp_checksum(frame: bytes) -> int:
+    """The checksum a NIC gives a frame it sends on a plane port (NicComputeChecksum): csum16
+    over the inner IPv6 pseudo-header, the UDP header (checksum 0) and everything after it. The
+    frame is Ethernet | outer IPv6 | inner IPv6 | UDP | ... with no extension headers."""
+    inner = 14 + 40
+    udp = inner + 40
+    length = int.from_bytes(frame[udp + 4:udp + 6])
+    data = (frame[inner + 8:inner + 40] + length.to_bytes(4) + bytes(3) + frame[inner + 6:inner + 7]
+            + frame[udp:udp + 6] + bytes(2) + frame[udp + 8:udp + length])
+    if len(data) % 2:
+        data += bytes(1)
+    total = sum(int.from_bytes(data[i:i + 2]) for i in range(0, len(data), 2))
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def resealed(frame: bytes) -> bytes:
+    """A plane-side frame edited in a test, with the checksum its sender would have given it (a
+    NIC drops an arriving frame whose checksum fails as corrupt)."""
+    udp = 14 + 40 + 40
+    return frame[:udp + 6] + inner_udp_checksum(frame).to_bytes(2) + frame[udp + 8:]

@@ -49,7 +49,9 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 drop_malformed();   // the host sends MRC writes, probes and reports only
             } else {
                 host_tx.apply(hdr, meta, standard_metadata);
-                if (meta.host_report) {
+                if (meta.malformed) {
+                    drop_malformed();   // a probe or report naming an EV the connection lacks
+                } else if (meta.host_report) {
                     report_loss.apply(meta, true);
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), so that
                     // it can pace probes of it.

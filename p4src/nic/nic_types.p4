@@ -80,7 +80,17 @@ const bit<32> NIC_TX_PORT_BALANCED = 26;
 // A GOOD EV last seen on the connection's bad path, passed over (v1model: per look; TNA:
 // per pass).
 const bit<32> NIC_TX_BAD_PATH_PASSED = 27;
+// Feedback refused (not delivered, no EV state touched): a SACK or NACK naming an EV outside
+// the connection's EV set, or acknowledging or NACKing a PSN this NIC was never given to send
+// (InfiniBand's ghost ACK, TCP's ACK beyond SND.NXT).
+const bit<32> NIC_RX_FORGED = 28;
+// A packet from a plane port whose UDP checksum (over the inner packet and its payload) fails:
+// corrupt on the way, neither acknowledged nor delivered (v1model; TNA: see p4src/README.md).
+const bit<32> NIC_RX_CORRUPT = 29;
 const bit<32> NIC_COUNTERS = 32;
+
+// tx_psn_next: the PSN after the latest new one the host handed over, marked (0: none yet).
+const bit<25> PSN_SENT = 0x1000000;
 
 // The @field_list ids.
 #define FL_NIC_SACK 1
@@ -210,6 +220,11 @@ struct nic_metadata_t {
     bit<32>         digest_drops;
     bit<8>          ev_from;     // ev_state's move (tna/nic_state.p4, NIC_EV_STATE_MOVE)
     bit<8>          ev_to;
+    // The parser's checksum of feedback and probes (data's payload is past its reach) without
+    // the pseudo-header's next header: 0xFFEE when it holds (tna/nic_parser.p4).
+    bit<16>         fb_csum;
+    bit<16>         udp_residual;   // from the host: its UDP checksum less the source port
+    bit<32>         psn_next;       // tx_psn_next's new value (HostTx)
 #endif
 }
 

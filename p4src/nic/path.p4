@@ -126,6 +126,7 @@ control FeedbackHeaders(inout nic_headers_t hdr, in nic_metadata_t meta, in bit<
         hdr.meth.setInvalid();
         hdr.reth.setInvalid();
         hdr.immdt.setInvalid();
+        hdr.peth.setInvalid();   // (a probe's answer is a SACK)
     }
 }
 

@@ -165,7 +165,10 @@ class NicTest(P4RuntimeTest):
     # -- the fabric side: what NIC B sends ----------------------------------------------------
     def from_peer(self, inner: Packet, plane: int, ev: int, *, dscp: int = DSCP_TRIMMABLE,
                   ecn: int = ECT0) -> bytes:
-        """`inner` (IPv6 onwards) encapsulated as NIC B sends it to us on `plane` via `ev`."""
+        """`inner` (IPv6 onwards) encapsulated as NIC B sends it to us on `plane` via `ev`,
+        with the UDP checksum B gives it (a NIC drops what fails its checksum as corrupt)."""
+        if UDP in inner:
+            inner[UDP].chksum = None   # computed by scapy over the inner pseudo-header
         outer = IPv6(src=return_address(plane, t1_of(ev), PEER_ROW, PEER_UA),
                      dst=path_to(plane, t1_of(ev), PEER_ROW, MY_ROW, MY_UA),
                      nh=41, hlim=62, tc=(dscp << 2) | ecn, fl=compact_ev(plane, ev))
@@ -185,7 +188,7 @@ class NicTest(P4RuntimeTest):
         down (bit p: plane p)."""
         plane = ev % PLANES
         inner = (IPv6(src=PEER, dst=ME, nh=17, tc=DSCP_CONTROL << 2)
-                 / UDP(sport=0, dport=4791, chksum=0)
+                 / UDP(sport=0, dport=4791)
                  / BTH(opcode=Opcode.SACK, dest_qp=MY_QP, psn=cack)
                  / SETH(m=m, probe_response=pr, entropy=compact_ev(plane, ev), cack_psn=cack,
                         port_state=port_state)

@@ -26,10 +26,12 @@ class PortStateTest(NicTest):
         """(port, slot) of the one packet each host write becomes."""
         return [(port, ip.fl & 0xFF) for port, ip in (self.sent_on(psn) for psn in psns)]
 
-    def sack_in(self, ev: int, port_state: int) -> None:
-        """A SACK from the peer for our packet on `ev`, with its port-state bitmap."""
+    def sack_in(self, ev: int, port_state: int, *, probe_answer: bool = False) -> None:
+        """A SACK from the peer for our packet on `ev` (or, before we sent any, its answer to
+        a probe of `ev`: a SACK of nothing sent is a ghost), with its port-state bitmap."""
         self.send_packet(PLANE_PORT[ev % PLANES],
-                         self.peer_sack(ev, cack=0, port_state=port_state))
+                         self.peer_sack(ev, cack=0, port_state=port_state,
+                                        pr=int(probe_answer)))
         [(port, [data])] = self.receive_all(1).items()
         self.assertEqual(port, HOST_PORT)
         self.assertIsNotNone(sack_fields(data))
@@ -78,7 +80,7 @@ class PeerPortDownTest(PortStateTest):
     def runTest(self) -> None:
         self.enable_digest(DIGEST)
         self.configure()
-        self.sack_in(0, port_state=0b10)
+        self.sack_in(0, port_state=0b10, probe_answer=True)
         self.assertEqual(self.sends(range(8)),
                          [(PLANE_PORT[0], slot) for slot in (0, 2, 4, 6, 0, 2, 4, 6)])
         self.assertEqual(self.wait_count("tx_port_passed", 7), 7)
@@ -120,7 +122,7 @@ class EveryPlaneDownTest(PortStateTest):
     @autocleanup
     def runTest(self) -> None:
         self.configure()
-        self.sack_in(0, port_state=0b11)
+        self.sack_in(0, port_state=0b11, probe_answer=True)
         self.assertEqual(self.sends(range(4)),
                          [(PLANE_PORT[s % PLANES], s) for s in range(4)])
         self.ports_down(0, 1)

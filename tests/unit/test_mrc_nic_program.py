@@ -28,6 +28,7 @@ from nic_pair import (
     addr,
     carrier,
     locator,
+    resealed,
     return_address,
     t0_usid,
     t1_usid,
@@ -516,7 +517,7 @@ def sack_for(b: Nic, a: Nic, slot: int, m: int) -> bytes:
     out = by_port(b.receive(sent.port, sent.data))
     sack = Ether(out[sent.port])
     sack[SETH].m = m
-    return bytes(sack)
+    return resealed(bytes(sack))
 
 
 def test_skip_once_and_trimmed_nacks_skip_the_ev_lasthop_nacks_do_not(a: Nic, b: Nic) -> None:
@@ -679,7 +680,7 @@ def test_a_loss_on_an_ev_its_path_marked_lately_takes_out_that_ev_only(
     for ev in (0, 2):
         sack = Ether(by_port(b.receive(sent[ev].port, sent[ev].data))[sent[ev].port])
         sack[SETH].m = SackM.SKIP_ONCE
-        a.receive(sent[ev].port, bytes(sack))   # both paths queue: ECN echoed at 1000 µs
+        a.receive(sent[ev].port, resealed(bytes(sack)))   # both paths queue: ECN echoed at 1000 µs
     now[0] = 1100
     a.report_loss(2)                 # a loss found on EV 2 within 100 µs: a queue's as likely
     assert a.ev_state(2) == ASSUMED_BAD and a.sw.register("bad_path").read(A.conn) == 0
@@ -828,13 +829,13 @@ def test_every_plane_down_at_the_peer_ignores_the_peer_bitmap(a: Nic, b: Nic) ->
     sent = one(a.write(0))
     sack = Ether(by_port(b.receive(sent.port, sent.data))[sent.port])
     sack[SETH].port_state = 0b11
-    a.receive(sent.port, bytes(sack))
+    a.receive(sent.port, resealed(bytes(sack)))
     assert writes(a, range(1, 8)) == [(PLANE_PORT[s % PLANES], s) for s in range(1, 8)]
     assert a.count("tx_port_passed") == 0
     # With plane 0 down here and plane 1 at the peer: plane 1 (the one this NIC can send on).
     a.ports_down(0)
     sack[SETH].port_state = 0b10
-    a.receive(sent.port, bytes(sack))
+    a.receive(sent.port, resealed(bytes(sack)))
     assert {port for port, _ in writes(a, range(8, 12))} == {PLANE_PORT[1]}
 
 

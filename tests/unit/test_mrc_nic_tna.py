@@ -28,6 +28,7 @@ from nic_pair import (
     Side,
     addr,
     locator,
+    resealed,
     t1_usid,
     template,
 )
@@ -348,7 +349,8 @@ def test_skip_assumed_bad_refill_probes_and_reports(programs: dict[str, CheckedP
                             pkt = Ether(back.data)
                             pkt[SETH].m = 2
                             run.step(
-                                f"psn {psn} always-skip", a.sw.process_packet(back.port, bytes(pkt))
+                                f"psn {psn} always-skip",
+                                a.sw.process_packet(back.port, resealed(bytes(pkt))),
                             )
                 else:
                     over_the_wire(run, f"psn {psn}", a, sent, edit)

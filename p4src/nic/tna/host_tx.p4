@@ -33,6 +33,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     bit<16> backup_row;   // its offset among the backups: backup_index * planes
 
 #include "../tx_tables.p4"
+#include "ev_set.p4"
 
     RegisterAction<bit<8>, bit<32>, bit<8>>(peer_port_state) peer_read = {
         void apply(inout bit<8> value, out bit<8> rv) {
@@ -127,6 +128,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             rv = value;
         }
     };
+    // New data: feedback may now name its PSN (nothing past it: tx_psn_next).
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent = {
+        void apply(inout bit<32> value) {
+            value = meta.psn_next;
+        }
+    };
     RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_read = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
@@ -190,6 +197,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     apply {
         bool known = tx_connection.apply().hit;
         cells = (bit<32>)meta.conn * EV_SLOTS;
+        ev_set_span.apply();
+        // A probe, or a report of an unanswered probe, names an EV: one of the connection's.
+        bool names_ev = hdr.bth.opcode == OP_PROBE
+                        || (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0;
+        bit<16> named_ev = hdr.bth.opcode == OP_PROBE ? hdr.peth.probe_id
+                                                      : hdr.peth.probe_id & ~REPORT_PROBE_FLAG;
         if (!known) {
             // dropped and counted by the default action
         } else if (meta.pass_kind == RESUB_HOST_MARK) {
@@ -209,29 +222,34 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 meta.path_key = 0;
             }
             bad_path_set.execute((bit<32>)meta.conn);
-        } else if (hdr.bth.opcode == OP_EV_REPORT) {
-            // A loss the host's timer found: the EV its PSN left on, or the probed EV.
-            meta.host_report = true;
-            if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
+        } else if (hdr.peth.isValid()) {
+            // (Nested: the data path below does not wait for ev_set_span.)
+            if (names_ev && named_ev >= (bit<16>)meta.ev_mask + 1 + ev_span) {
+                meta.malformed = true;   // no such EV: nothing to probe, nothing to take out
+            } else if (hdr.bth.opcode == OP_EV_REPORT) {
+                // A loss the host's timer found: the EV its PSN left on, or the probed EV.
+                meta.host_report = true;
+                if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
+                    meta.ev = hdr.peth.probe_id[7:0];
+                } else {
+                    meta.ev = psn_read.execute((bit<32>)meta.conn * PSN_WINDOW
+                                               + (bit<32>)hdr.bth.psn[9:0]);
+                }
+                report_begin.apply(meta, true);
+                bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
+                NIC_COUNT(NIC_HOST_REPORT);
+                if (state != (bit<8>)EV_ASSUMED_BAD) {
+                    ev = meta.ev;
+                    again(RESUB_HOST_MARK);
+                    meta.resub.drops = meta.digest_drops;
+                }
+            } else if (hdr.bth.opcode == OP_PROBE) {
+                // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
+                meta.host_probe = true;
                 meta.ev = hdr.peth.probe_id[7:0];
-            } else {
-                meta.ev = psn_read.execute((bit<32>)meta.conn * PSN_WINDOW
-                                           + (bit<32>)hdr.bth.psn[9:0]);
+                meta.slot_chosen = true;
+                ev_path.apply();
             }
-            report_begin.apply(meta, true);
-            bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
-            NIC_COUNT(NIC_HOST_REPORT);
-            if (state != (bit<8>)EV_ASSUMED_BAD) {
-                ev = meta.ev;
-                again(RESUB_HOST_MARK);
-                meta.resub.drops = meta.digest_drops;
-            }
-        } else if (hdr.bth.opcode == OP_PROBE) {
-            // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
-            meta.host_probe = true;
-            meta.ev = hdr.peth.probe_id[7:0];
-            meta.slot_chosen = true;
-            ev_path.apply();
         } else {
             // Data: the first pass, or the second with what the first asked for.
             if (meta.pass_kind == RESUB_TX_FIX) {
@@ -316,6 +334,11 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             } else {
                 // The first pass of a data packet, or a second one choosing again after a DENIED
                 // EV: the cursor, the port state, one slot.
+                if (meta.pass_kind == RESUB_NONE && hdr.bth.retransmit == 0) {
+                    // New data (the host sends it in PSN order): feedback may now name it.
+                    meta.psn_next = (bit<32>)PSN_SENT | (bit<32>)(hdr.bth.psn + 1);
+                    psn_sent.execute((bit<32>)meta.conn);
+                }
                 bit<32> cursor;
                 if (meta.pass_kind == RESUB_TX_RECHOOSE) {
                     cursor_add = (bit<8>)meta.resub.move + 1;

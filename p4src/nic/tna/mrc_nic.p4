@@ -200,7 +200,9 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 drop_malformed();   // the host sends MRC writes, probes and reports only
             } else {
                 host_tx.apply(hdr, meta);
-                if (meta.host_report) {
+                if (meta.malformed) {
+                    drop_malformed();   // a probe or report naming an EV the connection lacks
+                } else if (meta.host_report) {
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), from the
                     // pass that ends it.
                     if (!meta.resubmit) {

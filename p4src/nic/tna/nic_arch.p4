@@ -8,6 +8,11 @@
 
 #define NIC_ARCH_TNA
 
+// The ingress parser's sum of a SACK, NACK or probe from a plane port, UDP checksum included
+// and the pseudo-header's next header (0x0011) left out, when the checksum holds: 0xFFFF - 0x11
+// (tna/nic_parser.p4).
+const bit<16> FB_CSUM_OK = 0xFFEE;
+
 // Drop the packet: the ingress sets drop_ctl at its end (tna/mrc_nic.p4).
 #define NIC_DROP() meta.drop = true
 // The pass's one nic_counter event (a TNA Counter is reached once per packet and pass).

@@ -16,6 +16,15 @@
 
 parser NicIngressParser(packet_in packet, out nic_headers_t hdr, out nic_metadata_t meta,
                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    // The UDP checksum of what arrives from a plane port, over every byte the parser reads: the
+    // whole of a SACK, NACK or probe (checked in PlaneRx), not a data packet's payload, which
+    // a Tofino parser never reaches (p4src/README.md). The pseudo-header's next header sits
+    // in the high byte of IPv6's word; it is 17 here, so FB_CSUM_OK leaves it out instead.
+    Checksum() fb_csum;
+    // From the host: its UDP checksum less the source port this NIC rewrites (the compact EV),
+    // so that the deparser can add the new one back (Tofino's residual: v1model recomputes).
+    Checksum() host_csum;
+
     state start {
         packet.extract(ig_intr_md);
         transition select(ig_intr_md.resubmit_flag) {
@@ -68,6 +77,8 @@ parser NicIngressParser(packet_in packet, out nic_headers_t hdr, out nic_metadat
 
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
+        // The pseudo-header (payload_len stands for the UDP length: no extension headers).
+        fb_csum.add({hdr.ipv6.src_addr, hdr.ipv6.dst_addr, hdr.ipv6.payload_len});
         transition select(hdr.ipv6.next_hdr) {
             PROTO_UDP: parse_udp;
             default: accept;
@@ -76,6 +87,9 @@ parser NicIngressParser(packet_in packet, out nic_headers_t hdr, out nic_metadat
 
     state parse_udp {
         packet.extract(hdr.udp);
+        fb_csum.add(hdr.udp);
+        host_csum.subtract({hdr.udp.src_port, hdr.udp.checksum});
+        host_csum.subtract_all_and_deposit(meta.udp_residual);
         transition select(hdr.udp.dst_port) {
             MRC_UDP_PORT: parse_bth;
             default: accept;
@@ -84,6 +98,7 @@ parser NicIngressParser(packet_in packet, out nic_headers_t hdr, out nic_metadat
 
     state parse_bth {
         packet.extract(hdr.bth);
+        fb_csum.add(hdr.bth);
         transition select(hdr.bth.opcode) {
             OP_WRITE_FIRST: parse_meth;
             OP_WRITE_MIDDLE: parse_meth;
@@ -117,30 +132,41 @@ parser NicIngressParser(packet_in packet, out nic_headers_t hdr, out nic_metadat
     state parse_seth {
         packet.extract(hdr.seth);
         packet.extract(hdr.cc_state);
+        fb_csum.add({hdr.seth, hdr.cc_state});
+        meta.fb_csum = fb_csum.get();
         transition accept;
     }
 
     state parse_neth {
         packet.extract(hdr.neth);
+        fb_csum.add(hdr.neth);
+        meta.fb_csum = fb_csum.get();
         transition accept;
     }
 
     state parse_peth {
         packet.extract(hdr.peth);
+        fb_csum.add(hdr.peth);
+        meta.fb_csum = fb_csum.get();
         transition accept;
     }
 }
 
 // The resubmit header (a second pass), the SACK/NACK copy (Mirror, from the mirror header the
 // ingress filled), the EV event (Digest: its P4Info name is v1model's digest's, the type's
-// name), then the headers. No checksums: UDP checksums are zero (v1model/nic_parser.p4).
+// name), then the headers; what leaves for the fabric from the host gets its UDP checksum back
+// with the new source port (the parser's residual).
 control NicIngressDeparser(packet_out packet, inout nic_headers_t hdr, in nic_metadata_t meta,
                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Resubmit() resubmit;
     Mirror() mirror;
     @name(".ev_event_t") Digest<ev_event_t>() ev_event;
+    Checksum() udp_csum;
 
     apply {
+        if (hdr.outer_ipv6.isValid()) {   // (only what goes to the fabric has one)
+            hdr.udp.checksum = udp_csum.update({hdr.udp.src_port, meta.udp_residual});
+        }
         if (ig_dprsr_md.resubmit_type == NIC_RESUBMIT) {
             resubmit.emit(meta.resub);
         }
@@ -196,8 +222,15 @@ parser NicEgressParser(packet_in packet, out nic_headers_t hdr, out nic_metadata
     }
 }
 
+// A SACK or NACK is all headers: its UDP checksum is theirs (v1model's NicComputeChecksum).
 control NicEgressDeparser(packet_out packet, inout nic_headers_t hdr, in nic_metadata_t meta) {
+    Checksum() udp_csum;
+
     apply {
+        hdr.udp.checksum = udp_csum.update({
+            hdr.ipv6.src_addr, hdr.ipv6.dst_addr, 16w0, hdr.udp.length, 24w0, hdr.ipv6.next_hdr,
+            hdr.udp.src_port, hdr.udp.dst_port, hdr.udp.length,
+            hdr.bth, hdr.seth, hdr.cc_state, hdr.neth});
         packet.emit(hdr.ethernet);
         packet.emit(hdr.outer_ipv6);
         packet.emit(hdr.ipv6);

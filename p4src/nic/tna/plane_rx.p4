@@ -33,6 +33,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     EvProbeAnswered() probe_answered;
     EvProbeRecovered() probe_recovered;
 #include "../rx_tables.p4"
+#include "ev_set.p4"
 
     bit<32> cell;
     bit<8>  port_state;       // the peer's port-state bitmap in its SACK or NACK
@@ -43,6 +44,11 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<8>  turn;             // the ring's rotation: expected mod 64
     bit<64> lap;              // the window's bits (after the rotation) in the expected PSN's lap
 
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent_read = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+    };
     RegisterAction<bit<8>, bit<32>, bit<8>>(peer_port_state) peer_write = {
         void apply(inout bit<8> value) {
             value = port_state;
@@ -436,6 +442,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     apply {
         port_plane.apply();
         bool known_qp = local_qp.apply().hit;
+        ev_set_span.apply();
         rx_psn = hdr.bth.psn - meta.rx_initial_psn;
         // A second pass first: its packet was well formed and of a known QP in pass 1, and its
         // work waits for nothing pass 1's checks compute (Tofino's stages: tna/mrc_nic.p4).
@@ -508,54 +515,70 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 // dropped on arrival, as a lossy link would
             } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
                 meta.malformed = true;
+            } else if ((hdr.seth.isValid() || hdr.neth.isValid() || hdr.peth.isValid())
+                       && meta.fb_csum != FB_CSUM_OK) {
+                // Corrupt on the way (the parser's sum: feedback and probes, whose every byte
+                // it reads; a data packet's payload is past its reach, p4src/README.md).
+                NIC_COUNT(NIC_RX_CORRUPT);
             } else if (!known_qp) {
                 NIC_COUNT(NIC_RX_UNKNOWN_QP);
             } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
                 // Feedback for what this NIC sent: the reflected compact EV names the EV, and the
-                // peer's port-state bitmap says which of its planes can still receive.
+                // peer's port-state bitmap says which of its planes can still receive. Nothing
+                // naming what this NIC never sent is believed (v1model/plane_rx.p4).
                 bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
-                port_state = hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state;
-                peer_write.execute((bit<32>)meta.conn);
-                meta.ev = entropy[7:0];
-                cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
-                meta.path_key = PATH_SEEN | (bit<32>)meta.rx_plane << 16
-                          | (bit<32>)hdr.outer_ipv6.dst_addr[95:80];
-                path_learn.execute(cell);
-                if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
-                    ce_note.execute(cell);   // its path queues (the bad path's test)
-                }
-                bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
-                            (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
-                bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
-                if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                    bool reached;
-                    probe_answered.apply(meta, hdr.seth.m, reached);
-                    bit<8> before = state_move.execute(cell);
-                    if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
-                        probe_recovered.apply(meta);
-                        bad_path_clear.execute((bit<32>)meta.conn);
-                        again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
-                    }
-                } else if (skip && meta.ev_min_active <= meta.ev_mask) {
-                    // (A connection whose floor is its whole EV set never passes one over.)
-                    to_skip();
-                    if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
-                        again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
-                    }
-                } else if (bad) {
-                    mark_bad.apply(meta, false);
-                    if (state_move.execute(cell) != (bit<8>)EV_ASSUMED_BAD) {   // a read
-                        again(RESUB_FB_MARK, 0);
-                        meta.resub.drops = meta.digest_drops;
-                    }
-                }
-                if (hdr.seth.isValid()) {
-                    NIC_COUNT(NIC_RX_SACK);
+                bit<32> sent = psn_sent_read.execute((bit<32>)meta.conn);
+                bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
+                bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
+                bool ghost = sent == 0 ? !answer : ((named - sent[23:0]) & 0x800000) == 0;
+                if (ghost || (bit<16>)entropy[7:0] >= (bit<16>)meta.ev_mask + 1 + ev_span) {
+                    NIC_COUNT(NIC_RX_FORGED);   // not delivered, no EV state touched
                 } else {
-                    NIC_COUNT(NIC_RX_NACK);
+                    port_state = hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state;
+                    peer_write.execute((bit<32>)meta.conn);
+                    meta.ev = entropy[7:0];
+                    cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+                    meta.path_key = PATH_SEEN | (bit<32>)meta.rx_plane << 16
+                              | (bit<32>)hdr.outer_ipv6.dst_addr[95:80];
+                    path_learn.execute(cell);
+                    if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
+                        ce_note.execute(cell);   // its path queues (the bad path's test)
+                    }
+                    bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
+                                (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
+                    bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
+                    if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
+                        bool reached;
+                        probe_answered.apply(meta, hdr.seth.m, reached);
+                        bit<8> before = state_move.execute(cell);
+                        if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
+                            probe_recovered.apply(meta);
+                            bad_path_clear.execute((bit<32>)meta.conn);
+                            again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
+                        }
+                    } else if (skip && meta.ev_min_active <= meta.ev_mask) {
+                        // (A connection whose floor is its whole EV set never passes one over.)
+                        to_skip();
+                        if (state_move.execute(cell) == (bit<8>)EV_GOOD) {
+                            again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
+                        }
+                    } else if (bad) {
+                        mark_bad.apply(meta, false);
+                        if (state_move.execute(cell) != (bit<8>)EV_ASSUMED_BAD) {   // a read
+                            again(RESUB_FB_MARK, 0);
+                            meta.resub.drops = meta.digest_drops;
+                        }
+                    }
+                    if (hdr.seth.isValid()) {
+                        NIC_COUNT(NIC_RX_SACK);
+                    } else {
+                        NIC_COUNT(NIC_RX_NACK);
+                    }
+                    // the host transport retransmits and completes
+                    meta.rx_deliver = !meta.resubmit;
                 }
-                meta.rx_deliver = !meta.resubmit;   // the host transport retransmits and completes
-            } else if (hdr.peth.isValid()) {
+            } else if (hdr.peth.isValid() && hdr.bth.opcode == OP_PROBE) {
+                // (An EV report, OP_EV_REPORT, is the host's to its own NIC: malformed here.)
                 // A probe of one of the peer's paths: answered in pass 2 (the window's other half);
                 // it consumes no PSN and carries nothing for the host.
                 NIC_COUNT(NIC_RX_PROBE);

@@ -6,6 +6,7 @@
 
 #include "nic_state.p4"
 #include "port_state.p4"
+#include "ev_set.p4"
 
 // A look's state for a GOOD EV on the connection's bad path (bad_path): passed over as an
 // ASSUMED_BAD one is (its own state is left GOOD).
@@ -47,6 +48,8 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.host_report = true;
             if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
                 meta.ev = hdr.peth.probe_id[7:0];
+                meta.malformed = !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
+                                                (bit<16>)hdr.peth.probe_id[14:0]);
             } else {
                 psn_ev.read(meta.ev,
                             (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
@@ -55,8 +58,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
             meta.host_probe = true;
             meta.ev = hdr.peth.probe_id[7:0];
-            meta.slot_chosen = true;
+            meta.slot_chosen = nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
+                                             hdr.peth.probe_id);
+            meta.malformed = !meta.slot_chosen;   // no such EV: nothing to probe
         } else {
+            if (hdr.bth.retransmit == 0) {
+                // New data (the host sends it in PSN order): feedback may now name it.
+                tx_psn_next.write((bit<32>)meta.conn, PSN_SENT | (bit<25>)(hdr.bth.psn + 1));
+            }
             bit<32> cursor;
             tx_cursor.read(cursor, (bit<32>)meta.conn);
             cells = (bit<32>)meta.conn * EV_SLOTS;

@@ -117,14 +117,39 @@ parser NicParser(packet_in packet, out nic_headers_t hdr, inout nic_metadata_t m
     }
 }
 
+// The inner UDP checksum covers what the fabric must not change, end to end: the IPv6
+// pseudo-header, UDP, the BTH and every MRC header after it (invalid ones are skipped), and for
+// data the payload (the ICRC's role in RoCEv2). The outer header is the fabric's to rewrite.
+#define NIC_UDP_CHECKSUM_FIELDS { \
+        hdr.ipv6.src_addr, hdr.ipv6.dst_addr, 16w0, hdr.udp.length, 24w0, \
+        hdr.ipv6.next_hdr, hdr.udp.src_port, hdr.udp.dst_port, hdr.udp.length, \
+        hdr.bth, hdr.meth, hdr.reth, hdr.immdt, hdr.seth, hdr.cc_state, hdr.neth, hdr.peth }
+
+// What arrives from the fabric is checked (a failure sets checksum_error; the plane side drops
+// the packet unless a switch trimmed it, which zeroes the checksum of a payload it cut off).
 control NicVerifyChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
-    apply { }
+    apply {
+        verify_checksum_with_payload(
+            hdr.outer_ipv6.isValid() && hdr.udp.isValid() && hdr.bth.isValid(),
+            NIC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, HashAlgorithm.csum16);
+    }
 }
 
-// UDP checksums are zero (RFC 6935 allows it inside a tunnel; RoCEv2 relies on its ICRC, which
-// this reference NIC does not compute: both ends are ours).
+// What leaves for the fabric gets its checksum here: data and probes over their payload (this
+// NIC rewrote the UDP source port: the compact EV); SACKs and NACKs over their headers only,
+// which is the whole of them once truncated (SACK_FRAME_BYTES, NACK_FRAME_BYTES) — the payload
+// still behind them here is the packet they were made of.
 control NicComputeChecksum(inout nic_headers_t hdr, inout nic_metadata_t meta) {
-    apply { }
+    apply {
+        update_checksum_with_payload(
+            hdr.outer_ipv6.isValid() && hdr.udp.isValid() && hdr.bth.isValid()
+                && !hdr.seth.isValid() && !hdr.neth.isValid(),
+            NIC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, HashAlgorithm.csum16);
+        update_checksum(
+            hdr.outer_ipv6.isValid() && hdr.udp.isValid() && hdr.bth.isValid()
+                && (hdr.seth.isValid() || hdr.neth.isValid()),
+            NIC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, HashAlgorithm.csum16);
+    }
 }
 
 control NicDeparser(packet_out packet, in nic_headers_t hdr) {

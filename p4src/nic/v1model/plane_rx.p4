@@ -9,6 +9,7 @@
 #include "nic_state.p4"
 #include "ev_state_change.p4"
 #include "loss_injector.p4"
+#include "ev_set.p4"
 
 control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 inout standard_metadata_t standard_metadata) {
@@ -44,6 +45,13 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // dropped on arrival, as a lossy link would
         } else if (!meta.plane_port || !hdr.outer_ipv6.isValid() || !hdr.bth.isValid()) {
             meta.malformed = true;
+        } else if (standard_metadata.checksum_error == 1
+                   && hdr.outer_ipv6.dscp != meta.dscp_trimmed
+                   && hdr.outer_ipv6.dscp != meta.dscp_trimmed_lasthop) {
+            // Corrupt on the way (NicVerifyChecksum): not acknowledged, not delivered; the
+            // sender's loss detection resends it. (A trimmed packet's checksum is 0: its payload
+            // is gone. It only asks for a resend.)
+            nic_counter.count(NIC_RX_CORRUPT);
         } else if (!known_qp) {
             nic_counter.count(NIC_RX_UNKNOWN_QP);
         } else if (hdr.seth.isValid() || hdr.neth.isValid()) {
@@ -51,29 +59,43 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // the peer's port-state bitmap says which of its planes can still receive (a port
             // back up is simply a bit clear in the next SACK or NACK).
             bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
-            peer_port_state.write((bit<32>)meta.conn,
-                                  hdr.seth.isValid() ? hdr.seth.port_state : hdr.neth.port_state);
-            meta.ev = entropy[7:0];
-            cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
-            bit<2> state;
-            ev_state.read(state, cell);
-            bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
-                        (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
-            bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
-            if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
-                ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
+            // Nothing is believed that names what this NIC never sent: a PSN at or past the one
+            // after the latest new PSN the host handed over (a probe's answer before any data
+            // names the PSN before the first: nothing), or an EV outside the connection's set.
+            bit<25> sent;
+            tx_psn_next.read(sent, (bit<32>)meta.conn);
+            bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
+            bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
+            bool ghost = sent == 0 ? !answer : ((named - sent[23:0]) & 0x800000) == 0;
+            if (ghost || !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
+                                        (bit<16>)entropy[7:0])) {
+                nic_counter.count(NIC_RX_FORGED);   // not delivered, no EV state touched
+            } else {
+                peer_port_state.write((bit<32>)meta.conn, hdr.seth.isValid()
+                                      ? hdr.seth.port_state : hdr.neth.port_state);
+                meta.ev = entropy[7:0];
+                cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+                bit<2> state;
+                ev_state.read(state, cell);
+                bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
+                            (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
+                bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
+                if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
+                    ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
+                }
+                if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
+                    probe_answered.apply(meta, hdr.seth.m);
+                } else if (skip && state == EV_GOOD && meta.ev_min_active <= meta.ev_mask) {
+                    // (A connection whose floor is its whole EV set never passes one over.)
+                    to_skip();
+                } else if (bad) {
+                    mark_bad.apply(meta, false);
+                }
+                nic_counter.count(hdr.seth.isValid() ? NIC_RX_SACK : NIC_RX_NACK);
+                meta.rx_deliver = true;   // the host transport retransmits and completes
             }
-            if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                probe_answered.apply(meta, hdr.seth.m);
-            } else if (skip && state == EV_GOOD && meta.ev_min_active <= meta.ev_mask) {
-                // (A connection whose floor is its whole EV set never passes one over.)
-                to_skip();
-            } else if (bad) {
-                mark_bad.apply(meta, false);
-            }
-            nic_counter.count(hdr.seth.isValid() ? NIC_RX_SACK : NIC_RX_NACK);
-            meta.rx_deliver = true;   // the host transport retransmits and completes
-        } else if (hdr.peth.isValid()) {
+        } else if (hdr.peth.isValid() && hdr.bth.opcode == OP_PROBE) {
+            // (An EV report, OP_EV_REPORT, is the host's to its own NIC: malformed here.)
             // A probe of one of the peer's paths: answer with a SACK (PR=1) of the window as it
             // is; a probe consumes no PSN and carries nothing for the host.
             bit<24> expected;
