@@ -39,7 +39,16 @@ from mrc_transport.host import Host
 from mrc_transport.ports import FabricPort, FramePort, NanomsgDevice, PortClosed
 from mrc_transport.runner import Filter, Runner, Wire
 from mrc_transport.sender import OP_EV_REPORT
-from mrc_transport.wire import BTH, HOST_MAC, NIC_MAC, WRITE_OPCODES, Opcode, data_packet
+from mrc_transport.wire import (
+    BTH,
+    HOST_MAC,
+    NIC_MAC,
+    SETH,
+    WRITE_OPCODES,
+    Opcode,
+    compact_ev,
+    data_packet,
+)
 from p4rt import SwitchConnection
 from softswitch.runtime.ports.nanomsg import MsgType, decode, encode, packet_out
 
@@ -550,3 +559,99 @@ def test_a_nanomsg_device_frames_as_softswitch_and_demultiplexes_by_port(
             two.send(b"after close")
     finally:
         switch.socket.close()
+
+
+# -- soak: hostile and faulty wire ---------------------------------------------------------------
+
+SOAK_SEED = int(os.environ.get("SOAK_SEED", "24"))
+SETH_AT = BTH_AT + 12
+
+
+def sealed(frame: bytes) -> bytes:
+    """`frame` (a plane frame) with the UDP checksum a NIC would give it: what a forger who
+    knows the format sends."""
+    from nic_pair import resealed
+    return resealed(frame)
+
+
+class HostileWire:
+    """A wire filter that, seeded, corrupts frames (a bit flipped past the outer header: the
+    NIC's checksum must catch it), replaces feedback with forgeries that pass the checksum (a
+    cumulative PSN far past anything sent, an ALWAYS_SKIP for an EV no connection has, an EV
+    report posing as a probe) and drops some outright; each kind counted."""
+
+    def __init__(self, seed: int, rate: float) -> None:
+        self.rng = random.Random(seed)
+        self.rate = rate
+        self.done: dict[str, int] = dict.fromkeys(
+            ("corrupt_data", "corrupt_feedback", "ghost", "foreign_ev", "report", "dropped"), 0)
+
+    def __call__(self, frame: bytes) -> bytes | None:
+        rng = self.rng
+        if rng.random() >= self.rate or len(frame) <= SETH_AT:
+            return frame
+        kind = rng.choice(("corrupt", "corrupt", "forge", "forge", "drop"))
+        if kind == "drop":
+            self.done["dropped"] += 1
+            return None
+        if kind == "corrupt":
+            at = rng.randrange(14 + 40, len(frame))   # inner header, MRC headers or payload
+            self.done["corrupt_data" if is_data(frame) else "corrupt_feedback"] += 1
+            return frame[:at] + bytes([frame[at] ^ (1 << rng.randrange(8))]) + frame[at + 1:]
+        if frame[BTH_AT] != Opcode.SACK:
+            return frame
+        how = rng.choice(("ghost", "foreign_ev", "report"))
+        self.done[how] += 1
+        pkt = Ether(frame)
+        seth = pkt[SETH]
+        if how == "ghost":   # a cumulative PSN far ahead of the sender
+            seth.cack_psn = (seth.cack_psn + rng.randrange(64, 1 << 22)) % (1 << 24)
+        elif how == "foreign_ev":   # ALWAYS_SKIP for EV 200 + (the connections have 12)
+            ev = 200 + rng.randrange(56)
+            seth.m, seth.probe_response, seth.entropy = 2, 0, compact_ev(ev % 2, ev)
+        else:   # the host's own EV report (0xDF), as if from the fabric
+            pkt[BTH].opcode = OP_EV_REPORT
+        forged = bytes(pkt)
+        return sealed(forged)
+
+
+SOAK_ROUNDS = int(os.environ.get("SOAK_ROUNDS", "4"))
+
+
+@pytest.mark.slow
+def test_soak_every_byte_arrives_through_corrupt_and_forged_frames(link: Link) -> None:
+    """Two NICs and their transports under a hostile wire (HostileWire, 15 % of frames, seeded
+    by SOAK_SEED) both ways while checked transfers run, SOAK_ROUNDS rounds of writes over the
+    same memory: every byte arrives, every write completes once at both ends, in order, and each
+    NIC counted what it refused."""
+    hostile = HostileWire(SOAK_SEED, 0.15)
+    link.set_filter(hostile)
+    sizes = {A: (64 * KIB, 16 * KIB, 40 * KIB), B: (48 * KIB, 8 * KIB)}
+    writes: dict[Side, list[tuple[int, int, bytes]]] = {A: [], B: []}
+    for round_ in range(SOAK_ROUNDS):
+        this_round: dict[Side, list[tuple[int, int, bytes]]] = {A: [], B: []}
+        for side, lengths in sizes.items():
+            va = VA
+            for i, size in enumerate(lengths):
+                data = payload(size, SOAK_SEED * 1000 + round_ * 10 + i + (5 if side is B else 0))
+                this_round[side].append((link.hosts[side].sender.write(data, va), va, data))
+                va += size
+            writes[side] += this_round[side]
+        link.run_until(lambda: link.idle() and all(
+            len(link.completions[peer]) == len(writes[side]) for side, peer in ((A, B), (B, A))),
+            timeout=240)
+        for side, peer in ((A, B), (B, A)):
+            for _, va, data in this_round[side]:
+                assert link.memory(peer, va, len(data)) == data, (round_, side.name, va)
+    print(f"SOAK_SEED={SOAK_SEED} SOAK_ROUNDS={SOAK_ROUNDS}: {hostile.done}")
+    assert hostile.done["corrupt_data"] and hostile.done["ghost"] and hostile.done["foreign_ev"]
+    assert hostile.done["report"]
+    for side, peer in ((A, B), (B, A)):
+        sender = link.hosts[side].sender
+        assert link.completed[side] == [msn for msn, _, _ in writes[side]]
+        assert link.completions[peer] == [(msn, va, len(data), None)
+                                          for msn, va, data in writes[side]]
+        assert sender.counters["sent"] == sum(
+            -(-len(data) // sender.config.mtu) for _, _, data in writes[side])
+        conn = link.conns[side]
+        assert count(conn, "rx_corrupt") > 0 and count(conn, "rx_forged") > 0
