@@ -20,13 +20,15 @@ from pathlib import Path
 
 from softswitch.errors import ControlPlaneError, P4Error, StfError
 from softswitch.ir.checked import CheckedProgram
+from softswitch.limits import DEFAULT_LIMITS, Limits, add_limit_options, limits_from_options
 
 # Subcommand handlers get the parsed arguments and return the exit status.
 Handler = Callable[[argparse.Namespace], int]
 
 
 def load_program(path: str, include_dirs: Sequence[str] = (),
-                 defines: Sequence[str] = (), arch: str | None = None) -> CheckedProgram:
+                 defines: Sequence[str] = (), arch: str | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> CheckedProgram:
     """A checked program from P4 source or IR JSON (shared by the subcommands); `arch` None:
     the architecture its include file names."""
     from softswitch.compiler import load_program as load
@@ -34,7 +36,7 @@ def load_program(path: str, include_dirs: Sequence[str] = (),
 
     if not Path(path).is_file():
         raise P4Error(f"{path}: no such file")
-    return load(path, include_dirs, parse_defines(defines), arch)
+    return load(path, include_dirs, parse_defines(defines), arch, limits)
 
 
 def _save_ir(checked: CheckedProgram, path: str) -> None:
@@ -102,7 +104,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     p4infos = _p4info_outputs(args)
     ir_path = _ir_output(args)
     arch = chosen_arch(args.target, args.arch)
-    checked = load_program(args.program, args.include_dirs, args.defines, arch)
+    checked = load_program(args.program, args.include_dirs, args.defines, arch,
+                           limits_from_options(args))
     if checked.arch == "tna" and not args.program.endswith(".json"):
         from softswitch.frontend.tofino_stages import stage_bounds
 
@@ -126,7 +129,8 @@ def cmd_stf(args: argparse.Namespace) -> int:
     from softswitch.stf.runner import run_stf
     from softswitch.stf.script import read_stf
 
-    checked = load_program(args.program, args.include_dirs, args.defines, args.arch)
+    checked = load_program(args.program, args.include_dirs, args.defines, args.arch,
+                           limits_from_options(args))
     trace = print if args.log_console else None
     failed = 0
     for test in args.tests:
@@ -155,6 +159,7 @@ def _add_source_options(parser: argparse.ArgumentParser) -> None:
                         help="add DIR to the #include search path")
     parser.add_argument("-D", dest="defines", metavar="NAME[=V]", action="append", default=[],
                         help="define a preprocessor macro (value 1 when omitted)")
+    add_limit_options(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

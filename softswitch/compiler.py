@@ -12,6 +12,7 @@ from softswitch.frontend.preprocess import PreprocessedSource, preprocess
 from softswitch.frontend.typecheck import check
 from softswitch.ir.checked import CheckedProgram
 from softswitch.ir.serialize import load_ir
+from softswitch.limits import DEFAULT_LIMITS, LimitError, Limits
 
 
 def compile_file(
@@ -19,6 +20,7 @@ def compile_file(
     include_dirs: Sequence[str | Path] = (),
     defines: Mapping[str, str] | None = None,
     arch: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> CheckedProgram:
     """Preprocess (with the predefined macros of the architecture's compiler), parse and check
     a P4_16 program.
@@ -26,9 +28,9 @@ def compile_file(
     `arch` ("v1model" or "tna", as ``--arch``) or, when None, the architecture file the program
     includes decides the architecture; a program including the other one's file is refused.
     Raises the P4Error for a bad program: the first syntax error, or the type errors (a P4Errors
-    when there are several)."""
-    source, chosen = _preprocess(path, include_dirs, defines or {}, arch)
-    return check(parse(source), source_file=str(path), arch=chosen)
+    when there are several); a LimitError for one over `limits`."""
+    source, chosen = _preprocess(path, include_dirs, defines or {}, arch, limits)
+    return check(parse(source), source_file=str(path), arch=chosen, limits=limits)
 
 
 def _preprocess(
@@ -36,19 +38,22 @@ def _preprocess(
     include_dirs: Sequence[str | Path],
     defines: Mapping[str, str],
     arch: str | None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[PreprocessedSource, str]:
     """The preprocessed program and its architecture. Without `arch` the program is read with
     p4c-bm2-ss's macros first and, when it turns out to include tna.p4, again with bf-p4c's (as
     bf-p4c would have read it: `#if __TARGET_TOFINO__` may choose other text)."""
     wanted = architecture(arch).name if arch is not None else "v1model"
     try:
-        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines})
-    except P4Error:
-        if arch is not None:
+        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines},
+                            limits)
+    except P4Error as exc:
+        if arch is not None or isinstance(exc, LimitError):
             raise
         # maybe text only bf-p4c's macros let through (`#ifndef __TARGET_TOFINO__ #error`)
         try:
-            source = preprocess(path, include_dirs, {**architecture("tna").predefined, **defines})
+            source = preprocess(path, include_dirs,
+                                {**architecture("tna").predefined, **defines}, limits)
         except P4Error:
             source = None
         if source is None or arch_of_files(source.files) != "tna":
@@ -57,7 +62,8 @@ def _preprocess(
     included = arch_of_files(source.files)
     if arch is None and included is not None and included != wanted:
         wanted = included
-        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines})
+        source = preprocess(path, include_dirs, {**architecture(wanted).predefined, **defines},
+                            limits)
         included = arch_of_files(source.files)
     if included is not None and included != wanted:
         raise P4Error(
@@ -72,15 +78,16 @@ def load_program(
     include_dirs: Sequence[str | Path] = (),
     defines: Mapping[str, str] | None = None,
     arch: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> CheckedProgram:
     """A program from P4 source, or from the IR JSON that `softswitch compile --ir` wrote (which
     records its architecture; a different `arch` is refused)."""
     if str(path).endswith(".json"):
-        checked = load_ir(path)
+        checked = load_ir(path, limits)
         if arch is not None and architecture(arch).name != checked.arch:
             raise P4Error(f"{path}: the IR is of a {checked.arch} program, not {arch}")
         return checked
-    return compile_file(path, include_dirs, defines, arch)
+    return compile_file(path, include_dirs, defines, arch, limits)
 
 
 def parse_defines(items: Sequence[str]) -> dict[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from softswitch.engine import codegen, codegen_tna, tna_objects
+from softswitch.engine.codegen_info import ExternInfo
 from softswitch.engine.externs import (
     CounterArray,
     Digest,
@@ -41,6 +42,22 @@ def _log_format(msg: str, values: tuple[int, ...]) -> str:
     return "".join(out)
 
 
+# The extern kinds whose instances are arrays of cells allocated with the program (v1model's
+# and TNA's); the checker bounds each one's size, this their sum.
+_ARRAY_KINDS = frozenset({"counter", "meter", "register", "Counter", "Meter", "Register"})
+
+
+def _check_state_cells(externs: list[ExternInfo], program: CheckedProgram) -> None:
+    """Refuse a program whose register, counter and meter arrays together hold more cells
+    than its limits allow, before any is allocated."""
+    total = 0
+    for x in externs:
+        if x.kind in _ARRAY_KINDS:
+            total += int(x.args.get("size", 0) or 0)
+            program.limits.check("state_cells", f"{x.kind} '{x.name}' brings the program's "
+                                 "register, counter and meter cells", total)
+
+
 class Switch:
     """A running switch for one checked program: v1model (V1Pipeline) or TNA (TnaPipeline),
     with the same control-plane API."""
@@ -54,6 +71,7 @@ class Switch:
         tna = self.arch == "tna"
         generator = codegen_tna if tna else codegen
         gen: codegen.GeneratedProgram = generator.generate(program, trace=trace is not None)
+        _check_state_cells(gen.externs, program)
         self.generated = gen
         self.generated_source = gen.source
         self.pre = PacketReplicationEngine()

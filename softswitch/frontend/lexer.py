@@ -10,7 +10,7 @@ the parser reports them as "unknown character" everywhere else.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,8 +142,12 @@ LocationFn = Callable[[int, int], SourceLocation]
 
 def tokenize(text: str, location: LocationFn) -> list[Token]:
     """The tokens of `text`, ending with an EOF token; `location` maps (line, col) for errors."""
-    toks: list[Token] = []
-    append = toks.append
+    return list(iter_tokens(text, location))
+
+
+def iter_tokens(text: str, location: LocationFn) -> Iterator[Token]:
+    """The tokens of `text` as they are lexed (the parser takes them as it needs them, so the
+    first syntax error of a long file comes without lexing the rest), ending with EOF."""
     match = _TOKEN_RE.match
     pos = 0
     line = 1
@@ -152,7 +156,7 @@ def tokenize(text: str, location: LocationFn) -> list[Token]:
     while pos < n:
         m = match(text, pos)
         if m is None:
-            append(Token(UNEXPECTED, text[pos], pos, pos + 1, line, pos - line_start + 1))
+            yield Token(UNEXPECTED, text[pos], pos, pos + 1, line, pos - line_start + 1)
             pos += 1
             continue
         kind = m.lastgroup
@@ -168,17 +172,17 @@ def tokenize(text: str, location: LocationFn) -> list[Token]:
                 k = word
             else:
                 k = ID
-            append(Token(k, word, pos, end, line, pos - line_start + 1))
+            yield Token(k, word, pos, end, line, pos - line_start + 1)
         elif kind == "punct":
             p = m.group()
-            append(Token(p, p, pos, end, line, pos - line_start + 1))
+            yield Token(p, p, pos, end, line, pos - line_start + 1)
         elif kind == "num":
             col = pos - line_start + 1
             if end < n and _WORD_CHAR_RE.match(text, end):
                 bad = re.match(r"[A-Za-z0-9_]*", text[end:])
                 lexeme = m.group() + (bad.group() if bad else "")
                 raise P4SyntaxError(f"malformed integer literal '{lexeme}'", location(line, col))
-            append(_int_token(m.group(), pos, end, line, col, location))
+            yield _int_token(m.group(), pos, end, line, col, location)
         elif kind == "str":
             col = pos - line_start + 1
             sm = _STRING_BODY_RE.match(text, end)
@@ -186,7 +190,7 @@ def tokenize(text: str, location: LocationFn) -> list[Token]:
                 raise P4SyntaxError("unterminated string literal", location(line, col))
             end = sm.end()
             raw = text[pos:end]
-            append(Token(STRING, raw, pos, end, line, col, value=_unescape(raw[1:-1])))
+            yield Token(STRING, raw, pos, end, line, col, value=_unescape(raw[1:-1]))
             nls = raw.count("\n")
             if nls:
                 line += nls
@@ -202,8 +206,7 @@ def tokenize(text: str, location: LocationFn) -> list[Token]:
                 line_start = text.rfind("\n", pos, end) + 1
         # "ws" and "lc" produce nothing
         pos = end
-    append(Token(EOF, "", n, n, line, n - line_start + 1))
-    return toks
+    yield Token(EOF, "", n, n, line, n - line_start + 1)
 
 
 def _int_token(lexeme: str, pos: int, end: int, line: int, col: int, location: LocationFn) -> Token:

@@ -19,6 +19,7 @@ in instantiations) raise `UnsupportedError`.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -26,7 +27,16 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 from softswitch.errors import P4Error, P4SyntaxError, SourceLocation, UnsupportedError
 from softswitch.frontend import ast
-from softswitch.frontend.lexer import EOF, ID, INT, KEYWORDS, STRING, UNEXPECTED, Token, tokenize
+from softswitch.frontend.lexer import (
+    EOF,
+    ID,
+    INT,
+    KEYWORDS,
+    STRING,
+    UNEXPECTED,
+    Token,
+    iter_tokens,
+)
 
 __all__ = ["SourceText", "parse", "parse_file", "parse_text"]
 
@@ -121,13 +131,32 @@ _STRUCT_LIKE = {"header": ast.HeaderDecl, "header_union": ast.HeaderUnionDecl,
 _DIRECTIONS = frozenset(["in", "out", "inout"])
 
 
+# Tokens lexed before parsing starts; each time the parser runs past the tokens lexed so far,
+# twice as many more are lexed and the top-level declaration it was in is parsed again.
+_FIRST_TOKENS = 4096
+
+
 class _Parser:
+    """The parser state. Tokens are lexed as parsing needs them, so that the first syntax error
+    of a long file (10 MB of garbage) comes at once, not after lexing all of it: reading past
+    the tokens lexed so far raises IndexError (every token access indexes `toks`; `peek` raises
+    it too), which `program` answers by lexing more and parsing the declaration again."""
+
     def __init__(self, source: SourceText) -> None:
         self.src = source
-        self.toks: list[Token] = tokenize(source.text, source.location)
+        self._lexer = iter_tokens(source.text, source.location)
+        self.toks: list[Token] = []
+        self._lexed_all = False
+        self._lex(_FIRST_TOKENS)
         self.i = 0
         # Type names in scope: [0] holds the top-level declarations, the rest type parameters.
         self.type_scopes: list[set[str]] = [set()]
+        self._declared: list[str] = []  # names added to type_scopes[0], in order
+
+    def _lex(self, n: int) -> None:
+        """Lex up to `n` more tokens."""
+        self.toks.extend(itertools.islice(self._lexer, n))
+        self._lexed_all = bool(self.toks) and self.toks[-1].kind == EOF
 
     # -- token helpers ---------------------------------------------------------------------
 
@@ -136,7 +165,13 @@ class _Parser:
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Token:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+        toks = self.toks
+        j = self.i + k
+        if j < len(toks):
+            return toks[j]
+        if not self._lexed_all:
+            raise IndexError(j)  # `program` lexes more and parses the declaration again
+        return toks[-1]
 
     def advance(self) -> Token:
         t = self.toks[self.i]
@@ -200,7 +235,9 @@ class _Parser:
         return any(name in scope for scope in self.type_scopes)
 
     def declare_type(self, name: str) -> None:
-        self.type_scopes[0].add(name)
+        if name not in self.type_scopes[0]:
+            self.type_scopes[0].add(name)
+            self._declared.append(name)
 
     def push_type_params(self, params: list[ast.TypeParameter]) -> None:
         self.type_scopes.append({p.name for p in params})
@@ -212,10 +249,25 @@ class _Parser:
 
     def program(self) -> ast.Program:
         decls: list[ast.Declaration] = []
-        while self.tok.kind != EOF:
-            if self.accept(";"):
-                continue
-            decls.append(self.declaration())
+        more = _FIRST_TOKENS
+        while True:
+            start, declared = self.i, len(self._declared)
+            try:
+                if self.tok.kind == EOF:
+                    break
+                if not self.accept(";"):
+                    decls.append(self.declaration())
+            except IndexError:
+                if self._lexed_all:
+                    raise  # not the end of the tokens lexed so far: a parser bug
+                # ran past the tokens lexed so far: undo the declaration, lex more, again
+                self.i = start
+                for name in self._declared[declared:]:
+                    self.type_scopes[0].discard(name)
+                del self._declared[declared:]
+                del self.type_scopes[1:]
+                more *= 2
+                self._lex(more)
         return ast.Program(declarations=decls, loc=self.src.location(1, 1))
 
     def declaration(self) -> ast.Declaration:

@@ -57,6 +57,7 @@ class ParserMixin:
             size = self.const_int(self._typed(d.size, scope), scope, "value_set size")
             if size <= 0:
                 raise P4TypeError("value_set size must be positive", d.size.loc)
+            self.limits.check("size", f"value_set '{d.name}' size", size, d.size.loc)
             scope.declare(d.name, d, d.loc)
         elif isinstance(d, ast.InstanceDecl):
             self.instance(d, scope)

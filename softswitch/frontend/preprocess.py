@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from softswitch.errors import P4SyntaxError, SourceLocation
+from softswitch.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ARCH_DIR", "BMV2_PREDEFINED", "PreprocessedSource", "preprocess"]
 
@@ -220,7 +221,12 @@ class _Macro:
 
 
 class _NeedMoreLines(Exception):
-    """A macro call's argument list continues on the next source line."""
+    """A macro call's argument list continues on the next source line: `closers` more ``)``
+    than ``(`` must come (0: the next line opens it)."""
+
+    def __init__(self, closers: int) -> None:
+        super().__init__(closers)
+        self.closers = closers
 
 
 def _error(message: str, loc: Loc) -> P4SyntaxError:
@@ -228,13 +234,26 @@ def _error(message: str, loc: Loc) -> P4SyntaxError:
 
 
 class _Expander:
-    """Macro table and expansion (C semantics: arguments pre-expanded, result rescanned)."""
+    """Macro table and expansion (C semantics: arguments pre-expanded, result rescanned).
 
-    def __init__(self) -> None:
+    Every substitution is charged the characters it produces against `limits.macro_expansion`:
+    a rescanned result is charged again when it expands, so the work of nested macros, not
+    just their output, is bounded (doubling macros stop after a megabyte, not at 2**40)."""
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.macros: dict[str, _Macro] = {}
+        self.limits = limits
+        self.expanded = 0  # characters substituted so far
+        self._names_re: re.Pattern[str] | None = None  # the macro names, rebuilt on change
+        self._hide_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
 
     def mentions_macro(self, text: str) -> bool:
-        return bool(self.macros) and any(w in self.macros for w in _IDENT_RE.findall(text))
+        if not self.macros:
+            return False
+        if self._names_re is None:
+            names = "|".join(sorted(map(re.escape, self.macros), key=len, reverse=True))
+            self._names_re = re.compile(rf"(?<![A-Za-z0-9_])(?:{names})(?![A-Za-z0-9_])")
+        return self._names_re.search(text) is not None
 
     def define(self, toks: list[_Tok], loc: Loc) -> None:
         """``toks``: what follows ``#define``."""
@@ -278,6 +297,7 @@ class _Expander:
         body = self._normalize_body(_strip_ws(toks[i:]))
         self._check_body(name, params, body)
         self.macros[name] = _Macro(name, params, variadic, tuple(body))
+        self._names_re = None
 
     @staticmethod
     def _normalize_body(toks: list[_Tok]) -> list[_Tok]:
@@ -302,8 +322,25 @@ class _Expander:
                 if j >= len(body) or body[j].text not in params:
                     raise _error(f"'#' is not followed by a parameter in macro '{name}'", t.loc)
 
+    def charge(self, characters: int, loc: Loc) -> None:
+        """Count `characters` of expansion work done at `loc` against limits.macro_expansion."""
+        self.expanded += characters
+        if self.expanded > self.limits.macro_expansion:
+            raise self.limits.refuse("macro_expansion", "macro expansion", self.expanded,
+                                     SourceLocation(*loc))
+
+    def _hiding(self, hide: frozenset[str], name: str) -> frozenset[str]:
+        """`hide` with `name` added, one shared set per distinct result: an expansion's
+        tokens each hold one, and a set per token took a kilobyte a token."""
+        key = (hide, name)
+        found = self._hide_sets.get(key)
+        if found is None:
+            found = self._hide_sets[key] = hide | {name}
+        return found
+
     def undefine(self, name: str) -> None:
         self.macros.pop(name, None)
+        self._names_re = None
 
     # -- expansion ------------------------------------------------------------------------------
 
@@ -329,7 +366,7 @@ class _Expander:
                 out.append(t)
                 continue
             if macro.params is None:
-                body = self._substitute(macro, [], t.hide | {macro.name}, t.loc)
+                body = self._substitute(macro, [], self._hiding(t.hide, macro.name), t.loc)
                 stack.extend(reversed(body))
                 continue
             j = len(stack) - 1
@@ -337,7 +374,7 @@ class _Expander:
                 j -= 1
             if j < 0:
                 if next_line_opens_paren:
-                    raise _NeedMoreLines
+                    raise _NeedMoreLines(0)
                 out.append(t)
                 continue
             if stack[j].text != "(":
@@ -345,7 +382,7 @@ class _Expander:
                 continue
             del stack[j:]
             args, rparen = self._collect_args(macro, t, stack, can_extend)
-            hide = (t.hide & rparen.hide) | {macro.name}
+            hide = self._hiding(t.hide & rparen.hide, macro.name)
             stack.extend(reversed(self._substitute(macro, args, hide, t.loc)))
         return out
 
@@ -358,7 +395,7 @@ class _Expander:
         while True:
             if not stack:
                 if can_extend:
-                    raise _NeedMoreLines
+                    raise _NeedMoreLines(depth + 1)
                 raise _error(f"unterminated argument list invoking macro '{macro.name}'",
                              name_tok.loc)
             t = stack.pop()
@@ -422,9 +459,11 @@ class _Expander:
             else:
                 out.append(b)
                 i += 1
+        self.charge(sum(len(t.text) for t in out), loc)
+        # one hide set shared by the tokens that add nothing to it
         return [
             _Tok(_WS if t.kind == _NL else t.kind, " " if t.kind == _NL else t.text, loc, True,
-                 t.hide | hide)
+                 hide if t.hide <= hide else t.hide | hide)
             for t in out
         ]
 
@@ -657,9 +696,11 @@ class _FileContext:
 
 
 class _Preprocessor:
-    def __init__(self, include_dirs: Sequence[Path]) -> None:
+    def __init__(self, include_dirs: Sequence[Path], limits: Limits = DEFAULT_LIMITS) -> None:
         self.include_dirs = include_dirs
-        self.expander = _Expander()
+        self.limits = limits
+        self.bytes_read = 0  # of every file read, each time (limits.source_bytes)
+        self.expander = _Expander(limits)
         self.out = _Output()
         self.stack: list[Path] = []  # resolved paths of the files being read
         self.files: list[str] = []
@@ -667,11 +708,11 @@ class _Preprocessor:
     # -- files ----------------------------------------------------------------------------------
 
     def run_file(self, path: Path, display: str, include_loc: Loc | None) -> None:
+        where = SourceLocation(*include_loc) if include_loc else None
         try:
             # undecodable bytes survive as lone surrogates, so that comments may hold them
-            raw = path.read_bytes().decode("utf-8", errors="surrogateescape")
+            raw = self._read(path, display, where).decode("utf-8", errors="surrogateescape")
         except OSError as exc:
-            where = SourceLocation(*include_loc) if include_loc else None
             raise P4SyntaxError(f"cannot read {display}: {exc.strerror}", where) from None
         raw = raw.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as cpp drops it
         text = _blank_comments(raw.replace("\r\n", "\n"), display)
@@ -689,6 +730,16 @@ class _Preprocessor:
             self.stack.pop()
         if ctx.conds:
             raise _error("unterminated conditional directive (missing #endif)", ctx.conds[0].loc)
+
+    def _read(self, path: Path, display: str, where: SourceLocation | None) -> bytes:
+        """The bytes of `path`, charged to limits.source_bytes (its size is checked first, so
+        a huge file is refused without reading it)."""
+        size = path.stat().st_size
+        self.limits.check("source_bytes", f"reading {display}", self.bytes_read + size, where)
+        data = path.read_bytes()
+        self.bytes_read += len(data)
+        self.limits.check("source_bytes", f"reading {display}", self.bytes_read, where)
+        return data
 
     def _run_lines(self, ctx: _FileContext) -> None:
         lines, file = ctx.lines, ctx.display
@@ -732,14 +783,39 @@ class _Preprocessor:
                 break
             except RecursionError:
                 raise _error("macro calls nested too deeply", (file, first + 1, 1)) from None
-            except _NeedMoreLines:
-                toks.append(_Tok(_NL, "\n", (file, last + 1, len(lines[last]) + 1)))
-                toks.extend(_tokenize(lines[nxt], file, nxt + 1))
-                last = nxt
+            except _NeedMoreLines as need:
+                # Every try expands all of it again: charged as expansion, so that a chain of
+                # multi-line calls cannot take quadratic time unbounded.
+                self.expander.charge(len(toks), (file, first + 1, 1))
+                last = self._take_lines(ctx, toks, last, need.closers)
         self.out.tokens(result, file, first + 1)
         for k in range(first + 1, last + 1):
             self.out.blank(file, k + 1)
         return last + 1
+
+    def _take_lines(self, ctx: _FileContext, toks: list[_Tok], last: int, closers: int) -> int:
+        """Append to `toks` the lines after `last` up to the one where `closers` more ``)``
+        than ``(`` have come (the call's arguments are collected unexpanded: raw parentheses
+        close it), or up to a directive or the end; return the last line taken. All at once:
+        a line at a time, a call spanning n lines cost n tries."""
+        lines, file = ctx.lines, ctx.display
+        need = closers
+        while last + 1 < len(lines) and _DIRECTIVE_RE.match(lines[last + 1]) is None:
+            nxt = last + 1
+            toks.append(_Tok(_NL, "\n", (file, last + 1, len(lines[last]) + 1)))
+            new = _tokenize(lines[nxt], file, nxt + 1)
+            toks.extend(new)
+            last = nxt
+            for t in new:
+                if t.text == "(":
+                    need += 1
+                elif t.text == ")":
+                    need -= 1
+                    if need <= 0:
+                        return last
+            if need <= 0:
+                return last
+        return last
 
     # -- directives -----------------------------------------------------------------------------
 
@@ -863,7 +939,7 @@ class _Preprocessor:
         if target is None:
             raise _error(f"cannot find include file '{name}'", where)
         resolved = target.resolve()
-        if resolved in self.stack and not self._guard_defined(target):
+        if resolved in self.stack and not self._guard_defined(target, SourceLocation(*where)):
             chain = " -> ".join(p.name for p in [*self.stack, resolved])
             raise _error(f"#include cycle: {chain}", where)
         if len(self.stack) >= _MAX_INCLUDE_DEPTH:
@@ -882,11 +958,11 @@ class _Preprocessor:
                 return p
         return None
 
-    def _guard_defined(self, path: Path) -> bool:
+    def _guard_defined(self, path: Path, where: SourceLocation) -> bool:
         """Whether ``path`` is wrapped in an include guard whose macro is now defined."""
         try:
-            text = _blank_comments(path.read_text(encoding="utf-8", errors="replace"),
-                                   str(path))
+            data = self._read(path, str(path), where)
+            text = _blank_comments(data.decode("utf-8", errors="replace"), str(path))
         except (OSError, P4SyntaxError):
             return False
         lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
@@ -910,14 +986,16 @@ def preprocess(
     path: Path | str,
     include_dirs: Sequence[Path | str] = (),
     defines: Mapping[str, str] = {},  # read only, so a shared default is safe
+    limits: Limits = DEFAULT_LIMITS,
 ) -> PreprocessedSource:
-    """Preprocess the P4 file ``path``; raise P4SyntaxError (located) on any problem.
+    """Preprocess the P4 file ``path``; raise P4SyntaxError (located) on any problem, and a
+    LimitError past `limits` (source bytes read, macro expansion).
 
     ``defines`` holds ``-D NAME[=VALUE]`` definitions (use "1" when there is no value); a name
     may carry a parameter list, e.g. ``{"SQUARE(x)": "((x)*(x))"}``.
     """
     main = Path(path)
-    pp = _Preprocessor([Path(d) for d in include_dirs])
+    pp = _Preprocessor([Path(d) for d in include_dirs], limits)
     for name, value in defines.items():
         pp.define_from_command_line(name, value)
     if not main.is_file():

@@ -170,6 +170,8 @@ class TableMixin:
             n = self.const_int(self._typed(v, scope), scope, f"table '{t.name}' property {name}")
             if n < 0:  # p4c: priority_delta must fit an unsigned integer (0 is accepted)
                 raise P4TypeError(f"table '{t.name}' property {name} must be positive", v.loc)
+            if name == "size":
+                self.limits.check("size", f"table '{t.name}' size", n, v.loc)
         elif name in self.arch.bool_properties:
             self.expr(v, scope)
             if not isinstance(v.type, BoolType) or v.value is None:

@@ -59,6 +59,7 @@ from softswitch.frontend.types import (
     unwrap_newtype,
 )
 from softswitch.ir.checked import CheckedProgram
+from softswitch.limits import DEFAULT_LIMITS, Limits
 
 # The widest bit<W>/int<W>/varbit<W> softswitch accepts; far beyond any real header field, and a
 # bound keeps a typo like bit<99999999999> from exhausting memory.
@@ -82,13 +83,15 @@ _BASE_TYPES: dict[str, Type] = {
 }
 
 
-def check(program: ast.Program, source_file: str = "", arch: str = "v1model") -> CheckedProgram:
+def check(program: ast.Program, source_file: str = "", arch: str = "v1model",
+          limits: Limits = DEFAULT_LIMITS) -> CheckedProgram:
     """Type-check `program` in place and return it with its package (v1model's V1Switch, or
     TNA's Switch of one Pipeline) bound.
 
     Raises the error when there is one, a P4Errors (sorted, the first error's location and
-    message) when there are several."""
-    return Checker(source_file, arch).run(program)
+    message) when there are several. Types and instances over `limits` (header stacks, values
+    per instance, sizes) are errors too."""
+    return Checker(source_file, arch, limits).run(program)
 
 
 class _InternalError(P4Error):
@@ -103,8 +106,11 @@ class _ErrorLimit(Exception):
 class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, InitializerMixin):
     """Holds the state of one check: the top scope, error/match_kind members and caches."""
 
-    def __init__(self, source_file: str = "", arch: str = "v1model") -> None:
+    def __init__(self, source_file: str = "", arch: str = "v1model",
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.source_file = source_file
+        self.limits = limits
+        self._value_counts: dict[Type, int] = {}  # values an instance of a type holds
         self.arch: Architecture = architecture(arch)
         self.top = Scope()
         self.errors: list[str] = []
@@ -172,6 +178,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
             source_file=self.source_file,
             arch=self.arch.name,
             pipe_name=pipe_name(main) if self.arch.name == "tna" else "",
+            limits=self.limits,
         )
         if self.arch.name == "tna":
             for exc in tofino_rule_errors(checked):  # what bf-p4c refuses for Tofino
@@ -304,9 +311,13 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
             n = self.const_int(self._typed(ref.size, scope), scope, "a header stack size")
             if n <= 0:
                 raise P4TypeError(f"header stack size must be positive, got {n}", ref.size.loc)
-            return HeaderStackType(et, n)
+            self.limits.check("header_stack", f"header stack {et}[{n}]", n, ref.size.loc)
+            return self.bounded(HeaderStackType(et, n), ref.loc)
         if isinstance(ref, ast.TupleTypeRef):
-            return TupleType(tuple(self.resolve_type(e, scope) for e in ref.elements))
+            tt = TupleType(tuple(self.resolve_type(e, scope) for e in ref.elements))
+            self.limits.check("type_fields", f"an instance of {tt}", self.value_count(tt),
+                              ref.loc)
+            return tt
         if isinstance(ref, ast.NamedTypeRef):
             return self._named_type(ref, scope)
         raise P4TypeError(f"unexpected type {type(ref).__name__}", ref.loc)
@@ -370,9 +381,32 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
         bindings = {tp.name: a for tp, a in zip(decl.type_params, args)}
         name = f"{decl.name}<{', '.join(map(str, args))}>"
         fields = tuple((f, substitute(t, bindings)) for f, t in generic.fields)
-        t = type(generic)(name, fields)
+        t = self.bounded(type(generic)(name, fields), ref.loc)
         self._generic_structs[key] = t
         return t
+
+    def bounded(self, t: StructLikeType | HeaderStackType, loc: SourceLocation) -> Any:
+        """`t`, checked against limits.type_fields: nested structs (or stacks of stacks of
+        structs) multiply, and every packet holds an instance of its headers and metadata."""
+        self.limits.check("type_fields", f"an instance of {t}", self.value_count(t), loc)
+        return t
+
+    def value_count(self, t: Type) -> int:
+        """The values an instance of `t` holds: fields flattened, stack elements and
+        validity bits counted (a type variable as one)."""
+        found = self._value_counts.get(t)
+        if found is not None:
+            return found
+        if isinstance(t, HeaderStackType):
+            count = t.size * self.value_count(t.element) + 1  # + nextIndex
+        elif isinstance(t, StructLikeType):
+            count = sum(self.value_count(ft) for _, ft in t.fields) + isinstance(t, HeaderType)
+        elif isinstance(t, TupleType):
+            count = sum(self.value_count(e) for e in t.elements)
+        else:
+            count = 1
+        self._value_counts[t] = count
+        return count
 
     # -- parameters -----------------------------------------------------------------------------
 
@@ -484,7 +518,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
         cls = {ast.HeaderDecl: HeaderType, ast.HeaderUnionDecl: HeaderUnionType}.get(
             type(d), StructType
         )
-        d.resolved = cls(d.name, tuple(fields))
+        d.resolved = self.bounded(cls(d.name, tuple(fields)), d.loc)
         scope.declare(d.name, d, d.loc)
 
     def enum(self, d: ast.EnumDecl, scope: Scope) -> None:
@@ -689,6 +723,10 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
                 self.pending_bindings[id(d)] = dict(info.type_bindings)
         d.resolved, d.type_decl = t, decl
         d.ctor_params, d.ctor_args = params, info.args
+        if isinstance(decl, ast.ExternDecl):  # registers, counters, meters, profiles...
+            for p, arg in zip(params, info.args):
+                if p.name == "size" and arg is not None and isinstance(arg.value, int):
+                    self.limits.check("size", f"{name} '{d.name}' size", arg.value, arg.loc)
         self.check_initializer(d, t, scope)
         scope.declare(d.name, d, d.loc)
 

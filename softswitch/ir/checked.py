@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from softswitch.frontend import ast
+from softswitch.limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(eq=False)
@@ -47,6 +48,7 @@ class CheckedProgram:
     source_file: str = ""
     arch: str = "v1model"
     pipe_name: str = ""
+    limits: Limits = DEFAULT_LIMITS  # what it was checked under; the engine's bounds too
 
     def error_code(self, name: str) -> int:
         return self.errors.index(name)

@@ -23,6 +23,7 @@ from typing import Any
 from softswitch.errors import UNKNOWN_LOCATION, P4Error, SourceLocation
 from softswitch.frontend import ast
 from softswitch.ir.checked import CheckedProgram
+from softswitch.limits import DEFAULT_LIMITS, Limits
 
 FORMAT = "softswitch-ir"
 VERSION = 1
@@ -195,8 +196,8 @@ def ir_to_dict(checked: CheckedProgram) -> dict[str, Any]:
     }
 
 
-def ir_from_dict(data: Any) -> CheckedProgram:
-    """Rebuild and re-check a program from its IR JSON object."""
+def ir_from_dict(data: Any, limits: Limits = DEFAULT_LIMITS) -> CheckedProgram:
+    """Rebuild and re-check a program from its IR JSON object (under `limits`)."""
     from softswitch.frontend.typecheck import check  # the checker imports ir; avoid a cycle
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -215,14 +216,17 @@ def ir_from_dict(data: Any) -> CheckedProgram:
     arch = data.get("arch", "v1model")
     if arch not in ("v1model", "tna"):
         raise IrFormatError(f"IR JSON: unknown architecture {arch!r}")
-    return check(program, source_file=str(data.get("source_file", "")), arch=arch)
+    return check(program, source_file=str(data.get("source_file", "")), arch=arch, limits=limits)
 
 
 def dumps_ir(checked: CheckedProgram) -> str:
     return json.dumps(ir_to_dict(checked), separators=(",", ":"))
 
 
-def loads_ir(text: str | bytes) -> CheckedProgram:
+def loads_ir(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> CheckedProgram:
+    """The program of IR JSON `text`, re-checked under `limits` (whose source_bytes bounds the
+    JSON too: it is the program's text)."""
+    limits.check("source_bytes", "IR JSON", len(text))
     try:
         data = json.loads(text)
     except UnicodeDecodeError as exc:  # a binary file
@@ -232,20 +236,21 @@ def loads_ir(text: str | bytes) -> CheckedProgram:
         raise IrFormatError(f"IR JSON is not valid JSON: {exc}") from None
     except RecursionError:
         raise IrFormatError("IR JSON is nested too deeply") from None
-    return ir_from_dict(data)
+    return ir_from_dict(data, limits)
 
 
 def save_ir(checked: CheckedProgram, path: str | Path) -> None:
     Path(path).write_text(dumps_ir(checked))
 
 
-def load_ir(path: str | Path) -> CheckedProgram:
+def load_ir(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> CheckedProgram:
     """The program of an IR JSON file; a file that is not one is refused naming the file."""
     try:
+        limits.check("source_bytes", f"IR JSON {path}", Path(path).stat().st_size)
         data = Path(path).read_bytes()
     except OSError as exc:
         raise IrFormatError(f"{path}: cannot read IR file: {exc.strerror}") from None
     try:
-        return loads_ir(data)
+        return loads_ir(data, limits)
     except IrFormatError as exc:
         raise IrFormatError(f"{path}: {exc.message}") from None

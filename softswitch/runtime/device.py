@@ -35,6 +35,7 @@ from softswitch.engine.switch import Switch
 from softswitch.errors import ControlPlaneError
 from softswitch.ir.checked import CheckedProgram
 from softswitch.ir.serialize import loads_ir
+from softswitch.limits import DEFAULT_LIMITS, Limits
 from softswitch.runtime.queues import EgressQueues
 
 _log = logging.getLogger(__name__)
@@ -73,18 +74,21 @@ class Device:
                  priority_queues: int = 1, trace: Callable[[str], None] | None = None,
                  dump_packet_data: int = 0, clock: Callable[[], int] | None = None,
                  input_capacity: int = INPUT_CAPACITY,
-                 fine_clock: Callable[[], float] | None = None) -> None:
+                 fine_clock: Callable[[], float] | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         """`clock`, when given, returns µs since the device started (tests step it by hand);
         the default is the monotonic clock. `fine_clock`, when given, is the same time as a
         float (e.g. ``VirtualClock.us``): the egress queues use it for enqueue and departure
         times (sub-µs line-rate arithmetic), while P4 metadata stays in whole µs from `clock`
         (derived from `fine_clock` when not given). `input_capacity` bounds the input buffer
-        and the resubmit/recirculate buffer (packets each)."""
+        and the resubmit/recirculate buffer (packets each). `limits` bounds the programs a
+        SetForwardingPipelineConfig may load (softswitch/limits.py)."""
         if cpu_port is not None and not 0 < cpu_port < 512:
             raise ValueError(f"cpu port {cpu_port} must be in 1..511 (a 9-bit v1model port)")
         if input_capacity < 1:
             raise ValueError(f"input capacity {input_capacity} must be at least 1 packet")
         self.device_id = device_id
+        self.limits = limits
         self.cpu_port = cpu_port
         self.drop_port = drop_port
         self.trace = trace
@@ -134,9 +138,11 @@ class Device:
     @staticmethod
     def build_pipeline(p4info: P4Info, device_config: bytes, cookie: int = 0, *,
                        drop_port: int = 511,
-                       trace: Callable[[str], None] | None = None) -> ForwardingPipeline:
-        """VERIFY: IR JSON → checked program → a fresh Switch. Raises P4Error / IrFormatError."""
-        program = loads_ir(device_config)
+                       trace: Callable[[str], None] | None = None,
+                       limits: Limits = DEFAULT_LIMITS) -> ForwardingPipeline:
+        """VERIFY: IR JSON → checked program → a fresh Switch. Raises P4Error / IrFormatError
+        (a LimitError for a program over `limits`)."""
+        program = loads_ir(device_config, limits)
         switch = Switch(program, drop_port=drop_port, trace=trace)
         return ForwardingPipeline(p4info, bytes(device_config), cookie, switch, program)
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from softswitch.errors import ControlPlaneError, P4Error
+from softswitch.limits import DEFAULT_LIMITS, Limits, add_limit_options, limits_from_options
 from softswitch.runtime.ports import PortError, PortMap
 
 LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
@@ -100,6 +101,7 @@ class RunOptions:
     drop_port: int = DEFAULT_DROP_PORT
     tls: TlsOptions | None = None
     queue_rates: list[tuple[int | None, int]] = field(default_factory=list)  # (port|None, pps)
+    limits: Limits = DEFAULT_LIMITS  # the program's, and any SetForwardingPipelineConfig's
     warnings: list[str] = field(default_factory=list)
 
 
@@ -187,6 +189,7 @@ def generic_parser() -> argparse.ArgumentParser:
                    help="the program's architecture (default: from its #include); softswitch "
                    "runs TNA programs as Tofino would")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
+    add_limit_options(p)
     _add_ignored(p, IGNORED_GENERIC)
     return p
 
@@ -241,7 +244,7 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions | str:
                       log_console=g.log_console, log_file=g.log_file, log_level=g.log_level,
                       dump_packet_data=g.dump_packet_data, grpc_address=t.grpc_server_addr,
                       cpu_port=t.cpu_port, drop_port=t.drop_port,
-                      queue_rates=list(g.queue_rates))
+                      queue_rates=list(g.queue_rates), limits=limits_from_options(g))
     warn = opts.warnings.append
     for namespace, table in ((g, IGNORED_GENERIC), (t, IGNORED_TARGET)):
         for name in table:
@@ -439,20 +442,22 @@ def load_pipeline(device: Any, opts: RunOptions) -> Any:
     assert opts.program is not None
     path = opts.program
     if path.endswith(".json"):
+        opts.limits.check("source_bytes", f"IR JSON {path}", Path(path).stat().st_size)
         config = Path(path).read_bytes()
         try:
             from softswitch.ir.serialize import loads_ir
-            checked = loads_ir(config)
+            checked = loads_ir(config, opts.limits)
         except IrFormatError as exc:
             raise P4Error(f"{path}: not a softswitch IR file (`softswitch compile --ir` writes "
                           f"one; p4c's BMv2 JSON cannot be run): {exc.message}") from exc
         if opts.arch is not None and checked.arch != opts.arch:
             raise P4Error(f"{path}: the IR is of a {checked.arch} program, not {opts.arch}")
     else:
-        checked = load_program(path, opts.include_dirs, parse_defines(opts.defines), opts.arch)
+        checked = load_program(path, opts.include_dirs, parse_defines(opts.defines), opts.arch,
+                               opts.limits)
         config = dumps_ir(checked).encode()
     return device.build_pipeline(build_p4info(checked), config, 0, drop_port=device.drop_port,
-                                 trace=device.trace)
+                                 trace=device.trace, limits=opts.limits)
 
 
 def _tls_credentials(tls: TlsOptions) -> Any:
@@ -556,7 +561,7 @@ def _serve(opts: RunOptions, stop: threading.Event, sink: LogSink | None,
                     priority_queues=opts.priority_queues,
                     trace=(sink.trace if sink is not None
                            and opts.log_level in ("trace", "debug") else None),
-                    dump_packet_data=opts.dump_packet_data)
+                    dump_packet_data=opts.dump_packet_data, limits=opts.limits)
     for port, pps in opts.queue_rates:
         device.set_queue_rate(port, pps)
     if opts.program is not None:

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import grpc
 from finsy.proto import p4i, p4r
 
+from softswitch.limits import LimitError
 from softswitch.p4info import build_p4info
 from softswitch.runtime.server.device_config import DeviceConfigError, unwrap_device_config
 from softswitch.runtime.server.digest_lists import DigestLists, SendList
@@ -149,7 +150,8 @@ class PipelineManager:
             # Built for the device's drop port and tracing, so commit keeps this very Switch.
             pipeline = self.device.build_pipeline(
                 config.p4info, device_config, config.cookie.cookie,
-                drop_port=self.device.drop_port, trace=self.device.trace)
+                drop_port=self.device.drop_port, trace=self.device.trace,
+                limits=self.device.limits)
             generated = build_p4info(pipeline.program)
         except Exception as exc:   # a compile/format error of the client's config
             raise _invalid_config(exc) from exc
@@ -218,7 +220,10 @@ class PipelineManager:
 
 
 def _invalid_config(exc: Exception) -> RpcError:
-    return RpcError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid forwarding pipeline config: {exc}")
+    # a program over softswitch's resource limits is valid, only too big for this switch
+    code = (grpc.StatusCode.RESOURCE_EXHAUSTED if isinstance(exc, LimitError)
+            else grpc.StatusCode.INVALID_ARGUMENT)
+    return RpcError(code, f"Invalid forwarding pipeline config: {exc}")
 
 
 def _check_p4info(p4info: p4i.P4Info) -> None:
