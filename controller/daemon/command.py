@@ -40,7 +40,7 @@ def build_controller(args: argparse.Namespace) -> Any:
     from controller.devices.session import Program
     from controller.devices.tofino_config import TofinoConfigError
     from controller.plan.usid import PlanError
-    from controller.repair.operator import state_dir
+    from controller.repair.operator import OperatorError, state_dir
     from softswitch.errors import ControlPlaneError, P4Error
 
     setup = _push_setup(args)
@@ -73,6 +73,9 @@ def build_controller(args: argparse.Namespace) -> Any:
                           election_id=election, targets=targets, nic_targets=nic_tofino)
     except (PlanError, ValueError) as error:   # a device with no program, a NIC the plan
         print(f"error: {error}", file=sys.stderr)   # cannot serve, a bad profile
+        return 2
+    except OperatorError as error:   # a bad health.json or denied.json: refused, kept as is
+        print(f"error: {error} (fix or remove it; nothing was started)", file=sys.stderr)
         return 2
 
 

@@ -18,7 +18,12 @@ What it keeps on disk (the state directory, repair/operator.py): `health.json` (
 saved before the NICs are rewritten, read at start: a controller killed mid-repair finishes the
 repair when it comes back), `status.json` (`mrc-ctl status`), `events.jsonl` (every EV event,
 device connect/loss/reconcile, failed write, rewrite, probe result), `denied.json` (the
-operator's deny-list).
+operator's deny-list). A bad `health.json` or `denied.json` refuses the start (OperatorError).
+
+Becoming primary (start, restart, takeover) never undoes a repair: a NIC's `ev_path` entries are
+kept as found and the health model takes in what they show (keeper.py `adopt`, repairer.py
+`adopt`, rebuild.py), `health.json` is read again on a takeover, and the EVs the NIC's
+`ev_state` register holds ASSUMED_BAD (raised while no controller listened) are evidence.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from controller.devices.session import Program
 from controller.devices.target_programs import program_for_target
 from controller.plan.nic_plan import (
     EV_EVENT_DIGEST,
+    EV_STATES,
+    MAX_EVS,
     EvProfile,
     NicConnection,
     NicPlan,
@@ -48,11 +55,13 @@ from controller.repair.damping import Damper
 from controller.repair.operator import write_status
 from controller.repair.repairer import ManagedNic, Repairer
 from controller.topology.model import Endpoint, Topology
-from p4rt import PacketIn
+from p4rt import PacketIn, RegisterEntry, SwitchConnection
+from p4rt.errors import P4RuntimeClientError
 
 SHOWN_EVENTS = ("device_ready", "device_down", "device_lost", "device_backup", "device_refused",
                 "takeover", "write_failed", "link_down", "link_up", "switch_down", "switch_up",
-                "probed_healthy", "verdict")
+                "probed_healthy", "verdict", "health_resumed", "health_rebuilt", "ev_found",
+                "state_file_bad")
 MISSING_SHOWN = 5  # devices named when a target has no program
 
 
@@ -130,7 +139,8 @@ class Controller:
         for name, spec in nics.items():
             keeper = self._keeper(name, spec.endpoint,
                                   self._nic_desired(name, nic_programs[name], spec.target),
-                                  election_id, self._nic_synced)
+                                  election_id, self._nic_synced,
+                                  _ev_state_reader(spec.connections, self.nic_plans[name]))
             self.keepers[name] = keeper
             peers = {c.conn: c.peer for c in spec.connections}
             if not peers:   # no connection yet: keep its EVs off failures towards anyone
@@ -162,14 +172,15 @@ class Controller:
 
     def _keeper(self, name: str, endpoint: Endpoint, desired: Callable[[], DesiredState],
                 election_id: tuple[int, int] | None,
-                on_ready: Callable[[DeviceKeeper, SyncReport], None] | None) -> DeviceKeeper:
+                on_ready: Callable[[DeviceKeeper, SyncReport], None] | None,
+                observe: Callable[[SwitchConnection], object] | None = None) -> DeviceKeeper:
         if election_id is not None:
             endpoint = dataclasses.replace(endpoint, election_id=election_id)
         c = self.config
         return DeviceKeeper(name, endpoint, desired, self._pool, self._record,
                             connect_timeout=c.connect_timeout_s, retry_s=c.retry_s,
                             max_retry_s=c.max_retry_s, takeover_s=c.takeover_s,
-                            on_ready=on_ready)
+                            on_ready=on_ready, on_takeover=self._takeover, observe=observe)
 
     def _nic_desired(self, name: str, program: Program,
                      target: str) -> Callable[[], DesiredState]:
@@ -179,13 +190,23 @@ class Controller:
 
         def desired() -> DesiredState:
             # The EV paths as the health model wants them now, not as first planned.
+            # The entries it holds are kept as they are (`adopt`): the model learns from them.
             return DesiredState(program, [*fixed, *self.repairer.target(name)],
-                                sessions, (EV_EVENT_DIGEST,))
+                                sessions, (EV_EVENT_DIGEST,), adopt=("ev_path",))
         return desired
 
     def _nic_synced(self, keeper: DeviceKeeper, report: SyncReport) -> None:
-        nic = self.repairer.nics[keeper.name]
-        nic.installed = [e for e in report.desired.entries if e.table == "ev_path"]
+        observed = report.observed
+        if isinstance(observed, str):   # the registers could not be read: no evidence lost
+            self._record({"event": "ev_states_unread", "device": keeper.name, "error": observed})
+        bad = observed if isinstance(observed, list) else []
+        self.repairer.adopt(keeper.name, report.held, bad, self.now_s)
+
+    def _takeover(self, keeper: DeviceKeeper) -> None:
+        """A keeper is taking over from a primary that died: the first one reads the shared
+        health model again (before any NIC is reconciled)."""
+        if not any(k.ready for k in self.keepers.values()):
+            self.repairer.resume(self.now_s)
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -195,6 +216,8 @@ class Controller:
         self.now_s = now_s
         for keeper in self.keepers.values():
             keeper.tick(now_s)
+        # A backup writes none of the primary's state files (they may be shared).
+        self.repairer.primary = any(k.ready for k in self.keepers.values())
         received = self._packet_ins()
         # Suspects are confirmed (or cleared) by probes before the poll acts on anything.
         self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
@@ -249,7 +272,7 @@ class Controller:
         kind = record.get("event")
         if kind not in SHOWN_EVENTS:
             return
-        if kind == "write_failed":
+        if kind in ("write_failed", "state_file_bad"):
             self.echo(str(record["message"]))
             return
         rest = " ".join(f"{k}={v}" for k, v in record.items() if k not in ("event", "at_s"))
@@ -286,6 +309,28 @@ def _programs_by_device(kind: str, devices: Sequence[tuple[str, str]], program: 
         more = f" and {len(names) - MISSING_SHOWN} more" if len(names) > MISSING_SHOWN else ""
         raise ValueError(f"{kind} {shown}{more}: {reason}")
     return chosen
+
+
+def _ev_state_reader(connections: Sequence[NicConnection], plan: NicPlan
+                     ) -> Callable[[SwitchConnection], list[tuple[int, int]] | str]:
+    """What a NIC keeper reads on becoming primary: the (connection, EV)s its `ev_state`
+    register holds ASSUMED_BAD (index conn * 256 + EV; readable on BMv2 and Tofino alike),
+    each connection's EVs being those its plan has `ev_path` entries for; the error instead
+    when the register cannot be read."""
+    evs = sorted({dict(e.match)["ev"] for e in plan.entries if e.table == "ev_path"})
+    cells = [c.conn * MAX_EVS + ev for c in connections for ev in evs]
+    bad = next(code for code, name in EV_STATES.items() if name == "ASSUMED_BAD")
+
+    def read(session: SwitchConnection) -> list[tuple[int, int]] | str:
+        if not cells or session.schema is None:
+            return []
+        try:
+            found = session.read([RegisterEntry(session.schema, "ev_state", i) for i in cells])
+            return [divmod(int(e.index or 0), MAX_EVS) for e in found
+                    if isinstance(e, RegisterEntry) and e.value == bad]
+        except P4RuntimeClientError as error:
+            return str(error)
+    return read
 
 
 def run_forever(controller: Controller, stop: threading.Event, period_s: float = 0.01,

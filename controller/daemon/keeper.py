@@ -13,20 +13,28 @@ A backup writes nothing. When its device announces that there is no primary any 
 primary controller died) and that lasts `takeover_s`, the backup arbitrates again with an
 election id above the highest the device has seen (P4Runtime 1.3+: only such an id becomes
 primary), then reconciles: reading back and writing only what is not already right.
+
+Tables the desired state `adopt`s (a NIC's `ev_path`) are the health model's, not the plan's:
+an entry the device holds is kept as it is and reported (`SyncReport.held`), only a missing one
+is written. So becoming primary (start, restart, takeover) never rewrites what a previous
+primary repaired; the controller learns from the report instead (repair/rebuild.py). An
+`observe` hook reads what else the controller wants to know from the device on the same worker
+thread (a NIC's EV-state registers), into `SyncReport.observed`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from finsy.proto import p4r, rpc_code
 
 from controller.devices.codec import PlanCodec
 from controller.devices.logged_write import write_each
-from controller.devices.reconcile import PlanConflict, diff, read_requests
+from controller.devices.reconcile import PlanConflict, compare, read_back, read_requests
 from controller.devices.session import Program, channel_credentials
 from controller.devices.trim_sessions import held_sessions, session_changes
 from controller.plan.entries import PlannedEntry
@@ -51,6 +59,7 @@ class DesiredState:
     entries: Sequence[PlannedEntry]
     clone_sessions: Sequence[TrimSession] = ()
     digests: tuple[str, ...] = ()
+    adopt: tuple[str, ...] = ()   # tables whose entries the device holds are kept as they are
 
 
 @dataclass
@@ -63,6 +72,8 @@ class SyncReport:
     unchanged: int = 0
     failed: int = 0
     seconds: float = 0.0
+    held: list[PlannedEntry] = field(default_factory=list)   # the adopted tables' entries now
+    observed: object = None   # what the keeper's `observe` read
 
 
 class DeviceKeeper:
@@ -72,7 +83,9 @@ class DeviceKeeper:
                  pool: ThreadPoolExecutor, log: Log, *, connect_timeout: float = 2.0,
                  retry_s: float = 0.5, max_retry_s: float = 30.0,
                  takeover_s: float | None = None,
-                 on_ready: Callable[[DeviceKeeper, SyncReport], None] | None = None) -> None:
+                 on_ready: Callable[[DeviceKeeper, SyncReport], None] | None = None,
+                 on_takeover: Callable[[DeviceKeeper], None] | None = None,
+                 observe: Callable[[SwitchConnection], object] | None = None) -> None:
         self.name = name
         self.endpoint = endpoint
         self.desired = desired
@@ -91,6 +104,8 @@ class DeviceKeeper:
         self._takeover_s = takeover_s
         self._no_primary_since: float | None = None
         self._on_ready = on_ready
+        self._on_takeover = on_takeover
+        self._observe = observe
         self._job: Future[tuple[str, SwitchConnection, SyncReport | None]] | None = None
 
     @property
@@ -195,6 +210,8 @@ class DeviceKeeper:
         self.election_id = max(self.election_id, bumped)
         self._no_primary_since = None
         self._log({"event": "takeover", "device": self.name, "election_id": list(self.election_id)})
+        if self._on_takeover is not None:   # before any reconcile as primary
+            self._on_takeover(self)
         session.rearbitrate(self.election_id)
 
     # -- on the worker thread -------------------------------------------------------------------
@@ -233,8 +250,10 @@ class DeviceKeeper:
         schema = program.schema
         session.schema = schema
         codec = PlanCodec(schema)
-        current = list(session.read_raw(read_requests(schema, desired.entries)))
-        difference = diff(schema, desired.entries, current, codec)
+        have = read_back(codec, session.read_raw(read_requests(schema, desired.entries)))
+        entries = adopted(codec, desired, have)
+        difference = compare(codec, entries, have)
+        report.held = [e for e in entries if e.table in desired.adopt]
         report.unchanged = difference.unchanged
         for _, kind, entries in difference.steps():
             self._count(report, self._write(
@@ -255,6 +274,8 @@ class DeviceKeeper:
             self._count(report, self._write(
                 session, [to_update(change) for change in changes],
                 [f"{p4r.Update.Type.Name(kind)} {entity!r}" for kind, entity in changes]))
+        if self._observe is not None:
+            report.observed = self._observe(session)
         report.seconds = time.monotonic() - started
         return report
 
@@ -301,3 +322,18 @@ class DeviceKeeper:
             self.session.close()
         self.session, self.state = None, "down"
 
+
+
+def adopted(codec: PlanCodec, desired: DesiredState,
+            have: dict[tuple[object, ...], PlannedEntry]) -> list[PlannedEntry]:
+    """`desired.entries` with those of the adopted tables that the device holds (`have`, read
+    back) replaced by what it holds: their action and parameters are not the keeper's to
+    change."""
+    if not desired.adopt:
+        return list(desired.entries)
+    out = []
+    for entry in desired.entries:
+        found = have.get(codec.canonical(entry).key) if entry.table in desired.adopt else None
+        out.append(entry if found is None else
+                   dataclasses.replace(entry, action=found.action, params=found.params))
+    return out

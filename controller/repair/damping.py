@@ -57,6 +57,10 @@ class Damper:
         return Verdict(links_down={t for t in held if isinstance(t, tuple)},
                        switches_down={t for t in held if isinstance(t, str)})
 
+    def forget(self, thing: Thing) -> None:
+        """`thing` was never really down (a belief taken back before it was acted on)."""
+        self._things.pop(thing, None)
+
     def hold_of(self, thing: Thing) -> float | None:
         h = self._things.get(thing)
         return None if h is None else h.hold_s

@@ -72,15 +72,34 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def _read_things(path: Path, what: str) -> tuple[set[FabricLink], set[str]] | None:
     """`{"links": [[plane, T0, T1], ...], "switches": [T1, ...]}`; None when there is no file."""
-    if not path.exists():
-        return None
     try:
-        data = json.loads(path.read_text())
-        links = {(int(p), str(t0), str(t1)) for p, t0, t1 in data.get("links", [])}
-        switches = {str(s) for s in data.get("switches", [])}
-    except (ValueError, TypeError, AttributeError) as error:
-        raise OperatorError(f"{path}: not {what} ({error})") from None
-    return links, switches
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OperatorError(f"{path}: cannot read {what} ({error.strerror})") from None
+    return _parse_things(path, data, what)
+
+
+def _parse_things(path: Path, data: bytes, what: str) -> tuple[set[FabricLink], set[str]]:
+    """`_read_things` of the file's bytes; OperatorError naming the file and the problem."""
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise OperatorError(f"{path}: not {what}: not UTF-8 text (byte {error.start})") from None
+    except ValueError as error:
+        raise OperatorError(f"{path}: not {what}: bad JSON ({error})") from None
+    shape = 'expected {"links": [[PLANE, T0, T1], ...], "switches": [T1, ...]}'
+    if not isinstance(found, dict) or set(found) - {"links", "switches"}:
+        raise OperatorError(f"{path}: not {what}: {shape}")
+    links, switches = found.get("links", []), found.get("switches", [])
+    if not (isinstance(links, list) and isinstance(switches, list)
+            and all(isinstance(s, str) for s in switches)
+            and all(isinstance(link, list) and len(link) == 3 and type(link[0]) is int
+                    and isinstance(link[1], str) and isinstance(link[2], str)
+                    for link in links)):
+        raise OperatorError(f"{path}: not {what}: {shape}")
+    return {(p, t0, t1) for p, t0, t1 in links}, set(switches)
 
 
 def _write_things(path: Path, links: set[FabricLink], switches: set[str]) -> None:
@@ -127,6 +146,37 @@ class DenyList:
         group.discard(target)
         self.save()
         return True
+
+
+@dataclass
+class DenyListWatch:
+    """The deny-list as a running loop reads it (every poll): parsed again only when the file's
+    bytes change; a bad version is reported once (not every poll) and the last good list kept."""
+
+    directory: Path
+    current: DenyList
+    _seen: bytes | str | None = None   # the file's bytes (or read error) last looked at
+
+    def poll(self) -> str | None:
+        """Look at the file; the error line when it has just turned bad, else None."""
+        path = self.directory / DENIED
+        try:
+            seen: bytes | str | None = path.read_bytes()
+        except FileNotFoundError:
+            seen = None
+        except OSError as error:
+            seen = f"{path}: cannot read a deny-list ({error.strerror})"
+        if seen == self._seen:
+            return None
+        self._seen = seen
+        if isinstance(seen, str):
+            return seen
+        try:
+            found = (set(), set()) if seen is None else _parse_things(path, seen, "a deny-list")
+        except OperatorError as error:
+            return str(error)
+        self.current = DenyList(self.directory, *found)
+        return None
 
 
 def write_status(directory: Path, status: dict[str, object]) -> None:

@@ -18,10 +18,17 @@ Reports from a NIC whose own port in the EV's plane is down (or towards such a N
 NIC's own matter (its port-state bitmap, which it already acts on): they make no cable suspect.
 The loop reads each reporting NIC's `local_port_state` (the bitmap its firmware writes) over
 P4Runtime, or asks `ports_down` when given.
+
+The health model is never reset silently. It starts from `health.json` (a bad file refuses the
+start: OperatorError), is read again when a backup takes over (`resume`), and takes in each NIC
+as found when it becomes this controller's (`adopt`): its `ev_path` entries as they are
+(rebuild.py: what a previous primary took out, so it is never undone) and the EVs its registers
+hold ASSUMED_BAD (evidence, as their lost digests would have been).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -44,12 +51,14 @@ from controller.repair.damping import Damper
 from controller.repair.operator import (
     EVENTS,
     DenyList,
+    DenyListWatch,
     OperatorError,
     describe,
     load_health,
     save_health,
     write_status,
 )
+from controller.repair.rebuild import TableEvidence
 from controller.repair.rewrite import repaired_paths, rewrites
 from p4rt import SwitchConnection, TableEntry
 from p4rt.entities import MODIFY
@@ -179,8 +188,17 @@ class Repairer:
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
-        self._denied: DenyList | None = None
+        self._denied = DenyListWatch(state or Path(), DenyList(state or Path()))
         self._saved: Verdict | None = None
+        self.tables = TableEvidence(plan)
+        self._rebuilt: set[FabricLink] = set()   # down only because the NICs' tables say so
+        self._found: list[EvReport] = []   # EVs found ASSUMED_BAD in a NIC's registers...
+        # ...which stand while NICs are being taken in (`adopt`), each within the window of
+        # the one before: they are found one NIC at a time, not raised together.
+        self._standing: dict[tuple[str, int, int], EvReport] = {}
+        # Whether this loop's NICs are its own: a backup's writes no state file (the daemon
+        # says; alone, it is).
+        self.primary = True
         self._writers = ThreadPoolExecutor(writers, thread_name_prefix="nic-rewrite")
         self._parallel = writers > 1
         self.on_record: Callable[[dict[str, object]], None] | None = None
@@ -191,31 +209,110 @@ class Repairer:
 
     def _resume(self, state: Path) -> None:
         """Start from what a previous run declared down (and the deny-list): the NICs are then
-        reconciled to that, finishing a repair cut short by a restart."""
+        reconciled to that, finishing a repair cut short by a restart. Each file is read on
+        its own; a bad one raises OperatorError naming it (nothing is overwritten)."""
+        saved = load_health(state)
+        error = self._denied.poll()
+        if error is not None:
+            raise OperatorError(error)
+        if saved is not None:
+            self._saved = saved
+            self._declare(saved, 0.0)
+        self.verdict = self._with_denied(self.damper.effective(self.raw_verdict, 0.0))
+
+    def resume(self, now_s: float) -> None:
+        """Becoming primary again (a takeover): read `health.json` again, which the old primary
+        kept current when the state directory is shared. A bad file is logged and the model
+        kept; the NICs' tables (`adopt`) still show what was taken out."""
+        if self.state is None:
+            return
         try:
-            saved = load_health(state)
-            self._denied = DenyList.load(state)
+            saved = load_health(self.state)
         except OperatorError as error:
-            logger.warning("%s; starting without it", error)
+            self.record([{"event": "state_file_bad", "message": str(error)}], now_s)
             return
         if saved is not None:
-            self.correlator.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
-            if self.confirmer is not None:   # declared before: not to be confirmed again
-                self.confirmer.verdict = Verdict(set(saved.links_down), set(saved.switches_down))
-            self.damper.effective(saved, 0.0)
-            self._saved = saved
-        self.verdict = self._with_denied(saved or Verdict())
+            self._declare(saved, now_s)
+            self.record([{"event": "health_resumed",
+                          "links_down": sorted(map(describe, saved.links_down)),
+                          "switches_down": sorted(saved.switches_down)}], now_s)
+
+    def _declare(self, found: Verdict, now_s: float) -> None:
+        """Take `found` as declared down (a previous primary's word), at once: in the evidence's
+        verdict (not to be confirmed again) and in the one acted on."""
+        for verdict in self._raw_verdicts():
+            verdict.links_down |= found.links_down
+            verdict.switches_down |= found.switches_down
+        self._rebuilt -= found.links_down
+        self.verdict = self._with_denied(self.damper.effective(self.raw_verdict, now_s))
+
+    def _raw_verdicts(self) -> list[Verdict]:
+        return [self.correlator.verdict] + ([self.confirmer.verdict] if self.confirmer else [])
+
+    def adopt(self, name: str, held: Sequence[PlannedEntry], bad: Sequence[tuple[int, int]],
+              now_s: float) -> None:
+        """NIC `name` is this controller's now, found holding `held` (its `ev_path` entries,
+        kept as they are) and its (connection, EV)s `bad` ASSUMED_BAD in its registers: the
+        model takes in what the tables show taken out (rebuild.py) and the EVs are evidence,
+        as their digests would have been (confirmed before anything is acted on)."""
+        nic = self.nics[name]
+        if held:
+            nic.installed = list(held)
+        by_profile: dict[int, list[str]] = {}
+        for conn, peer in nic.peers.items():
+            by_profile.setdefault(nic.profile_of(conn), []).append(peer)
+        self.tables.found(name, nic.planned, nic.installed, by_profile)
+        self._rebuild(name, now_s)
+        window = self.correlator.window_s
+        self._standing = {k: r for k, r in self._standing.items()
+                          if k[0] != name and now_s - r.at_s <= window}
+        for conn, ev in bad:
+            path = nic.path_of(ev, profile=nic.profile_of(conn))
+            peer = nic.peers.get(conn)
+            if path is not None and peer is not None:
+                self._standing[(name, conn, ev)] = EvReport(
+                    name, peer, ev, path[0], self._t1_names[path[1]], "ASSUMED_BAD", now_s)
+        if self._standing:
+            self._found += [dataclasses.replace(r, at_s=now_s) for r in self._standing.values()]
+            self._standing = {k: dataclasses.replace(r, at_s=now_s)
+                              for k, r in self._standing.items()}
+        if bad:
+            self.record([{"event": "ev_found", "nic": name, "assumed_bad": len(bad)}], now_s)
+
+    def _rebuild(self, source: str, now_s: float) -> None:
+        """The model as the NICs' tables show it (rebuild.py): links they show taken out are
+        declared; ones a later NIC shows in use are taken back before anything acts on them."""
+        raw = self.raw_verdict
+        for link in self._rebuilt - raw.links_down:   # evidence cleared it since
+            self.tables.cleared(link)
+        self._rebuilt &= raw.links_down
+        denied = self._denied.current
+        known = Verdict((raw.links_down - self._rebuilt) | denied.links,
+                        raw.switches_down | denied.switches)
+        found = self.tables.taken_out(known)
+        added, dropped = found - raw.links_down, self._rebuilt - found
+        if not added and not dropped:
+            return
+        for verdict in self._raw_verdicts():
+            verdict.links_down = (verdict.links_down | added) - dropped
+        for link in dropped:
+            self.damper.forget(link)   # never acted on as down: no hold-down to sit out
+        self._rebuilt = (self._rebuilt | added) - dropped
+        self.verdict = self._with_denied(self.damper.effective(self.raw_verdict, now_s))
+        self.record([{"event": "health_rebuilt", "nic": source,
+                      "links_down": sorted(map(describe, added)),
+                      "taken_back": sorted(map(describe, dropped))}], now_s)
 
     def _with_denied(self, verdict: Verdict) -> Verdict:
         """`verdict` with the operator's deny-list added (a new Verdict)."""
-        denied = self._denied or DenyList(Path())
+        denied = self._denied.current
         return Verdict(verdict.links_down | denied.links, verdict.switches_down | denied.switches)
 
     def probe_targets(self) -> set[FabricLink]:
         """The links whose health only probes can show: each link declared down, and every
         link of each T1 declared down (the deny-list's are left to the operator)."""
         raw = self.raw_verdict
-        denied = self._denied or DenyList(Path())
+        denied = self._denied.current
         links = set(raw.links_down)
         for t1 in raw.switches_down:
             s = self.plan.topology.switch(t1)
@@ -232,6 +329,7 @@ class Repairer:
             self.correlator.recovered(link)
             if self.confirmer is not None:
                 self.confirmer.recovered(link)
+            self.tables.cleared(link)
         self.record([{"event": "probed_healthy", "link": describe(link)} for link in sorted(links)],
                   now_s)
 
@@ -293,7 +391,7 @@ class Repairer:
 
     def reports(self, now_s: float) -> list[EvReport]:
         """Every digest waiting on the NICs' streams, acknowledged, placed on its path."""
-        out: list[EvReport] = []
+        out, self._found = self._found, []
         for nic in self.nics.values():
             session = nic.device.session
             if session is None or not nic.device.ready:
@@ -302,6 +400,7 @@ class Repairer:
                 session.ack_digest(digest)
                 for fields in digest.data:
                     state = EV_STATES.get(fields["state"], "?")
+                    self._standing.pop((nic.name, fields["conn"], fields["ev"]), None)
                     # A loss may predate a rewrite; a probe answer is about the path now.
                     settle = self.settle_s if state == "ASSUMED_BAD" else 0.0
                     path = nic.path_of(fields["ev"], now_s, settle,
@@ -327,12 +426,12 @@ class Repairer:
             self.record(self.confirmer.suspect(suspects, now_s, reporters), now_s)
         verdict = damped = self.damper.effective(self.raw_verdict, now_s)
         if self.state is not None:   # the operator's maintenance list, as it is now
-            try:
-                self._denied = DenyList.load(self.state)
-            except OperatorError as error:   # a bad edit: keep the last good list, say so
-                logger.warning("%s; keeping the deny-list read before", error)
+            error = self._denied.poll()
+            if error is not None:   # a bad edit: keep the last good list, say so once
+                self.record([{"event": "state_file_bad",
+                              "message": f"{error}; keeping the deny-list read before"}], now_s)
             verdict = self._with_denied(verdict)
-        if self.state is not None and damped != self._saved:
+        if self.state is not None and self.primary and damped != self._saved:
             save_health(self.state, damped)   # before the writes: a restart finishes them
             self._saved = damped
         self._log_changes(self.verdict, verdict, reports, now_s)

@@ -4,6 +4,7 @@ through the correlator, and the NIC inventory's errors."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -86,9 +87,55 @@ def test_a_health_file_round_trips_and_a_broken_one_is_named(tmp_path: Path) -> 
     save_health(tmp_path, Verdict({LINK}, {"p0-t1-1"}))
     assert load_health(tmp_path) == Verdict({LINK}, {"p0-t1-1"})
     (tmp_path / "health.json").write_text("[1, 2")
-    with pytest.raises(OperatorError, match=r"health\.json: not a health file"):
+    with pytest.raises(OperatorError, match=r"health\.json: not a health file: bad JSON"):
         load_health(tmp_path)
-    assert Repairer(FabricPlan(load(MEDIUM)), [], state=tmp_path).verdict == Verdict()
+    with pytest.raises(OperatorError, match=r"health\.json: not a health file"):
+        Repairer(FabricPlan(load(MEDIUM)), [], state=tmp_path)   # refused, not reset
+    assert (tmp_path / "health.json").read_text() == "[1, 2"
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    (b"{", "bad JSON (Expecting property name"),
+    (b"\xff\xfe{}", "not UTF-8 text (byte 0)"),
+    (b'{"links": [[1, 2]]}', 'expected {"links": [[PLANE, T0, T1], ...]'),
+    (b"[]", 'expected {"links"'),
+])
+def test_a_bad_deny_list_at_start_is_refused_and_the_health_file_kept(
+        plan: FabricPlan, tmp_path: Path, data: bytes, problem: str) -> None:
+    save_health(tmp_path, Verdict({LINK}))
+    good = (tmp_path / "health.json").read_bytes()
+    (tmp_path / "denied.json").write_bytes(data)
+    with pytest.raises(OperatorError) as error:
+        Repairer(plan, [], state=tmp_path)
+    assert str(error.value).startswith(f"{tmp_path / 'denied.json'}: not a deny-list: {problem}")
+    assert "\n" not in str(error.value)
+    assert (tmp_path / "health.json").read_bytes() == good
+
+
+def test_a_deny_list_broken_while_running_is_said_once_per_version_and_the_last_kept(
+        plan: FabricPlan, tmp_path: Path) -> None:
+    denied = tmp_path / "denied.json"
+    denied.write_text(json.dumps({"links": [list(LINK)]}))
+    repairer = Repairer(plan, [], state=tmp_path)
+    said: list[dict[str, object]] = []
+    repairer.on_record = said.append
+
+    def bad_lines() -> list[str]:
+        return [str(r["message"]) for r in said if r["event"] == "state_file_bad"]
+
+    denied.write_text("{oops")
+    for i in range(1000):   # 10 s of a 10 ms loop
+        repairer.poll(i * 0.01)
+    assert len(bad_lines()) == 1 and "denied.json: not a deny-list: bad JSON" in bad_lines()[0]
+    assert LINK in repairer.verdict.links_down   # the last good list still holds
+    denied.write_text("{oops, again")
+    for i in range(100):
+        repairer.poll(10 + i * 0.01)
+    assert len(bad_lines()) == 2
+    denied.write_text(json.dumps({"switches": ["p1-t1-3"]}))
+    repairer.poll(12.0)
+    assert "p1-t1-3" in repairer.verdict.switches_down and LINK not in repairer.verdict.links_down
+    assert len(bad_lines()) == 2
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -76,3 +76,18 @@ def test_a_hostile_p4info_is_one_error_line_naming_the_file(
     err = capsys.readouterr().err
     assert err == f"error: {p4info}: {reason}\n"
     assert not (tmp_path / "state").exists()   # refused before anything ran
+
+
+def test_run_refuses_a_bad_deny_list_with_one_line_and_keeps_the_health_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    health = '{"links": [[0, "p0-t0-0", "p0-t1-0"]], "switches": []}\n'
+    (state / "health.json").write_text(health)
+    (state / "denied.json").write_bytes(b"\x00\xffnot json")
+    assert main(["run", str(TINY), "--state", str(state), "--seconds", "0.1"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {state / 'denied.json'}: not a deny-list: not UTF-8 text (byte 1) "
+        "(fix or remove it; nothing was started)\n")
+    assert (state / "health.json").read_text() == health
+    assert sorted(p.name for p in state.iterdir()) == ["denied.json", "health.json"]

@@ -54,9 +54,10 @@ def fab() -> Iterator[NicFabric]:
 
 
 def controller(fab: NicFabric, programs: tuple[Program, Program], state: Path, *,
-               config: DaemonConfig = FAST, **options: object) -> Controller:
+               config: DaemonConfig = FAST, window_s: float = 0.01,
+               **options: object) -> Controller:
     return Controller(fab.running, *programs, nic_specs(fab.nic_endpoints(), fab.connections),
-                      profile=PROFILE, state=state, config=config, window_s=0.01,
+                      profile=PROFILE, state=state, config=config, window_s=window_s,
                       settle_s=0.005, echo=lambda line: None, **options)  # type: ignore[arg-type]
 
 
@@ -289,6 +290,114 @@ def test_a_backup_controller_writes_nothing_then_takes_over_when_the_primary_die
     finally:
         for c in (primary, backup, newer):
             c.close()
+
+
+def ev_paths(fab: NicFabric, nic: str) -> dict[tuple[int, int], tuple[str, tuple[int, ...]]]:
+    """The NIC's ev_path entries, read back by a reader of our own: (profile, EV) -> (action,
+    params)."""
+    endpoint = fab.nic_endpoints()[nic]
+    with SwitchConnection(endpoint.grpc_address, endpoint.device_id, election_id=(0, 0)) as look:
+        look.get_pipeline()
+        out = {}
+        for e in look.read(TableEntry(look.schema, "ev_path")):
+            assert isinstance(e, TableEntry) and e.action_call is not None
+            key = (int(e.matches["profile"].value), int(e.matches["ev"].value))  # type: ignore[attr-defined]
+            params = tuple(int(v) for _, v in sorted(e.action_call.params.items()))
+            out[key] = (e.action_call.name, params)
+        return out
+
+
+def events(state: Path, kind: str) -> list[dict[str, object]]:
+    return [r for line in (state / "events.jsonl").open()
+            if (r := json.loads(line))["event"] == kind]
+
+
+def nic_writes(ctl: Controller) -> int:
+    """Entries this controller wrote to NICs: reconciles and repairs."""
+    return (sum(ctl.keepers[n].last_sync.written  # type: ignore[union-attr]
+                for n in ctl.nic_plans if ctl.keepers[n].last_sync is not None)
+            + sum(sum(log.written.values()) for log in ctl.repairer.history))
+
+
+def take_over_mid_repair(fab: NicFabric, programs: tuple[Program, Program], primary_state: Path,
+                         backup_state: Path
+                         ) -> tuple[Controller, Callable[[], None], dict[str, object]]:
+    """A primary (election id 10) and a backup (5, takeover after 2 ms) polled from the fabric;
+    the primary repairs a cut link under a transfer, then dies: returns the backup (primary
+    now), what stops its polling, and every NIC's ev_path entries as the primary left them."""
+    primary = controller(fab, programs, primary_state, election_id=(0, 10))
+    backup = controller(fab, programs, backup_state, election_id=(0, 5),
+                        config=dataclasses.replace(FAST, takeover_s=0.002))
+    alive = [primary, backup]
+    stop = fab.every(20, lambda now_us: [c.poll(now_us / 1e6) for c in list(alive)])
+    try:
+        settle(fab, primary.ready, "the primary up")
+        settle(fab, lambda: set(backup.states().values()) == {"backup"}, "the backup standing by")
+        transfer(fab, PAIRS, during=lambda: fab.fabric.set_link_up(*CUT, False))
+        settle(fab, lambda: (0, "p0-t0-0", DEAD_T1) in primary.repairer.verdict.links_down,
+               "the cut link declared")
+        for nic in fab.nics:
+            settle(fab, lambda nic=nic: DEAD_T1 not in read_t1s(fab, nic), f"{nic} moved")
+        left = {nic: ev_paths(fab, nic) for nic in fab.nics}
+        alive.remove(primary)
+        primary.close()
+        settle(fab, backup.ready, "the backup taken over")
+    except BaseException:
+        stop()
+        backup.close()
+        primary.close()
+        raise
+    return backup, stop, left
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-state", "own-state"])
+def test_a_backup_that_takes_over_keeps_every_repair_of_the_primary(
+        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path, shared: bool) -> None:
+    backup_state = tmp_path / ("a" if shared else "b")
+    backup, stop, left = take_over_mid_repair(fab, programs, tmp_path / "a", backup_state)
+    try:
+        assert {nic: ev_paths(fab, nic) for nic in fab.nics} == left
+        # Probes keep failing over the cut; a link the tables over-blame is probed back; the
+        # NICs are never written.
+        fab.run_for(20_000)
+        assert (0, "p0-t0-0", DEAD_T1) in backup.repairer.verdict.links_down
+        assert {nic: ev_paths(fab, nic) for nic in fab.nics} == left
+        assert nic_writes(backup) == 0
+        if shared:      # the old primary's model, read again on the takeover
+            assert events(backup_state, "health_resumed")[-1]["links_down"] == [
+                "p0-t0-0:p0-t1-0"]
+        else:           # rebuilt from the tables the old primary left
+            assert "p0-t0-0:p0-t1-0" in events(backup_state, "health_rebuilt")[0]["links_down"]
+    finally:
+        stop()
+        backup.close()
+
+
+def test_ev_events_raised_while_no_controller_listened_are_read_from_the_nics(
+        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path) -> None:
+    with controller(fab, programs, tmp_path) as first:
+        stop = bring_up(fab, first)
+    stop()   # no controller: the NICs' EV events go nowhere
+    transfer(fab, PAIRS, during=lambda: fab.fabric.set_link_up(*CUT, False))
+    bad = {nic: [ev for ev, state in fab.ev_states(nic).items() if state == "ASSUMED_BAD"]
+           for nic, _ in PAIRS}
+    assert all(bad.values()), bad
+    # Found one NIC at a time as the controller takes them in: evidence that stands for a
+    # 1 s window of the fabric's clock.
+    with controller(fab, programs, tmp_path, window_s=1.0) as second:
+        stop = bring_up(fab, second)
+        try:
+            settle(fab, lambda: (0, "p0-t0-0", DEAD_T1) in second.repairer.verdict.links_down,
+                   "the cut link confirmed from the registers")
+            for nic in fab.nics:
+                settle(fab, lambda nic=nic: DEAD_T1 not in ev_t1s(fab, second, nic),
+                       f"{nic} moved off the cut link")
+        finally:
+            stop()
+    found = {str(r["nic"]) for r in events(tmp_path, "ev_found")}
+    assert found >= {src for src, _ in PAIRS}
+    verdict = [r for r in events(tmp_path, "verdict") if r.get("link") == "p0-t0-0:p0-t1-0"]
+    assert verdict and verdict[-1]["down"] and verdict[-1]["probes_lost"] >= 3   # confirmed
 
 
 def test_on_the_medium_fabric_a_t1_reboot_mid_transfer_is_ridden_through_and_repaired(
