@@ -43,6 +43,7 @@ BLOCK = usid.parse_block("fcbb:bbbb::/32")
 PROFILE = 1
 EV_MIN_ACTIVE = 2
 PROBE_SUCCESSES = 3
+R_KEY = 7                           # the memory key the writes carry (rx_r_key)
 # One pass over this many consecutive PSNs, then again: the TX side cycles PSNs freely (its
 # PSN -> EV memory is a ring of 1024); the RX side has its window reset between passes (below).
 DISTINCT_PACKETS = 1024
@@ -105,6 +106,7 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
         [ExactMatch(me.qp)], "set_local_qp",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, PROBE_SUCCESSES, 0,
          peer.qp])
+    sw.table("rx_r_key").add_entry([ExactMatch(me.qp), ExactMatch(R_KEY)], "r_key_valid", [])
     t1s = EV_COUNT // PLANES   # one T1 per EV and plane: no two active EVs share a path
     for ev in range(EV_COUNT + BACKUPS * PLANES):
         plane = ev % PLANES
@@ -143,7 +145,7 @@ def host_write(psn: int) -> bytes:
     payload = bytes([psn & 0xFF]) * PAYLOAD_BYTES
     return bytes(data_packet(src=A.address, dst=B.address, dest_qp=B.qp, psn=psn,
                              opcode=Opcode.WRITE_ONLY, msn=psn & 0xFFFF,
-                             va=0x10_0000 + psn * len(payload), r_key=7,
+                             va=0x10_0000 + psn * len(payload), r_key=R_KEY,
                              dma_length=len(payload), payload=payload))
 
 

@@ -21,6 +21,7 @@ BACKUPS = 2                      # per plane: EVs 8..11 (8, 10 in plane 0; 9, 11
 DSCP = {"trimmable": 4, "retx": 8, "control": 46, "trimmed": 12, "lasthop": 16}
 GOOD, SKIP, ASSUMED_BAD = 0, 1, 2
 SACK_SESSION_BASE = 100
+R_KEY = 7                        # the memory key each side's host registered (rx_r_key)
 T0_MAC = 0x02_00_00_00_0F_00     # + plane: the (absent) T0's MAC
 COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connection": 3,
            "rx_data": 4, "rx_duplicate": 5, "rx_out_of_window": 6, "rx_trimmed": 7,
@@ -29,7 +30,7 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
            "port_down_drop": 20, "ev_skipped": 21, "ev_assumed_bad": 22, "ev_recovered": 23,
            "tx_no_path_drop": 24, "tx_probe_denied_drop": 25, "tx_port_balanced": 26,
-           "tx_bad_path_passed": 27, "rx_forged": 28, "rx_corrupt": 29}
+           "tx_bad_path_passed": 27, "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30}
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 
 

@@ -4,7 +4,8 @@ Per NIC: its plane ports (`plane_port`, `port_plane`), the fabric's DSCPs (`nic_
 template per (plane, destination row) that its connections reach (nic_rows.py: a row leads to
 the peer's T0 in every plane), the EVs of its EV profile (`ev_path`: EV `e` in plane
 `e mod planes`, spread over the T1s above its T0 in that plane), and per connection
-`tx_connection` (by peer address and QP) and `local_qp` (by its own QP). Clone sessions
+`tx_connection` (by peer address and QP), `local_qp` (by its own QP) and `rx_r_key` (the memory
+key the peer's writes must carry on that QP). Clone sessions
 `100 + plane` send SACKs out of the plane's port.
 
 A Clos gives every T0 pair of a plane the same T1s, so one EV profile serves every connection.
@@ -47,6 +48,7 @@ TNA_FB_SESSION_BYTES = 183
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}  # the ev_state register's values
 EV_EVENT_DIGEST = "ev_event_t"  # the digest a NIC sends on an EV's GOOD <-> ASSUMED_BAD move
 MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
+DEFAULT_R_KEY = 7  # the memory key a connection's host registers (mrc_transport's default)
 QP_BASE = 0x100  # the QP both ends use for a pair's connection: QP_BASE + the pair's number
 MAX_EVS = 256  # bit<8> EVs: active set and backups together
 NIC_TABLE_SIZE = 4096  # path_template and ev_path entries a NIC holds (nic_types.p4)
@@ -138,13 +140,15 @@ class EvProfile:
 @dataclass(frozen=True, slots=True)
 class NicConnection:
     """One connection of a NIC: its state index, its QP, and the peer's NIC and QP.
-    `initial_psn` is the first PSN the peer sends on it."""
+    `initial_psn` is the first PSN the peer sends on it; `r_key` the memory key the NIC's host
+    registered for it (the peer's writes carry it; the transport's default)."""
 
     conn: int
     peer: str
     local_qp: int
     peer_qp: int
     initial_psn: int = 0
+    r_key: int = DEFAULT_R_KEY
 
 
 def _check_keys(where: str, name: str, connections: Sequence[NicConnection]) -> None:
@@ -234,6 +238,8 @@ class NicPlanner:
                 "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
                 {**common, "probe_successes": own.probe_successes,
                  "initial_psn": c.initial_psn, "peer_qp": c.peer_qp}))
+            entries.append(PlannedEntry.make(
+                "rx_r_key", {"dest_qp": c.local_qp, "r_key": c.r_key}, "r_key_valid", {}))
         # The NIC's own profile always (a connection added later, the controller's view), then
         # each connection profile of its own.
         paths = list(self._ev_paths(nic, profile))
@@ -396,7 +402,7 @@ def connection_profiles(nic_plan: NicPlan) -> dict[int, int]:
 
 
 TABLE_ORDER = ("nic_dscp", "plane_port", "port_plane", "path_template",
-               "ev_path", "tx_connection", "local_qp")
+               "ev_path", "tx_connection", "local_qp", "rx_r_key")
 
 
 def _order(e: PlannedEntry) -> tuple[int, tuple[object, ...]]:

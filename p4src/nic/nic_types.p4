@@ -87,6 +87,9 @@ const bit<32> NIC_RX_FORGED = 28;
 // A packet from a plane port whose UDP checksum (over the inner packet and its payload) fails:
 // corrupt on the way, neither acknowledged nor delivered (v1model; TNA: see p4src/README.md).
 const bit<32> NIC_RX_CORRUPT = 29;
+// Data whose RETH R_Key is not one of its QP's (rx_r_key): neither acknowledged nor delivered,
+// as an RDMA NIC checks the key before it acknowledges (the host checks the address range).
+const bit<32> NIC_RX_BAD_R_KEY = 30;
 const bit<32> NIC_COUNTERS = 32;
 
 // tx_psn_next: the PSN after the latest new one the host handed over, marked (0: none yet).

@@ -48,6 +48,24 @@
         size = NIC_CONNECTIONS;
     }
 
+    @name(".r_key_valid")
+    action r_key_valid() { }
+
+    // Why: an RDMA NIC acknowledges a write only once its memory key checks out; a spoofed
+    // packet with a wrong key, SACKed, would make the genuine one a duplicate (never placed).
+    // Installs: one entry per (connection's QP, R_Key its host registered). No entry: data with
+    // that key is dropped and counted (NIC_RX_BAD_R_KEY).
+    @name(".rx_r_key")
+    table rx_r_key {
+        key = {
+            hdr.bth.dest_qp  : exact @name("dest_qp");
+            hdr.reth.r_key   : exact @name("r_key");
+        }
+        actions = { r_key_valid; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = NIC_CONNECTIONS;
+    }
+
     action set_trailing_ones(bit<8> n) {
         meta.trailing_ones = n;
     }

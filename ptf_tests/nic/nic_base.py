@@ -38,6 +38,7 @@ BACKUPS = 2                  # per plane: EVs 8..11
 PROFILE = 1
 CONN = 3
 SACK_SESSION_BASE = 100
+PEER_R_KEY = 9               # the memory key NIC B's writes to us carry (rx_r_key)
 # TNA: the SACK/NACK sessions cut each copy after RETH (p4src/nic/tna/nic_arch.p4,
 # FB_SESSION_BYTES; the controller's TNA_FB_SESSION_BYTES, which a test checks against that
 # source: one number for the controller and these tests); v1model's NIC truncates the clone
@@ -61,7 +62,8 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
            "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
-           "port_down_drop": 20, "tx_no_path_drop": 24, "tx_probe_denied_drop": 25}
+           "port_down_drop": 20, "tx_no_path_drop": 24, "tx_probe_denied_drop": 25,
+           "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30}
 
 
 def usid_t0(plane: int, index: int) -> int:
@@ -117,6 +119,8 @@ class NicTest(P4RuntimeTest):
                                 backups=BACKUPS, ev_min_active=ev_min_active,
                                 probe_successes=probe_successes, initial_psn=initial_psn,
                                 peer_qp=PEER_QP)
+        # The memory key the peer's writes carry (peer_data), registered for our QP.
+        self.insert_table_entry("rx_r_key", {"dest_qp": MY_QP, "r_key": PEER_R_KEY}, "r_key_valid")
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev)
         for plane, port in PLANE_PORT.items():
@@ -177,7 +181,7 @@ class NicTest(P4RuntimeTest):
     def peer_data(self, psn: int, plane: int = 0, ev: int = 0, payload: bytes = b"d" * 64,
                   **kw: int) -> bytes:
         inner = data_packet(src=PEER, dst=ME, dest_qp=MY_QP, psn=psn, opcode=Opcode.WRITE_ONLY,
-                            msn=psn & 0xFFFF, va=0x20000 + (psn & 0xFFF) * 64, r_key=9,
+                            msn=psn & 0xFFFF, va=0x20000 + (psn & 0xFFF) * 64, r_key=PEER_R_KEY,
                             dma_length=len(payload), payload=payload,
                             udp_sport=compact_ev(plane, ev))[IPv6]
         return self.from_peer(inner, plane, ev, **kw)

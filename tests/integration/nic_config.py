@@ -20,6 +20,7 @@ from nic_pair import (
     PLANE_PORT,
     PLANES,
     PROFILE,
+    R_KEY,
     SACK_SESSION_BASE,
     T0_MAC,
     Side,
@@ -45,6 +46,8 @@ def nic_entities(schema: Schema, me: Side, peer: Side, *, ev_min_active: int = 2
         TableEntry(schema, "local_qp", match={"dest_qp": me.qp})
         .action("set_local_qp", conn=me.conn, probe_successes=probe_successes,
                 initial_psn=initial_psn, peer_qp=peer.qp, **common),
+        TableEntry(schema, "rx_r_key", match={"dest_qp": me.qp, "r_key": R_KEY})
+        .action("r_key_valid"),
     ]
     for ev in range(EV_COUNT + BACKUPS * PLANES):
         plane = ev % PLANES

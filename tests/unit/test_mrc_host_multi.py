@@ -8,7 +8,7 @@ import socket
 from typing import Any
 
 import pytest
-from nic_pair import BACKUPS, EV_COUNT, PLANES, addr
+from nic_pair import BACKUPS, EV_COUNT, PLANES, R_KEY, addr
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -170,6 +170,8 @@ def add_nic_connection(nic: Nic, conn: int, local_qp: int, peer_qp: int) -> None
     nic.sw.table("local_qp").add_entry(
         [ExactMatch(local_qp)], "set_local_qp",
         [conn, 1, EV_COUNT - 1, PLANES, BACKUPS, 2, K, 0, peer_qp])
+    nic.sw.table("rx_r_key").add_entry([ExactMatch(local_qp), ExactMatch(R_KEY)], "r_key_valid",
+                                       [])
 
 
 def two_connection_hosts(program: CheckedProgram, memory: int, **cfg: Any,

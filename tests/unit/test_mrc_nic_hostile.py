@@ -6,6 +6,7 @@ and events), then what each architecture counted:
   connection's EV set is refused (`rx_forged`): not delivered, no EV state, no event;
 - a probe or probe-timeout report from the host naming an EV the connection lacks is malformed;
 - an EV report (0xDF, host to its own NIC) arriving on a plane port is malformed, not a probe;
+- a write whose memory key its QP lacks (rx_r_key) is neither acknowledged nor delivered;
 - a corrupt packet (its UDP checksum fails) is neither acknowledged nor delivered
   (`rx_corrupt`): feedback and probes on both architectures, data on v1model (a Tofino parser
   never reaches the payload: p4src/README.md).
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from nic_pair import COUNTER, DSCP, EV_COUNT, HOST_PORT, PLANE_PORT, PROGRAM, A, B, resealed
+from nic_pair import COUNTER, DSCP, EV_COUNT, HOST_PORT, PLANE_PORT, PROGRAM, R_KEY, A, B, resealed
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -30,7 +31,7 @@ from test_mrc_nic_tna import (
     over_the_wire,
 )
 
-from mrc_transport.wire import BTH, NETH, SETH, Opcode, SackM, compact_ev
+from mrc_transport.wire import BTH, NETH, SETH, Opcode, SackM, compact_ev, data_packet
 from softswitch.compiler import compile_file
 from softswitch.engine.switch import OutputPacket
 from softswitch.ir.checked import CheckedProgram
@@ -243,3 +244,27 @@ def test_a_trimmed_packet_with_no_checksum_is_still_nacked(
 
     v1 = compare(programs, scenario)
     assert count(v1.b, "rx_trimmed") == 1 and count(v1.b, "rx_corrupt") == 0
+
+
+def test_a_write_with_a_memory_key_its_qp_lacks_is_not_acknowledged(
+        programs: dict[str, CheckedProgram]) -> None:
+    """The spoofed packet of defect 5: a well-formed write of PSN 0 with a memory key B's host
+    never registered (rx_r_key) is neither SACKed nor delivered, so the genuine PSN 0 after it
+    is placed (not taken for a duplicate of the spoof)."""
+    def write(nic: Nic, psn: int, r_key: int) -> list[OutputPacket]:
+        pkt = data_packet(src=nic.me.address, dst=nic.peer.address, dest_qp=nic.peer.qp,
+                          psn=psn, opcode=Opcode.WRITE_ONLY, msn=psn, va=0x1000, r_key=r_key,
+                          dma_length=64, payload=b"s" * 64)
+        return nic.sw.process_packet(HOST_PORT, bytes(pkt))
+
+    def scenario(run: Run) -> None:
+        spoof = next(o for o in run.step("spoof", write(run.a, 0, R_KEY + 1))
+                     if o.port != HOST_PORT)
+        assert run.step("b gets the spoof", run.b.sw.process_packet(spoof.port, spoof.data)) == []
+        real = next(o for o in run.step("write", write(run.a, 0, R_KEY)) if o.port != HOST_PORT)
+        out = run.step("b gets the write", run.b.sw.process_packet(real.port, real.data))
+        assert sorted(o.port for o in out) == sorted([HOST_PORT, real.port])   # placed, SACKed
+
+    v1 = compare(programs, scenario)
+    assert count(v1.b, "rx_bad_r_key") == 1 and count(v1.b, "rx_data") == 1
+    assert count(v1.b, "rx_duplicate") == 0

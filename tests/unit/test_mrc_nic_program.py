@@ -19,6 +19,7 @@ from nic_pair import (
     PLANE_PORT,
     PLANES,
     PROGRAM,
+    R_KEY,
     SACK_SESSION_BASE,
     SKIP,
     T0_MAC,
@@ -79,6 +80,7 @@ class Nic:
             [ExactMatch(me.qp)], "set_local_qp",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
              initial_psn, peer.qp])
+        sw.table("rx_r_key").add_entry([ExactMatch(me.qp), ExactMatch(R_KEY)], "r_key_valid", [])
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             self.set_path(ev, ev % PLANES, t1_index=ev // PLANES)
         for plane in range(PLANES):
@@ -141,7 +143,7 @@ class Nic:
         """The host hands the NIC one write packet for the peer."""
         pkt = data_packet(src=self.me.address, dst=self.peer.address, dest_qp=self.peer.qp,
                           psn=psn, opcode=Opcode.WRITE_ONLY, msn=psn & 0xFFFF, va=0x1000 + psn * 64,
-                          r_key=7, dma_length=len(payload), payload=payload,
+                          r_key=R_KEY, dma_length=len(payload), payload=payload,
                           retransmit=retransmit)
         return self.sw.process_packet(HOST_PORT, bytes(pkt))
 

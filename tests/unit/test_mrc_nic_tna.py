@@ -21,6 +21,7 @@ from nic_pair import (
     PLANE_PORT,
     PLANES,
     PROGRAM,
+    R_KEY,
     SACK_SESSION_BASE,
     T0_MAC,
     A,
@@ -139,6 +140,7 @@ class Nic:
                 peer.qp,
             ],
         )
+        sw.table("rx_r_key").add_entry([ExactMatch(me.qp), ExactMatch(R_KEY)], "r_key_valid", [])
         for ev in range(EV_COUNT + BACKUPS * PLANES):
             sw.table("ev_path").add_entry(
                 [ExactMatch(1), ExactMatch(ev)],
@@ -195,7 +197,7 @@ class Nic:
             opcode=Opcode.WRITE_ONLY,
             msn=psn & 0xFFFF,
             va=0x1000 + psn * 64,
-            r_key=7,
+            r_key=R_KEY,
             dma_length=64,
             payload=b"p" * 64,
             retransmit=retransmit,

@@ -442,6 +442,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     apply {
         port_plane.apply();
         bool known_qp = local_qp.apply().hit;
+        bool r_key_ok = rx_r_key.apply().hit;   // (data only: its keys are in the RETH)
         ev_set_span.apply();
         rx_psn = hdr.bth.psn - meta.rx_initial_psn;
         // A second pass first: its packet was well formed and of a known QP in pass 1, and its
@@ -595,6 +596,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     NIC_COUNT(NIC_RX_TRIMMED);
                     again(RESUB_RX_NACK,
                           dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP);
+                } else if (!r_key_ok) {
+                    NIC_COUNT(NIC_RX_BAD_R_KEY);   // not its QP's memory: not acknowledged
                 } else {
                     // The receiver's window: PSNs relative to the connection's initial PSN. The
                     // point moves on by one if this is the PSN expected (the rest in pass 2).

@@ -114,6 +114,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 meta.rx_nack = true;
                 meta.nack_reason = dscp == meta.dscp_trimmed ? NACK_TRIMMED : NACK_TRIMMED_LASTHOP;
                 nic_counter.count(NIC_RX_TRIMMED);
+            } else if (!rx_r_key.apply().hit) {
+                nic_counter.count(NIC_RX_BAD_R_KEY);   // not its QP's memory: not acknowledged
             } else {
                 // The receiver's window: PSNs relative to the connection's initial PSN.
                 bit<32> rc = (bit<32>)meta.conn;
