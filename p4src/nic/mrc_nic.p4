@@ -41,7 +41,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         settings.apply(meta);
         meta.now_us = (bit<32>)standard_metadata.ingress_global_timestamp;
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to egress for SACKs
-        if (standard_metadata.parser_error != error.NoError) {
+        if (standard_metadata.parser_error != error.NoError || NIC_NOT_IPV6(hdr)) {
             drop_malformed();
         } else if (meta.from_host) {
             if (!hdr.ipv6.isValid() || !hdr.bth.isValid() ||

@@ -95,6 +95,12 @@ const bit<32> NIC_COUNTERS = 32;
 // tx_psn_next: the PSN after the latest new one the host handed over, marked (0: none yet).
 const bit<25> PSN_SENT = 0x1000000;
 
+// An IPv6 header (the outer or the host's) whose version is not 6: the EtherType or next
+// header said IPv6, the header itself does not (a version-4 header is not read as IPv6).
+#define NIC_NOT_IPV6(h) \
+    ((h.outer_ipv6.isValid() && h.outer_ipv6.version != 6) || \
+     (h.ipv6.isValid() && h.ipv6.version != 6))
+
 // The @field_list ids.
 #define FL_NIC_SACK 1
 #define FL_NIC_RESUBMIT 2

@@ -268,3 +268,28 @@ def test_a_write_with_a_memory_key_its_qp_lacks_is_not_acknowledged(
     v1 = compare(programs, scenario)
     assert count(v1.b, "rx_bad_r_key") == 1 and count(v1.b, "rx_data") == 1
     assert count(v1.b, "rx_duplicate") == 0
+
+
+def test_an_ipv6_header_whose_version_is_not_6_is_malformed(
+        programs: dict[str, CheckedProgram]) -> None:
+    """The EtherType or next header says IPv6; a header with version 4 is not read as one: from
+    the host (its IPv6 header) or a plane port (the outer or the inner header)."""
+    def with_version(frame: bytes, at: int, version: int) -> bytes:
+        return frame[:at] + bytes([version << 4 | frame[at] & 0x0F]) + frame[at + 1:]
+
+    def scenario(run: Run) -> None:
+        a, b = run.a, run.b
+        pkt = data_packet(src=a.me.address, dst=a.peer.address, dest_qp=a.peer.qp, psn=0,
+                          opcode=Opcode.WRITE_ONLY, msn=0, va=0x1000, r_key=R_KEY,
+                          dma_length=64, payload=b"v" * 64)
+        host_v4 = with_version(bytes(pkt), 14, 4)
+        assert run.step("host v4", a.sw.process_packet(HOST_PORT, host_v4)) == []
+        sent = next(o for o in run.step("write", a.write(0)) if o.port != HOST_PORT)
+        for name, at in (("outer", 14), ("inner", 14 + 40)):
+            out = b.sw.process_packet(sent.port, with_version(sent.data, at, 4))
+            assert run.step(f"{name} v4", out) == []
+        assert len(run.step("v6", b.sw.process_packet(sent.port, sent.data))) == 2
+
+    v1 = compare(programs, scenario)
+    assert count(v1.a, "rx_malformed") == 1 and count(v1.b, "rx_malformed") == 2
+    assert count(v1.a, "tx_data") == 1 and count(v1.b, "rx_data") == 1

@@ -192,7 +192,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
         meta.now_us = (bit<32>)(ig_intr_md.ingress_mac_tstamp >> 10);
         settings.apply(meta);
         meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to the egress for SACKs
-        if (ig_prsr_md.parser_err != 0) {
+        if (ig_prsr_md.parser_err != 0 || NIC_NOT_IPV6(hdr)) {
             drop_malformed();
         } else if (meta.from_host) {
             if (!hdr.ipv6.isValid() || !hdr.bth.isValid() ||
