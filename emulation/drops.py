@@ -44,7 +44,7 @@ NIC_COUNTER = "nic_counter"
 SWITCH_REASONS: dict[int, str] = {
     1: "truncated", 2: "SRH type", 3: "SRH length", 4: "SRH segments left", 5: "SRH too long",
     6: "hop limit", 7: "no route", 8: "external SR", 9: "SID with nothing next", 10: "decap",
-    11: "not IPv6",
+    11: "not IPv6", 12: "IP version", 13: "PacketOut port",
 }
 # nic_types.p4 NIC_* counter indexes that drop the packet (checked against the file too).
 NIC_DROPS: dict[int, str] = {

@@ -30,6 +30,8 @@ const bit<4> DROP_EXTERNAL_SR = 8;
 const bit<4> DROP_SID_NO_NEXT = 9;
 const bit<4> DROP_DECAP = 10;
 const bit<4> DROP_NOT_IPV6 = 11;
+const bit<4> DROP_IP_VERSION = 12;        // EtherType or next header IPv6, version not 6
+const bit<4> DROP_PACKET_OUT_PORT = 13;   // a PacketOut naming the CPU port or BMV2_DROP_PORT
 const bit<32> DROP_REASONS = 16;
 
 // What a `my_sid` hit asks the behaviour stage to do (metadata only, not control-plane visible).
@@ -60,6 +62,9 @@ const bit<16> ETHERNET_HEADER_BYTES = 14;
 #define CPU_PORT_ID 255
 #endif
 const bit<9> CPU_PORT = CPU_PORT_ID;
+// simple_switch's default drop port: egress_spec 511 drops a packet at the end of ingress,
+// uncounted (no port on Tofino either).
+const bit<9> BMV2_DROP_PORT = 511;
 const bit<8> PUNT_REASON_HOP_LIMIT = 6;   // packet_in.reason: the drop reason that punted it
 
 // The @field_list id of the metadata a trimmed packet carries through recirculation (v1model).

@@ -1,11 +1,12 @@
-"""Parser checks: truncated headers, inconsistent or oversized SRHs and non-IPv6 frames are
-dropped, each counted under its own reason on the ingress port."""
+"""Parser checks: truncated headers, inconsistent or oversized SRHs, non-IPv6 frames and IPv6
+headers of another version are dropped, each counted under its own reason on the ingress port."""
 
 from __future__ import annotations
 
 import ptf
 from ptf.testutils import group, simple_arp_packet, simple_udp_packet
 from switch_base import (
+    DROP_IP_VERSION,
     DROP_NOT_IPV6,
     DROP_SRH_LENGTH,
     DROP_SRH_SEGMENTS_LEFT,
@@ -28,6 +29,7 @@ from switch_base import (
     srh_max_segments,
     srv6_packet,
     usid,
+    with_ip_version,
 )
 
 from ptf_tests.base import autocleanup
@@ -141,3 +143,27 @@ class NotIpv6Test(ParserTest):
             for in_port in (FABRIC_PORTS[0], HOST_PORTS[0]):
                 with self.case(f"port {in_port}/{name}"):
                     self.expect_drop(in_port, packet, DROP_NOT_IPV6)
+
+
+@group("parser")
+@group("drop")
+class IpVersionTest(ParserTest):
+    """The EtherType says IPv6 (or the next header says an inner IPv6 header) and the header
+    another version: DROP_IP_VERSION, nothing sent; the same packet as version 6 is forwarded.
+    A version-4 header with IPv6's next header used to be forwarded as IPv6."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.install()
+        cases = (("outer, plain", srv6_packet(DST, inner=False), 1),
+                 ("outer, with an SRH", srv6_packet(DST, segments=[SEGMENT], segments_left=1,
+                                                    inner=False), 1),
+                 ("inner", srv6_packet(DST), 2))
+        for name, packet, header in cases:
+            with self.case(f"{name}, version 6"):
+                self.expect(FABRIC_PORTS[0], packet, routed(shifted(packet)), OUT_PORT)
+            for version in (4, 0, 15):
+                for in_port in (FABRIC_PORTS[0], HOST_PORTS[0]):
+                    with self.case(f"port {in_port}/{name}, version {version}"):
+                        self.expect_drop(in_port, with_ip_version(packet, version, header),
+                                         DROP_IP_VERSION)

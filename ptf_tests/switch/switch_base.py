@@ -61,6 +61,7 @@ SLOW_PORT = 3                             # the runner rate-limits it (--queue-r
 EXTERNAL_PORT = 6
 UNCONFIGURED_PORT = 7                     # no port_role entry: EXTERNAL by default
 CPU_PORT = 255
+BMV2_DROP_PORT = 511                      # simple_switch's drop port (p4src/include/defines.p4)
 
 # -- DSCPs (srv6-mrc-emulator's defaults; operator-configured in practice) ----------------------
 DSCP_NO_TRIM, DSCP_TRIMMABLE, DSCP_TRIMMABLE_RETX = 0, 4, 8
@@ -79,6 +80,8 @@ DROP_EXTERNAL_SR = 8
 DROP_SID_NO_NEXT = 9
 DROP_DECAP = 10
 DROP_NOT_IPV6 = 11
+DROP_IP_VERSION = 12
+DROP_PACKET_OUT_PORT = 13
 DROP_REASONS_PER_PORT = 16
 
 # -- trimming on TNA (p4src/include/defines.p4): the trimmed copy is mirrored to a session per port
@@ -307,6 +310,15 @@ def trimmed(packet: Packet, trim_bytes: int, dscp: int) -> bytes:
         struct.pack_into("!H", data, layout.inner + 4, trim_bytes - layout.inner - IPV6_LEN)
     if layout.udp is not None:
         struct.pack_into("!HH", data, layout.udp + 4, trim_bytes - layout.udp, 0)
+    return bytes(data)
+
+
+def with_ip_version(packet: Packet, version: int, header: int = 1) -> bytes:
+    """`packet` with the version of its `header`-th IPv6 header (1: outer, 2: inner) changed,
+    all else as it was."""
+    data = bytearray(bytes(packet))
+    offset = len(packet) - len(packet.getlayer(IPv6, header))
+    data[offset] = (version << 4) | (data[offset] & 0x0F)
     return bytes(data)
 
 

@@ -165,7 +165,8 @@ def test_the_drop_causes_are_the_programs_own() -> None:
     named = {"TRUNCATED": "truncated", "SRH_TYPE": "SRH type", "SRH_LENGTH": "SRH length",
              "SRH_SEGMENTS_LEFT": "SRH segments left", "SRH_TOO_LONG": "SRH too long",
              "HOP_LIMIT": "hop limit", "NO_ROUTE": "no route", "EXTERNAL_SR": "external SR",
-             "SID_NO_NEXT": "SID with nothing next", "DECAP": "decap", "NOT_IPV6": "not IPv6"}
+             "SID_NO_NEXT": "SID with nothing next", "DECAP": "decap", "NOT_IPV6": "not IPv6",
+             "IP_VERSION": "IP version", "PACKET_OUT_PORT": "PacketOut port"}
     assert {v: named[n] for v, n in reasons.items() if n != "NONE"} == drops.SWITCH_REASONS
     assert next(v for v, n in reasons.items() if n == "HOP_LIMIT") == drops.HOP_LIMIT
     types = (ROOT / "p4src" / "nic" / "nic_types.p4").read_text()

@@ -394,6 +394,25 @@ def test_packet_out_enters_ingress_on_the_cpu_port(stub, streams, device: Device
     assert len(device.outputs.packets) == 1  # type: ignore[attr-defined]
 
 
+def test_a_packet_out_sent_back_to_the_cpu_port_or_to_511_as_bmv2(stub, streams, device: Device) -> None:  # type: ignore[no-untyped-def]
+    """What simple_switch_grpc does when the program sends a PacketOut on to the CPU port: a
+    PacketIn whose metadata are the frame's first bytes (PI's packet_in_cb reads the
+    packet_in header off the front, valid or not); to the drop port (511): dropped at the end
+    of ingress. Neither reaches a port."""
+    primary = open_primary(stub, streams)
+    stub.SetForwardingPipelineConfig(pipeline_request(election_id=(0, 1)))
+    frame = bytes.fromhex("812345" "0000aa") + ETH[6:]
+    primary.send(packet_out(frame, egress_port=CPU_PORT.to_bytes(2, "big")))
+    packet = primary.get("packet").packet
+    # packet_in: ingress_port (9 bits), reason (12), pad (3) of 0x812345
+    assert {m.metadata_id: m.value for m in packet.metadata} == {1: b"\x01\x02", 2: b"\x04\x68",
+                                                                3: b"\x05"}
+    assert packet.payload == frame[3:]
+    primary.send(packet_out(frame, egress_port=(511).to_bytes(2, "big")))
+    assert primary.nothing("packet")
+    assert device.outputs.packets == []  # type: ignore[attr-defined]
+
+
 def test_packet_in_goes_to_the_primary_with_metadata(stub, streams, device: Device) -> None:  # type: ignore[no-untyped-def]
     backup = StreamClient(stub)
     streams.append(backup)

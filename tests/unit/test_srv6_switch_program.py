@@ -32,7 +32,8 @@ HOST_PORT, UP_PORT, DOWN_PORT, EXT_PORT = 1, 2, 3, 4
 CPU_PORT = 255
 DROP = {"TRUNCATED": 1, "SRH_TYPE": 2, "SRH_LENGTH": 3, "SRH_SEGMENTS_LEFT": 4,
         "SRH_TOO_LONG": 5, "HOP_LIMIT": 6, "NO_ROUTE": 7, "EXTERNAL_SR": 8, "SID_NO_NEXT": 9,
-        "DECAP": 10, "NOT_IPV6": 11}
+        "DECAP": 10, "NOT_IPV6": 11, "IP_VERSION": 12, "PACKET_OUT_PORT": 13}
+BMV2_DROP_PORT = 511
 SWITCH_MAC = 0x02_00_00_00_00_01
 MAC_UP, MAC_DOWN, MAC_HOST, MAC_ADJ = (0x02_00_00_00_00_10, 0x02_00_00_00_00_20,
                                        0x02_00_00_00_00_30, 0x02_00_00_00_00_40)
@@ -354,6 +355,47 @@ def test_malformed_packets_are_counted_and_dropped(sw: Switch, data: bytes, reas
     assert counter.read(UP_PORT * 16 + DROP[reason])[1] == counted(sw, data)
 
 
+def with_version(pkt: Packet, version: int, header: int = 1) -> bytes:
+    """`pkt` with the version of its `header`-th IPv6 header (1: outer, 2: inner) changed."""
+    data = bytearray(bytes(pkt))
+    offset = len(pkt) - len(pkt.getlayer(IPv6, header))
+    data[offset] = (version << 4) | (data[offset] & 0x0F)
+    return bytes(data)
+
+
+VERSION_CASES = {   # (in port, packet): each forwarded as IPv6 version 6
+    "transit": (DOWN_PORT, frame(usids(UP_USID))),
+    "uN on an SRH": (DOWN_PORT, frame(usids(MY_USID), segments=[usids(UP_USID), usids(MY_USID)],
+                                      segleft=1)),
+    "plain from a host": (HOST_PORT, frame(NIC_ADDR)),
+    "uN with an inner header": (UP_PORT, frame(usids(MY_USID), inner=NIC_ADDR)),
+}
+
+
+@pytest.mark.parametrize("version", [4, 0, 15])
+@pytest.mark.parametrize("case", sorted(VERSION_CASES))
+def test_an_ipv6_header_of_another_version_is_dropped(sw: Switch, case: str,
+                                                       version: int) -> None:
+    """The EtherType says IPv6, the header another version (a version-4 header with IPv6's
+    next header used to be forwarded as IPv6): dropped, counted as DROP_IP_VERSION and nothing
+    else; the same packet as version 6 is forwarded."""
+    port, pkt = VERSION_CASES[case]
+    assert send(sw, port, pkt) != []
+    bad = with_version(pkt, version)
+    assert send(sw, port, bad) == []
+    counter = sw.counter("drop_counter")
+    assert [(r, counter.read(port * 16 + r)) for r in range(16) if counter.read(port * 16 + r)[0]
+            ] == [(DROP["IP_VERSION"], (1, counted(sw, bad)))]
+
+
+@pytest.mark.parametrize("version", [4, 0])
+def test_an_inner_ipv6_header_of_another_version_is_dropped(sw: Switch, version: int) -> None:
+    """Decapsulation would make the inner header the packet's: its version is checked too."""
+    pkt = frame(usids(MY_USID), inner=NIC_ADDR)
+    assert send(sw, UP_PORT, with_version(pkt, version, header=2)) == []
+    assert drops(sw, UP_PORT, "IP_VERSION") == 1
+
+
 def test_srh_with_max_segments_is_accepted(sw: Switch) -> None:
     segments = [usids(DOWN_USID), usids(3), usids(2), usids(MY_USID)]
     pkt = frame(usids(MY_USID), segments=segments, segleft=1)
@@ -384,6 +426,29 @@ def test_packet_out_goes_to_its_port_unchanged(sw: Switch) -> None:
     pkt = bytes(frame(usids(UP_USID), hlim=1))
     header = (DOWN_PORT << 7).to_bytes(2, "big")
     assert sw.process_packet(CPU_PORT, header + pkt) == [(DOWN_PORT, pkt)]
+
+
+@pytest.mark.parametrize("port", [CPU_PORT, BMV2_DROP_PORT])
+def test_a_packet_out_to_the_cpu_or_drop_port_is_dropped_and_counted(sw: Switch,
+                                                                     port: int) -> None:
+    """Sent on, BMv2 would hand it back to the controller as a PacketIn whose metadata is its
+    first bytes (CPU port), or drop it uncounted (511, its drop port): the switch drops it and
+    counts DROP_PACKET_OUT_PORT on the CPU port."""
+    pkt = bytes(frame(usids(UP_USID)))
+    header = (port << 7).to_bytes(2, "big")
+    assert sw.process_packet(CPU_PORT, header + pkt) == []
+    counter = sw.counter("drop_counter")
+    assert [r for r in range(16) if counter.read(CPU_PORT * 16 + r)[0]] == [
+        DROP["PACKET_OUT_PORT"]]
+    assert counter.read(CPU_PORT * 16 + DROP["PACKET_OUT_PORT"]) == (1, counted(sw, header + pkt))
+
+
+def test_a_packet_out_leaves_whatever_its_ip_version(sw: Switch) -> None:
+    """The controller's packets are sent as they are: the version check is for arrivals."""
+    pkt = with_version(frame(usids(UP_USID)), 4)
+    header = (DOWN_PORT << 7).to_bytes(2, "big")
+    assert sw.process_packet(CPU_PORT, header + pkt) == [(DOWN_PORT, pkt)]
+    assert sum(sw.counter("drop_counter").read(CPU_PORT * 16 + r)[0] for r in range(16)) == 0
 
 
 @pytest.mark.parametrize("arch", sorted(PROGRAMS))

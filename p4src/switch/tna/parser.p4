@@ -43,14 +43,21 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
         }
     }
 
+    // An IPv6 header of another version is not IPv6 (v1model's verify: DROP_IP_VERSION).
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
-        transition select(hdr.ipv6.next_hdr) {
-            PROTO_IPV6_ROUTE: parse_srh;
-            PROTO_IPV6: parse_inner_ipv6;
-            PROTO_UDP: parse_udp;
-            default: accept;
+        transition select(hdr.ipv6.version, hdr.ipv6.next_hdr) {
+            (6, PROTO_IPV6_ROUTE): parse_srh;
+            (6, PROTO_IPV6): parse_inner_ipv6;
+            (6, PROTO_UDP): parse_udp;
+            (6, _): accept;
+            default: bad_ip_version;
         }
+    }
+
+    state bad_ip_version {
+        md.sw.parser_drop = DROP_IP_VERSION;
+        transition accept;
     }
 
     // HdrExtLen must be 2 * (LastEntry + 1): one (last entry, length) pair per unrolled size.
@@ -154,9 +161,10 @@ parser SwitchIngressParser(packet_in packet, out headers_t hdr, out tna_metadata
 
     state parse_inner_ipv6 {
         packet.extract(hdr.inner_ipv6);
-        transition select(hdr.inner_ipv6.next_hdr) {
-            PROTO_UDP: parse_udp;
-            default: accept;
+        transition select(hdr.inner_ipv6.version, hdr.inner_ipv6.next_hdr) {
+            (6, PROTO_UDP): parse_udp;
+            (6, _): accept;
+            default: bad_ip_version;
         }
     }
 

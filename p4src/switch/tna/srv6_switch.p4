@@ -74,8 +74,8 @@ control SwitchIngress(inout headers_t hdr, inout tna_metadata_t md,
             if (md.sw.drop_reason == DROP_NONE) {
                 routing.apply(hdr, md.sw);
             }
-            drop_stats.apply(hdr, md.sw);
         }
+        drop_stats.apply(hdr, md.sw);   // a PacketOut's too (DROP_PACKET_OUT_PORT)
         // The egress queue by DSCP, the controller's packets too: its link probes carry the
         // control DSCP and must overtake data as feedback does (a probe queued behind a
         // congested cable's data would look lost). A trimmed packet's second pass keeps the

@@ -8,6 +8,12 @@
 
 #include "../../include/headers.p4"
 
+// An IPv6 EtherType or next header whose header says another version: not IPv6
+// (DROP_IP_VERSION), neither as the outer header nor as the inner one.
+error {
+    Ipv6Version
+}
+
 parser SwitchParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
     state start {
@@ -32,6 +38,7 @@ parser SwitchParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
 
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
+        verify(hdr.ipv6.version == 4w6, error.Ipv6Version);
         transition select(hdr.ipv6.next_hdr) {
             PROTO_IPV6_ROUTE: parse_srh;
             PROTO_IPV6: parse_inner_ipv6;
@@ -72,6 +79,7 @@ parser SwitchParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
 
     state parse_inner_ipv6 {
         packet.extract(hdr.inner_ipv6);
+        verify(hdr.inner_ipv6.version == 4w6, error.Ipv6Version);
         transition select(hdr.inner_ipv6.next_hdr) {
             PROTO_UDP: parse_udp;
             default: accept;
@@ -104,6 +112,8 @@ bit<4> parser_drop_reason(in error parser_error) {
         return DROP_SRH_SEGMENTS_LEFT;
     } else if (parser_error == error.StackOutOfBounds) {
         return DROP_SRH_TOO_LONG;
+    } else if (parser_error == error.Ipv6Version) {
+        return DROP_IP_VERSION;
     }
     return DROP_NONE;
 }
