@@ -131,3 +131,14 @@ def test_run_refuses_tls_files_that_are_not_pem(tmp_path: Path,
                  "--grpc-server-key", str(key)]) == 1
     assert one_error(capsys) == (f"softswitch run: error: {key}: not a PEM file (no "
                                  "'-----BEGIN' line)")
+
+
+@pytest.mark.parametrize("command", ["compile", "stf", "run"])
+def test_a_binary_p4_source_is_one_error_in_every_subcommand(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "garbage.p4"
+    source.write_bytes(GARBAGE)
+    args = {"compile": [], "stf": [str(STF)], "run": ["--", "--grpc-server-addr", "127.0.0.1:0"]}
+    assert main([command, str(source), *args[command]]) == 1
+    assert one_error(capsys) == (f"{source}:1:1: error: the file is not UTF-8 text: byte 0xff "
+                                 "cannot be decoded")
