@@ -696,9 +696,10 @@ class _Parser:
         """Best effort: the body as an expression list, or [] if it is not one."""
         if not body:
             return []
-        saved_toks, saved_i = self.toks, self.i
+        saved_toks, saved_i, saved_all = self.toks, self.i, self._lexed_all
         self.toks = [*body, Token(EOF, "", end.pos, end.pos, end.line, end.col)]
         self.i = 0
+        self._lexed_all = True  # these tokens end with their own EOF
         try:
             args = [self.expression()]
             while self.accept(",") and self.tok.kind != EOF:
@@ -707,7 +708,7 @@ class _Parser:
         except (P4Error, RecursionError):  # p4c accepts any balanced tokens in a body
             return []
         finally:
-            self.toks, self.i = saved_toks, saved_i
+            self.toks, self.i, self._lexed_all = saved_toks, saved_i, saved_all
 
     # -- types -----------------------------------------------------------------------------
 
