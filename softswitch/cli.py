@@ -14,6 +14,7 @@ stderr (every error the type checker found, one a line) with exit status 1, neve
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -228,6 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (`softswitch compile ... | head -1`): stop quietly, as
+        # cat does; stdout goes to /dev/null so the interpreter's final flush fails no more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,16 @@ def test_a_binary_p4_source_is_one_error_in_every_subcommand(
     assert main([command, str(source), *args[command]]) == 1
     assert one_error(capsys) == (f"{source}:1:1: error: the file is not UTF-8 text: byte 0xff "
                                  "cannot be decoded")
+
+
+def test_a_reader_that_goes_away_is_no_traceback() -> None:
+    """`softswitch compile TNA.p4 | head -1`: the stage report's second line meets a closed
+    pipe (a BrokenPipeError traceback before)."""
+    program = TESTS.parent / "p4src" / "switch" / "tna" / "srv6_switch.p4"
+    proc = subprocess.Popen([sys.executable, "-m", "softswitch.cli", "compile", str(program)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TESTS.parent)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()   # before the first line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == ""
