@@ -92,8 +92,9 @@ const bit<32> NIC_RX_CORRUPT = 29;
 const bit<32> NIC_RX_BAD_R_KEY = 30;
 const bit<32> NIC_COUNTERS = 32;
 
-// tx_psn_next: the PSN after the latest new one the host handed over, marked (0: none yet).
-const bit<25> PSN_SENT = 0x1000000;
+// tx_psn_next holds the PSN after the furthest one the host handed over << 8, | PSN_SENT (0:
+// none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
+const bit<32> PSN_SENT = 1;
 
 // An IPv6 header (the outer or the host's) whose version is not 6: the EtherType or next
 // header said IPv6, the header itself does not (a version-4 header is not read as IPv6).

@@ -293,3 +293,26 @@ def test_an_ipv6_header_whose_version_is_not_6_is_malformed(
     v1 = compare(programs, scenario)
     assert count(v1.a, "rx_malformed") == 1 and count(v1.b, "rx_malformed") == 2
     assert count(v1.a, "tx_data") == 1 and count(v1.b, "rx_data") == 1
+
+
+def test_after_a_restart_of_the_nic_resends_teach_it_what_was_sent(
+        programs: dict[str, CheckedProgram]) -> None:
+    """A NIC whose registers start over (a pipeline pushed again) mid-connection knows of no
+    PSN sent: feedback is a ghost until the host's resends, which count as sent too, reach
+    the PSNs it names."""
+    def scenario(run: Run) -> None:
+        a = run.a
+        sacks = [send_and_answer(run, psn) for psn in range(4)]   # B SACKs PSNs 0..3
+        fresh = Nic(a.sw.program, a.me, a.peer)                    # A's NIC starts over
+        port = PLANE_PORT[0]
+        assert run.step("sack 3, nothing known", fresh.sw.process_packet(port, sacks[3])) == []
+        run.step("resend 1", fresh.write(1, retransmit=True))
+        assert run.step("sack 3, up to 1 known", fresh.sw.process_packet(port, sacks[3])) == []
+        assert len(run.step("sack 1", fresh.sw.process_packet(port, sacks[1]))) == 1
+        run.step("resend 3", fresh.write(3, retransmit=True))
+        run.step("resend 2", fresh.write(2, retransmit=True))     # behind: the mark stays at 3
+        assert len(run.step("sack 3", fresh.sw.process_packet(port, sacks[3]))) == 1
+        run.a = fresh   # what compare() reads
+
+    v1 = compare(programs, scenario)
+    assert count(v1.a, "rx_forged") == 2 and count(v1.a, "rx_sack") == 2

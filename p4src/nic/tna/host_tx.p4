@@ -128,10 +128,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             rv = value;
         }
     };
-    // New data: feedback may now name its PSN (nothing past it: tx_psn_next).
+    // Feedback may now name this PSN (nothing past the furthest: tx_psn_next): the mark moves
+    // on, in 32-bit serial arithmetic (the PSN << 8 wraps with the cell).
     RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent = {
         void apply(inout bit<32> value) {
-            value = meta.psn_next;
+            if (value == 0 || meta.psn_next - value < 0x80000000) {
+                value = meta.psn_next;
+            }
         }
     };
     RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_read = {
@@ -334,9 +337,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             } else {
                 // The first pass of a data packet, or a second one choosing again after a DENIED
                 // EV: the cursor, the port state, one slot.
-                if (meta.pass_kind == RESUB_NONE && hdr.bth.retransmit == 0) {
-                    // New data (the host sends it in PSN order): feedback may now name it.
-                    meta.psn_next = (bit<32>)PSN_SENT | (bit<32>)(hdr.bth.psn + 1);
+                if (meta.pass_kind == RESUB_NONE) {
+                    // Feedback may now name this PSN (a resend counts too: after a restart of
+                    // this NIC only resends may be left to teach it).
+                    meta.psn_next = (bit<32>)(hdr.bth.psn + 1) << 8 | PSN_SENT;
                     psn_sent.execute((bit<32>)meta.conn);
                 }
                 bit<32> cursor;

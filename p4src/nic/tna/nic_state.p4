@@ -60,7 +60,7 @@ const bit<8> EV_FROM_NONE = 0xFF;
 @name(".ev_path_seen") Register<bit<32>, bit<32>>(EV_CELLS) ev_path_seen;
 @name(".bad_path") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) bad_path;
 @name(".ev_ce_at") Register<bit<32>, bit<32>>(EV_CELLS) ev_ce_at;
-// Sender: PSN_SENT | the PSN after the latest new data packet the host handed over (0: none).
+// Sender: the PSN after the furthest data packet the host handed over << 8 | PSN_SENT (0: none).
 @name(".tx_psn_next") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) tx_psn_next;
 // Receiver: next expected PSN (relative to the connection's initial PSN) << 8.
 @name(".rx_expected") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) rx_expected;

@@ -531,7 +531,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 bit<32> sent = psn_sent_read.execute((bit<32>)meta.conn);
                 bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
                 bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
-                bool ghost = sent == 0 ? !answer : ((named - sent[23:0]) & 0x800000) == 0;
+                bool ghost = sent == 0 ? !answer : ((named - sent[31:8]) & 0x800000) == 0;
                 if (ghost || (bit<16>)entropy[7:0] >= (bit<16>)meta.ev_mask + 1 + ev_span) {
                     NIC_COUNT(NIC_RX_FORGED);   // not delivered, no EV state touched
                 } else {

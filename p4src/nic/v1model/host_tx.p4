@@ -62,9 +62,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                                              hdr.peth.probe_id);
             meta.malformed = !meta.slot_chosen;   // no such EV: nothing to probe
         } else {
-            if (hdr.bth.retransmit == 0) {
-                // New data (the host sends it in PSN order): feedback may now name it.
-                tx_psn_next.write((bit<32>)meta.conn, PSN_SENT | (bit<25>)(hdr.bth.psn + 1));
+            // Feedback may now name this PSN: the furthest one handed over moves on (a resend
+            // counts too: after a restart of this NIC, only resends may be left to teach it).
+            bit<32> after = (bit<32>)(hdr.bth.psn + 1) << 8 | PSN_SENT;
+            bit<32> sent;
+            tx_psn_next.read(sent, (bit<32>)meta.conn);
+            if (sent == 0 || after - sent < 0x80000000) {
+                tx_psn_next.write((bit<32>)meta.conn, after);
             }
             bit<32> cursor;
             tx_cursor.read(cursor, (bit<32>)meta.conn);

@@ -34,9 +34,9 @@
 @name(".probe_ok") register<bit<8>>(EV_CELLS) probe_ok;
 // Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") register<bit<32>>(EV_CELLS) ev_drops;
-// Sender: PSN_SENT | the PSN after the latest new data packet the host handed over, per
+// Sender: the PSN after the furthest data packet the host handed over, << 8 | PSN_SENT, per
 // connection (0: nothing yet). Feedback acknowledging or NACKing a PSN at or past it is a ghost.
-@name(".tx_psn_next") register<bit<25>>(NIC_CONNECTIONS) tx_psn_next;
+@name(".tx_psn_next") register<bit<32>>(NIC_CONNECTIONS) tx_psn_next;
 // Receiver: next expected PSN (relative to the connection's initial PSN) and the 64-bit bitmap
 // of PSNs expected + i that arrived (bit 0 is the expected PSN itself).
 @name(".rx_expected") register<bit<24>>(NIC_CONNECTIONS) rx_expected;

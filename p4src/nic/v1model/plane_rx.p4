@@ -60,13 +60,13 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // back up is simply a bit clear in the next SACK or NACK).
             bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
             // Nothing is believed that names what this NIC never sent: a PSN at or past the one
-            // after the latest new PSN the host handed over (a probe's answer before any data
+            // after the furthest PSN the host handed over (a probe's answer before any data
             // names the PSN before the first: nothing), or an EV outside the connection's set.
-            bit<25> sent;
+            bit<32> sent;
             tx_psn_next.read(sent, (bit<32>)meta.conn);
             bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
             bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
-            bool ghost = sent == 0 ? !answer : ((named - sent[23:0]) & 0x800000) == 0;
+            bool ghost = sent == 0 ? !answer : ((named - sent[31:8]) & 0x800000) == 0;
             if (ghost || !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
                                         (bit<16>)entropy[7:0])) {
                 nic_counter.count(NIC_RX_FORGED);   // not delivered, no EV state touched
