@@ -204,9 +204,12 @@ class Controller:
 
     def _takeover(self, keeper: DeviceKeeper) -> None:
         """A keeper is taking over from a primary that died: the first one reads the shared
-        health model again (before any NIC is reconciled)."""
+        health model again (before any NIC is reconciled); every keeper arbitrates with its
+        new election id from its next connect (a device down now, back later)."""
         if not any(k.ready for k in self.keepers.values()):
             self.repairer.resume(self.now_s)
+        for other in self.keepers.values():
+            other.raise_election_id(keeper.election_id)
 
     # -- the loop ----------------------------------------------------------------------------
 

@@ -114,6 +114,12 @@ class DeviceKeeper:
         return (self.state == "ready" and self.session is not None
                 and self.session.stream_open and self.session.is_primary)
 
+    def raise_election_id(self, election_id: tuple[int, int]) -> None:
+        """Arbitrate with at least `election_id` from the next connect on: a controller that
+        took over elsewhere holds one id everywhere (a device that was down during the takeover
+        would otherwise get its old one, which another controller may hold or outbid)."""
+        self.election_id = max(self.election_id, election_id)
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the connect or reconcile on the worker thread is done (True at once when
         none runs; False after `timeout` s). The next `tick` takes its result: a caller in

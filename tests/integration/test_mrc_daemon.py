@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -67,7 +69,7 @@ def settle(fab: NicFabric, done: Callable[[], bool], what: str, step_us: int = 2
     time: connects and reconciles finish on the controller's worker threads."""
     deadline = time.monotonic() + seconds
     while not done():
-        assert time.monotonic() < deadline, f"not {what} after {seconds:g} s"
+        assert time.monotonic() < deadline, f"not {what} after {seconds:g} s ({fab.now} µs)"
         fab.run_for(step_us)
         time.sleep(0.002)
 
@@ -292,19 +294,29 @@ def test_a_backup_controller_writes_nothing_then_takes_over_when_the_primary_die
             c.close()
 
 
-def ev_paths(fab: NicFabric, nic: str) -> dict[tuple[int, int], tuple[str, tuple[int, ...]]]:
-    """The NIC's ev_path entries, read back by a reader of our own: (profile, EV) -> (action,
-    params)."""
+EvPaths = dict[tuple[int, int], tuple[str, tuple[int, ...]]]
+
+
+def ev_paths(fab: NicFabric, nic: str, via: Controller | None = None) -> EvPaths:
+    """The NIC's ev_path entries, (profile, EV) -> (action, params): read back by a reader of
+    our own, or (quicker, to wait on) over the session of controller `via`."""
+    session = via.keepers[nic].session if via is not None else None
+    if session is not None:
+        return _ev_paths(session)
     endpoint = fab.nic_endpoints()[nic]
     with SwitchConnection(endpoint.grpc_address, endpoint.device_id, election_id=(0, 0)) as look:
         look.get_pipeline()
-        out = {}
-        for e in look.read(TableEntry(look.schema, "ev_path")):
-            assert isinstance(e, TableEntry) and e.action_call is not None
-            key = (int(e.matches["profile"].value), int(e.matches["ev"].value))  # type: ignore[attr-defined]
-            params = tuple(int(v) for _, v in sorted(e.action_call.params.items()))
-            out[key] = (e.action_call.name, params)
-        return out
+        return _ev_paths(look)
+
+
+def _ev_paths(session: SwitchConnection) -> EvPaths:
+    out = {}
+    for e in session.read(TableEntry(session.schema, "ev_path")):
+        assert isinstance(e, TableEntry) and e.action_call is not None
+        key = (int(e.matches["profile"].value), int(e.matches["ev"].value))  # type: ignore[attr-defined]
+        params = tuple(int(v) for _, v in sorted(e.action_call.params.items()))
+        out[key] = (e.action_call.name, params)
+    return out
 
 
 def events(state: Path, kind: str) -> list[dict[str, object]]:
@@ -319,17 +331,66 @@ def nic_writes(ctl: Controller) -> int:
             + sum(sum(log.written.values()) for log in ctl.repairer.history))
 
 
-def take_over_mid_repair(fab: NicFabric, programs: tuple[Program, Program], primary_state: Path,
-                         backup_state: Path
-                         ) -> tuple[Controller, Callable[[], None], dict[str, object]]:
-    """A primary (election id 10) and a backup (5, takeover after 2 ms) polled from the fabric;
-    the primary repairs a cut link under a transfer, then dies: returns the backup (primary
-    now), what stops its polling, and every NIC's ev_path entries as the primary left them."""
-    primary = controller(fab, programs, primary_state, election_id=(0, 10))
-    backup = controller(fab, programs, backup_state, election_id=(0, 5),
-                        config=dataclasses.replace(FAST, takeover_s=0.002))
-    alive = [primary, backup]
-    stop = fab.every(20, lambda now_us: [c.poll(now_us / 1e6) for c in list(alive)])
+class Polled:
+    """Controllers polled from the fabric's clock (every 20 µs); one that dies (raises Killed
+    in its poll, as a process killed between two writes) stops being polled."""
+
+    def __init__(self, fab: NicFabric, *controllers: Controller) -> None:
+        self.alive = list(controllers)
+        self.dead: list[Controller] = []
+        self._stop = fab.every(20, self._poll)
+
+    def _poll(self, now_us: int) -> None:
+        for c in list(self.alive):
+            try:
+                c.poll(now_us / 1e6)
+            except Killed:
+                self.alive.remove(c)
+                self.dead.append(c)
+
+    def kill(self, c: Controller) -> None:
+        if c in self.alive:
+            self.alive.remove(c)
+            self.dead.append(c)
+        c.close()
+
+    def close(self) -> None:
+        self._stop()
+        for c in self.alive + self.dead:
+            c.close()
+
+
+def dies_after(ctl: Controller, nic_writes: int, written: list[str]) -> threading.Lock:
+    """`ctl` dies (Killed) at its repair's NIC write after `nic_writes` of them (those are
+    done, in `written`). Its NIC writes take turns under the lock returned: holding it, no
+    write of the dead controller is still under way."""
+    lock = threading.Lock()
+    for name in ctl.nic_plans:
+        keeper = ctl.keepers[name]
+
+        def write(updates, descriptions, keeper=keeper, real=keeper.write):  # type: ignore[no-untyped-def]
+            with lock:
+                if len(written) >= nic_writes:
+                    raise Killed
+                written.append(keeper.name)
+                return real(updates, descriptions)
+        keeper.write = write  # type: ignore[method-assign]
+    return lock
+
+
+def standby(fab: NicFabric, programs: tuple[Program, Program], state: Path) -> Controller:
+    """A backup (election id 5, taking over 2 ms after the primary's streams end)."""
+    return controller(fab, programs, state, election_id=(0, 5),
+                      config=dataclasses.replace(FAST, takeover_s=0.002), window_s=1.0)
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-state", "own-state"])
+def test_a_backup_that_takes_over_keeps_every_repair_of_the_primary(
+        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path, shared: bool) -> None:
+    backup_state = tmp_path / ("a" if shared else "b")
+    primary = controller(fab, programs, tmp_path / "a", election_id=(0, 10))
+    backup = standby(fab, programs, backup_state)
+    polled = Polled(fab, primary, backup)
     try:
         settle(fab, primary.ready, "the primary up")
         settle(fab, lambda: set(backup.states().values()) == {"backup"}, "the backup standing by")
@@ -339,23 +400,8 @@ def take_over_mid_repair(fab: NicFabric, programs: tuple[Program, Program], prim
         for nic in fab.nics:
             settle(fab, lambda nic=nic: DEAD_T1 not in read_t1s(fab, nic), f"{nic} moved")
         left = {nic: ev_paths(fab, nic) for nic in fab.nics}
-        alive.remove(primary)
-        primary.close()
+        polled.kill(primary)
         settle(fab, backup.ready, "the backup taken over")
-    except BaseException:
-        stop()
-        backup.close()
-        primary.close()
-        raise
-    return backup, stop, left
-
-
-@pytest.mark.parametrize("shared", [True, False], ids=["shared-state", "own-state"])
-def test_a_backup_that_takes_over_keeps_every_repair_of_the_primary(
-        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path, shared: bool) -> None:
-    backup_state = tmp_path / ("a" if shared else "b")
-    backup, stop, left = take_over_mid_repair(fab, programs, tmp_path / "a", backup_state)
-    try:
         assert {nic: ev_paths(fab, nic) for nic in fab.nics} == left
         # Probes keep failing over the cut; a link the tables over-blame is probed back; the
         # NICs are never written.
@@ -369,8 +415,30 @@ def test_a_backup_that_takes_over_keeps_every_repair_of_the_primary(
         else:           # rebuilt from the tables the old primary left
             assert "p0-t0-0:p0-t1-0" in events(backup_state, "health_rebuilt")[0]["links_down"]
     finally:
-        stop()
-        backup.close()
+        polled.close()
+
+
+def test_a_device_down_during_a_takeover_comes_back_with_the_new_election_id(
+        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path) -> None:
+    primary = controller(fab, programs, tmp_path / "a", election_id=(0, 10))
+    backup = standby(fab, programs, tmp_path / "b")
+    polled = Polled(fab, primary, backup)
+    try:
+        settle(fab, primary.ready, "the primary up")
+        settle(fab, lambda: set(backup.states().values()) == {"backup"}, "the backup standing by")
+        fab.power_off(DEAD_T1)
+        polled.kill(primary)
+        settle(fab, lambda: all(k.ready for n, k in backup.keepers.items() if n != DEAD_T1),
+               "the backup taken over")
+        fab.power_on(DEAD_T1)   # blank, and it remembers no election id
+        settle(fab, backup.ready, "the T1 programmed by the new primary")
+        # One id everywhere: not the standby's old 5, which the next standby may hold.
+        assert {k.election_id for k in backup.keepers.values()} == {(0, 11)}
+        third = controller(fab, programs, tmp_path / "c", election_id=(0, 5))
+        polled.alive.append(third)
+        settle(fab, lambda: set(third.states().values()) == {"backup"}, "a third standing by")
+    finally:
+        polled.close()
 
 
 def test_ev_events_raised_while_no_controller_listened_are_read_from_the_nics(
@@ -398,6 +466,80 @@ def test_ev_events_raised_while_no_controller_listened_are_read_from_the_nics(
     assert found >= {src for src, _ in PAIRS}
     verdict = [r for r in events(tmp_path, "verdict") if r.get("link") == "p0-t0-0:p0-t1-0"]
     assert verdict and verdict[-1]["down"] and verdict[-1]["probes_lost"] >= 3   # confirmed
+
+
+SOAK_SEED = int(os.environ.get("SOAK_SEED", str(time.time_ns() % 1_000_000)))
+SOAK_ROUNDS = int(os.environ.get("SOAK_ROUNDS", "6"))
+CABLES = [("p0-t0-0", 2, "p0-t1-0"), ("p0-t0-1", 3, "p0-t1-1"), ("p1-t0-0", 3, "p1-t1-1"),
+          ("p1-t0-1", 2, "p1-t1-0")]   # (T0, its port, the T1 at the other end)
+
+
+@pytest.mark.slow
+def test_soak_controller_failovers_in_the_middle_of_repairs(
+        fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path) -> None:
+    """SOAK_ROUNDS rounds (seeded by SOAK_SEED): a transfer runs, a cable is cut or a T1
+    loses power, and the primary dies after a random number of its repair's NIC writes (none,
+    some, or all: a repair finished); its standby (the state directory shared every other
+    round, its own otherwise) takes over. Every NIC the dead primary wrote is left exactly as it
+    left it, the others are repaired, every byte arrives; once the fault is mended every NIC is
+    back on its plan. The standby is then the primary, and a new standby is started for the
+    next round."""
+    rng = random.Random(SOAK_SEED)
+    print(f"SOAK_SEED={SOAK_SEED} SOAK_ROUNDS={SOAK_ROUNDS}")
+    primary = controller(fab, programs, tmp_path / "s0", election_id=(0, 10), window_s=1.0)
+    polled = Polled(fab, primary)
+    try:
+        settle(fab, primary.ready, "the first primary up")
+        for round_ in range(SOAK_ROUNDS):
+            state = primary.state if round_ % 2 else tmp_path / f"s{round_ + 1}"
+            assert state is not None
+            backup = standby(fab, programs, state)
+            polled.alive.append(backup)
+            settle(fab, lambda b=backup: set(b.states().values()) == {"backup"},
+                   "the standby standing by")
+            planned = {nic: ev_paths(fab, nic) for nic in fab.nics}
+            t0, port, t1 = rng.choice(CABLES)
+            power = rng.random() < 0.5
+            budget = rng.randrange(len(fab.nics) + 1)   # NIC writes before it dies
+            print(f"round {round_}: {'power off ' + t1 if power else f'cut {t0}:{t1}'}, "
+                  f"primary dies after {budget} NIC writes, "
+                  f"{'shared' if round_ % 2 else 'own'} state")
+            written: list[str] = []
+            writing = dies_after(primary, budget, written)
+
+            def fault(t0: str = t0, port: int = port, t1: str = t1, power: bool = power) -> None:
+                if power:
+                    fab.power_off(t1)
+                else:
+                    fab.fabric.set_link_up(t0, port, False)
+
+            # Dead, its streams stay open (as a hung process's would) until it is killed:
+            # nobody takes over before then.
+            transfer(fab, PAIRS, during=fault)
+            settle(fab, lambda p=primary, t1=t1: p not in polled.alive or all(
+                t1 not in ev_t1s(fab, p, n) for n in fab.nics), "the primary's repair or death")
+            with writing:   # died, or finished its repair: it dies now
+                left = {nic: ev_paths(fab, nic) for nic in written}
+            polled.kill(primary)
+            settle(fab, backup.ready if not power else
+                   lambda b=backup, t1=t1: all(b.keepers[n].ready for n in b.keepers if n != t1),
+                   "the standby taken over")
+            for nic in fab.nics:
+                settle(fab, lambda nic=nic, t1=t1, b=backup: t1 not in ev_t1s(fab, b, nic),
+                       f"{nic} repaired by the new primary")
+            assert {nic: ev_paths(fab, nic) for nic in written} == left, written
+            transfer(fab, PAIRS)
+            if power:
+                fab.power_on(t1)
+            else:
+                fab.fabric.set_link_up(t0, port, True)
+            for nic in fab.nics:
+                settle(fab, lambda nic=nic, want=planned[nic], b=backup:
+                       ev_paths(fab, nic, b) == want, f"{nic} back on its plan")
+            assert {nic: ev_paths(fab, nic) for nic in fab.nics} == planned
+            primary = backup
+    finally:
+        polled.close()
 
 
 def test_on_the_medium_fabric_a_t1_reboot_mid_transfer_is_ridden_through_and_repaired(
