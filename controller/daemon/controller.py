@@ -168,6 +168,7 @@ class Controller:
                                                      lambda d=desired: d, election_id, None)
         self._status_at: float | None = None
         self._states: tuple[str, ...] = ()
+        self._resumed = False   # health.json read again for the takeover under way
         self.now_s = 0.0
 
     def _keeper(self, name: str, endpoint: Endpoint, desired: Callable[[], DesiredState],
@@ -206,8 +207,9 @@ class Controller:
         """A keeper is taking over from a primary that died: the first one reads the shared
         health model again (before any NIC is reconciled); every keeper arbitrates with its
         new election id from its next connect (a device down now, back later)."""
-        if not any(k.ready for k in self.keepers.values()):
+        if not self._resumed and not any(k.ready for k in self.keepers.values()):
             self.repairer.resume(self.now_s)
+            self._resumed = True   # once for all the keepers taking over together
         for other in self.keepers.values():
             other.raise_election_id(keeper.election_id)
 
@@ -221,6 +223,7 @@ class Controller:
             keeper.tick(now_s)
         # A backup writes none of the primary's state files (they may be shared).
         self.repairer.primary = any(k.ready for k in self.keepers.values())
+        self._resumed = self._resumed and not self.repairer.primary
         received = self._packet_ins()
         # Suspects are confirmed (or cleared) by probes before the poll acts on anything.
         self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)

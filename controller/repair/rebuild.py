@@ -15,10 +15,12 @@ would put EVs back onto links the previous primary declared down. The state file
   written by a repair cut short (the primary died between two NICs): all its candidates are
   taken out, so the repair is finished, never undone.
 
-Only EVs the model does not already explain count (a verdict it holds crosses their planned
-path): with a current `health.json` nothing is rebuilt. What it rebuilds is a superset of what
-the previous primary declared (on the links the EVs' paths share): those it over-blames are
-probed back like any link declared down, and a link proven healthy is never rebuilt again.
+Only news counts: an EV found as this controller did not believe it was (what it wrote itself,
+or the plan before it wrote anything), and that the model does not already explain (a verdict
+it holds crosses its planned path): with a current `health.json` nothing is rebuilt, nor when a
+NIC this controller repaired reconnects. What it rebuilds is a superset of what the previous
+primary declared (on the links the EVs' paths share): those it over-blames are probed back like
+any link declared down, and a link proven healthy is never blamed again.
 """
 
 from __future__ import annotations
@@ -53,10 +55,13 @@ class TableEvidence:
         self._cleared: set[FabricLink] = set()
 
     def found(self, nic: str, planned: Sequence[PlannedEntry], held: Sequence[PlannedEntry],
-              peers: Mapping[int, Sequence[str]]) -> None:
+              peers: Mapping[int, Sequence[str]],
+              believed: Sequence[PlannedEntry] = ()) -> None:
         """NIC `nic` holds `held` (its `ev_path` entries as read back) where the plan has
-        `planned`; `peers`: the peer NICs of each EV profile's connections."""
+        `planned` and this controller believed it held `believed` (default: the plan);
+        `peers`: the peer NICs of each EV profile's connections."""
         have = {e.key: e for e in held}
+        thought = {e.key: e for e in believed}
         floor = {(_pid(p), _plane(p)) for p in planned
                  if p.action == SET_PATH and have.get(p.key, p).action == DENY}
         candidates: list[frozenset[FabricLink]] = []
@@ -66,12 +71,14 @@ class TableEvidence:
             pid = _pid(p)
             if h.action == SET_PATH and (h != p or (pid, _plane(p)) not in floor):
                 in_use |= self._links(nic, peers.get(pid, ()), h)
-            if h != p and p.action == SET_PATH:
+            if h != p and h != thought.get(p.key, p) and p.action == SET_PATH:
                 candidates.append(frozenset(self._links(nic, peers.get(pid, ()), p)))
         old = self._found.get(nic)
-        if old is not None:
+        if old is not None:   # what it showed before still stands; its links in use are new
             self._use.subtract(old.in_use)
-        self._found[nic] = _Found([c for c in candidates if c], frozenset(in_use))
+            candidates += old.candidates
+        self._found[nic] = _Found(list(dict.fromkeys(c for c in candidates if c)),
+                                  frozenset(in_use))
         self._use.update(in_use)
 
     def cleared(self, link: FabricLink) -> None:
@@ -81,14 +88,14 @@ class TableEvidence:
     def taken_out(self, known: Verdict) -> set[FabricLink]:
         """The links the tables show taken out that `known` (the model without them) does not
         explain (module docstring)."""
-        open_ = [c for f in self._found.values() for c in f.candidates
-                 if not any(known.crosses(*link) for link in c)]
+        open_ = [c - self._cleared for f in self._found.values() for c in f.candidates
+                 if not any(known.crosses(*link) for link in c) and c - self._cleared]
         unused = {link for c in open_ for link in c if self._use[link] <= 0}
         out = set(unused)
         for c in open_:
             if not c & unused:   # a repair cut short: keep the EV off all its path
                 out |= c
-        return out - self._cleared
+        return out
 
     def _links(self, nic: str, peers: Sequence[str], entry: PlannedEntry) -> set[FabricLink]:
         """The T0-T1 cables of the EV's path (plane, T1) from `nic` and towards each peer."""

@@ -256,12 +256,13 @@ class Repairer:
         model takes in what the tables show taken out (rebuild.py) and the EVs are evidence,
         as their digests would have been (confirmed before anything is acted on)."""
         nic = self.nics[name]
+        believed = nic.installed
         if held:
             nic.installed = list(held)
         by_profile: dict[int, list[str]] = {}
         for conn, peer in nic.peers.items():
             by_profile.setdefault(nic.profile_of(conn), []).append(peer)
-        self.tables.found(name, nic.planned, nic.installed, by_profile)
+        self.tables.found(name, nic.planned, nic.installed, by_profile, believed)
         self._rebuild(name, now_s)
         window = self.correlator.window_s
         self._standing = {k: r for k, r in self._standing.items()
@@ -286,9 +287,11 @@ class Repairer:
         for link in self._rebuilt - raw.links_down:   # evidence cleared it since
             self.tables.cleared(link)
         self._rebuilt &= raw.links_down
-        denied = self._denied.current
-        known = Verdict((raw.links_down - self._rebuilt) | denied.links,
-                        raw.switches_down | denied.switches)
+        # What the model explains without the tables: the evidence's verdict and the one acted
+        # on (a link in its hold-down still keeps EVs off), the deny-list included.
+        acted = self.verdict
+        known = Verdict((raw.links_down | acted.links_down) - self._rebuilt,
+                        raw.switches_down | acted.switches_down)
         found = self.tables.taken_out(known)
         added, dropped = found - raw.links_down, self._rebuilt - found
         if not added and not dropped:

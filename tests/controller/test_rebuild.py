@@ -50,11 +50,12 @@ def held_under(plan: FabricPlan, nics: dict[str, tuple[list[str], list[PlannedEn
 
 
 def rebuilt(plan: FabricPlan, nics: dict[str, tuple[list[str], list[PlannedEntry]]],
-            held: dict[str, list[PlannedEntry]], known: Verdict = Verdict()) -> set[FabricLink]:
+            held: dict[str, list[PlannedEntry]], known: Verdict | None = None
+            ) -> set[FabricLink]:
     tables = TableEvidence(plan)
     for nic, (peers, planned) in nics.items():
         tables.found(nic, planned, held[nic], {PROFILE.profile_id: peers})
-    return tables.taken_out(known)
+    return tables.taken_out(known or Verdict())
 
 
 def crossed(plan: FabricPlan, entries: list[PlannedEntry], nic: str, peers: list[str]
@@ -126,3 +127,14 @@ def test_a_link_probed_healthy_is_not_rebuilt_again(plan: FabricPlan) -> None:
     assert cut in found
     tables.cleared(cut)
     assert cut not in tables.taken_out(Verdict())
+
+
+def test_tables_this_controller_wrote_itself_are_no_news(plan: FabricPlan) -> None:
+    """A NIC it repaired reconnects (its stream broke) after the link came back: what it holds
+    is what this controller believed it held, so nothing is blamed again."""
+    nics = fabric_nics(plan, 9)
+    held = held_under(plan, nics, Verdict({(3, "p3-t0-1", "p3-t1-2")}))
+    tables = TableEvidence(plan)
+    for nic, (peers, planned) in nics.items():
+        tables.found(nic, planned, held[nic], {PROFILE.profile_id: peers}, believed=held[nic])
+    assert tables.taken_out(Verdict()) == set()
