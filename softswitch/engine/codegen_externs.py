@@ -222,8 +222,10 @@ class ExternGen:
 
     def header_valid_code(self, e: ast.Expression) -> str | None:
         """The validity of the header `e` is a field of, or None (metadata, locals...)."""
-        if isinstance(e, ast.Member) and isinstance(unwrap(e.expr.type), t.HeaderType):
-            return f"{self.ex(e.expr)}._v"
+        while isinstance(e, ast.Member) and e.kind == "field":
+            if isinstance(unwrap(e.expr.type), t.HeaderType):
+                return f"{self.ex(e.expr)}._v"
+            e = e.expr  # a field of a struct inside a header (`h.row.e`) is the header's
         return None
 
     def field_list_arg(self, name: str, arg: ast.Expression | None) -> str:

@@ -108,20 +108,29 @@ class TypeClasses:
 
     def _emit_header(self, name: str, u: t.HeaderType) -> None:
         slots = ["_v", *self._slot_names(u)]
-        zero = [f"self.{s} = 0" for s in slots[1:]]
+        # a struct-typed field (`header h { row_t row; }`) is a nested struct object; p4c
+        # flattens its fields into the header, which gives the same bits and values
+        nested = {f: self.class_name(ft) for f, ft in u.fields
+                  if isinstance(unwrap(ft), t.StructLikeType)}
+        zero = [f"self.{s}._reset()" if s in nested else f"self.{s} = 0" for s in slots[1:]]
+        init = [f"self.{s} = {nested[s]}()" if s in nested else f"self.{s} = 0"
+                for s in slots[1:]]
         lines = [f"class {name}:", f"    __slots__ = {tuple(slots)!r}", "    _ty = " + repr(u.name),
                  "    def __init__(self):", "        self._v = False"]
-        lines += ["        " + z for z in zero]
+        lines += ["        " + z for z in init]
         lines += [f"    def _copy(self):", f"        n = {name}.__new__({name})"]  # noqa: F541
-        lines += [f"        n.{s} = self.{s}" for s in slots]
+        lines += [f"        n.{s} = self.{s}._copy()" if s in nested else f"        n.{s} = self.{s}"
+                  for s in slots]
         lines += ["        return n", "    def _set(self, o):"]
-        lines += [f"        self.{s} = o.{s}" for s in slots]
+        lines += [f"        self.{s}._set(o.{s})" if s in nested else f"        self.{s} = o.{s}"
+                  for s in slots]
         lines += ["    def _reset(self):", "        self._v = False"]
         lines += ["        " + z for z in zero]
         lines += ["    def _invalidate(self):", "        self._v = False"]
         lines += ["    def _setvalid(self):", "        if not self._v:", "            self._v = True"]
         lines += ["            " + z for z in zero]
-        cmp = " and ".join(f"self.{s} == o.{s}" for s in slots[1:]) or "True"
+        cmp = " and ".join(f"self.{s}._eq(o.{s})" if s in nested else f"self.{s} == o.{s}"
+                           for s in slots[1:]) or "True"
         lines += ["    def _eq(self, o):",
                   f"        return self._v == o._v and (not self._v or ({cmp}))"]
         self.lines += [*lines, ""]
@@ -192,11 +201,17 @@ class TypeClasses:
         lines += ["    def _eq(self, o):", f"        return {' and '.join(cmp) or 'True'}"]
         self.lines += [*lines, ""]
 
-    def header_layout(self, u: t.HeaderType) -> list[tuple[str, t.Type, int]]:
-        """(field, type, width) in order; varbit fields have width 0 here."""
-        out = []
+    def header_layout(self, u: t.StructLikeType) -> list[tuple[str, t.Type, int]]:
+        """(field, type, width) in order; varbit fields have width 0 here.
+
+        A struct-typed field gives its scalar leaves as dotted paths (`row.e`), as p4c
+        flattens them into the header."""
+        out: list[tuple[str, t.Type, int]] = []
         for fname, ftype in u.fields:
             fu = unwrap(ftype)
+            if isinstance(fu, t.StructLikeType):
+                out += [(f"{fname}.{f}", ft, w) for f, ft, w in self.header_layout(fu)]
+                continue
             width = 0 if isinstance(fu, t.VarbitType) else bit_width(fu)
             out.append((fname, fu, width))
         return out
