@@ -207,7 +207,7 @@ class _Builder:
         seen.add(aid)
         msg = self.p4info.actions.add()
         self._preamble(msg.preamble, Prefix.ACTION, action.name, action.decl)
-        params = [p for p in action.decl.params if not p.direction]
+        params = [p for p in action.decl.params if not p.direction] if action.with_params else []
         ids = allocate_field_ids([user_id(p) for p in params], [p.name for p in params],
                                  action.decl.loc)
         for param, pid in zip(params, ids):

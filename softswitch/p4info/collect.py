@@ -115,6 +115,9 @@ class TableObj:
 class ActionObj:
     name: str
     decl: ast.ActionDecl
+    # False for an action no kept table of its control lists, only called from an apply
+    # block: p4c's frontend (RemoveActionParameters) binds all its parameters at the call
+    with_params: bool = True
 
 
 @dataclass(eq=False)
@@ -415,10 +418,16 @@ class _Collector:
                 names[(id(local), id(block))] = name
                 control.actions.append(ActionObj(name, local))
 
+        table_used: set[str] = set()
         for table in tables:
             table.action_names = [
                 names.get((id(r.decl), id(table.block))) or names[(id(r.decl), 0)]
                 for r in table.action_refs]
+            table_used.update(table.action_names)
+        for action in control.actions:
+            # a table's use comes first (p4c visits locals before the apply block), so the
+            # copy DuplicateActions makes for a direct call shares the name but is not listed
+            action.with_params = action.name in table_used
         for action in control.actions:
             control.digests.extend(self.digest_calls(action.decl.body))
         control.digests.extend(flat.body_digests())

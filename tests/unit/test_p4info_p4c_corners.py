@@ -1,0 +1,45 @@
+"""P4Info of the corpus's p4info_* programs (tests/p4): the corners where p4c's frontend decides
+what the control plane sees (issue 25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from finsy.proto.p4.config.v1 import p4info_pb2
+
+from softswitch.compiler import compile_file
+from softswitch.p4info import build_p4info
+from softswitch.p4info.ids import Prefix, hashed_id
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "p4"
+
+
+def p4info_of(name: str) -> p4info_pb2.P4Info:
+    return build_p4info(compile_file(PROGRAMS / f"{name}.p4"))
+
+
+def by_name(items: Any, name: str) -> Any:
+    matches = [item for item in items if item.preamble.name == name]
+    assert len(matches) == 1, [item.preamble.name for item in items]
+    return matches[0]
+
+
+def params(action: p4info_pb2.Action) -> list[tuple[int, str, int]]:
+    return [(p.id, p.name, p.bitwidth) for p in action.params]
+
+
+def test_directly_called_actions_are_listed_without_parameters() -> None:
+    p4info = p4info_of("p4info_direct_actions")
+    names = ["NoAction", "top_mark", "I.fwd", "I.mark"]
+    assert [a.preamble.name for a in p4info.actions] == names
+    assert [a.preamble.id for a in p4info.actions] == [hashed_id(Prefix.ACTION, n)
+                                                      for n in names]
+    # only called from the apply block: every argument is bound at the call
+    assert params(by_name(p4info.actions, "I.mark")) == []
+    assert params(by_name(p4info.actions, "top_mark")) == []
+    # also listed by a table: the table's action, with its parameter
+    assert params(by_name(p4info.actions, "I.fwd")) == [(1, "port", 9)]
+    (t,) = p4info.tables
+    assert [r.id for r in t.action_refs] == [hashed_id(Prefix.ACTION, n)
+                                            for n in ("I.fwd", "NoAction")]
