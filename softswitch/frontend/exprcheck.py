@@ -388,6 +388,12 @@ class ExprMixin:
     ) -> Type:
         bt = self.expr(e.expr, scope)
         it = self.expr(e.index, scope)
+        iu = unwrap_newtype(it)
+        if isinstance(bt, HeaderStackType) and isinstance(iu, EnumType) and iu.underlying:
+            # a serializable enum indexes by its value, as p4c takes it (`enum int<8> Index_t`)
+            it = iu.underlying
+            if isinstance(e.index.value, ast.EnumValue):
+                e.index.value = e.index.value.number
         if not is_numeric(it):
             raise P4TypeError(f"array index must be an integer, got {it}", e.index.loc)
         if isinstance(bt, HeaderStackType):

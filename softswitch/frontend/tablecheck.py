@@ -104,6 +104,9 @@ class TableMixin:
                 )
 
     def _table_key(self: Checker, t: ast.TableDecl, k: ast.KeyElement, scope: Scope) -> str:
+        if isinstance(k.expr, ast.ListExpression) and len(k.expr.elements) == 1:
+            # p4c-bm2-ss compiles a one-element list key as the element itself
+            k.expr = k.expr.elements[0]
         kt = self.expr(k.expr, scope)
         if not is_key_type(kt):
             raise P4TypeError(
