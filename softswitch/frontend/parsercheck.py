@@ -48,6 +48,8 @@ class ParserMixin:
             raise P4TypeError(f"parser '{p.name}' has no 'start' state", p.loc)
         for st in p.states:
             self.recover(st, lambda st=st: self.state(st, states_scope))
+        if not _ends(p):
+            raise P4TypeError(f"{p.name}: Parser never reaches accept or reject state", p.loc)
 
     def parser_local(self: Checker, d: ast.Declaration, scope: Scope) -> None:
         if isinstance(d, ast.ValueSetDecl):
@@ -178,3 +180,31 @@ class ParserMixin:
         self.checked(e, scope, t, what)
         if e.value is None:
             raise P4TypeError(f"{what} must be a compile-time constant", e.loc)
+
+
+def _ends(p: ast.ParserDecl) -> bool:
+    """Whether accept or reject is reachable from start by written transitions (p4c's
+    RemoveUnreachableStates refuses a parser that reaches neither; an error going to reject at
+    run time does not count). A state without a transition goes to reject."""
+    by_name = {st.name: st for st in p.states}
+    todo, seen = ["start"], {"start"}
+    while todo:
+        st = by_name.get(todo.pop())
+        if st is None:
+            continue
+        tr = st.transition
+        if tr is None:
+            return True
+        if isinstance(tr, ast.PathExpression):
+            targets = [tr.name]
+        elif isinstance(tr, ast.SelectExpression):
+            targets = [c.state for c in tr.cases]
+        else:
+            return True  # malformed: reported by `state`
+        for name in targets:
+            if name in _IMPLICIT_STATES or name not in by_name:
+                return True  # an unknown state is reported by `state`
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return False

@@ -261,6 +261,8 @@ class StmtMixin:
             raise P4TypeError("only functions can return a value", s.value.loc)
 
     def _stmt_SwitchStatement(self: Checker, s: ast.SwitchStatement, scope: Scope) -> None:
+        if scope.enclosing_owner((ast.ActionDecl,)) is not None:  # p4c's ValidateParsedProgram
+            raise P4TypeError("switch statements not allowed in actions", s.loc)
         t = self.expr(s.expr, scope)
         seen: set[Any] = set()
         for i, case in enumerate(s.cases):

@@ -234,10 +234,16 @@ class TableMixin:
             if kind == "lpm" and isinstance(e, ast.MaskExpression):
                 self._check_prefix_mask(e, kt)
         self.action_ref(entry.action, scope, t, "entry")
-        if entry.action.decl not in {a.decl for a in t.actions}:
+        listed = next((a for a in t.actions if a.decl is entry.action.decl), None)
+        if listed is None:
             raise P4TypeError(
                 f"action '{entry.action.name}' is not in the actions list of table '{t.name}'",
                 entry.action.loc,
+            )
+        if listed.annotation("defaultonly") is not None:  # p4c's TypeInference on an Entry
+            raise P4TypeError(
+                f"entry of table '{t.name}': Action marked with @defaultonly used in table",
+                entry.loc,
             )
         self._match_list_binding(t, entry.action)
         if entry.priority is not None:

@@ -1,0 +1,25 @@
+// expect-error: switch statements not allowed in actions
+// expect-line: 14
+// A switch statement in an action body: p4c's ValidateParsedProgram allows switch only in a control's apply block.
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> m; int<8> s; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action pick() {
+        switch (hdr.h.a) {   // <- error
+            1: { hdr.h.b = 1; }
+            default: { hdr.h.b = 2; }
+        }
+    }
+    apply { pick(); }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
