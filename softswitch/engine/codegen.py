@@ -276,6 +276,8 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
                 scalar_params.append(p)
         frame_vars = [v for v in decl.locals if isinstance(v, ast.VariableDecl)]
         frame_slots = [f"x_{p.name}" for p in scalar_params] + [f"v_{v.name}" for v in frame_vars]
+        frame_slots += [f"v_{v.name}__w" for v in frame_vars  # a varbit local's current width
+                        if isinstance(unwrap(v.type_ref.resolved), t.VarbitType)]
         for p in scalar_params:
             ctx.env[p] = f"F.x_{p.name}"
         for v in frame_vars:
@@ -347,6 +349,10 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
                 self.line(f"{target} = {code}._copy()")
         else:
             self.line(f"{target} = {self.value_ex(v.init, self.types.default(ty))}")
+        if isinstance(unwrap(ty), t.VarbitType):
+            # a varbit value carries its width (BMv2's assign_VL copies both)
+            width = "0" if v.init is None else f"{self.ex(v.init)}__w"
+            self.line(f"{target}__w = {width}")
 
     @staticmethod
     def is_fresh(e: ast.Expression) -> bool:
