@@ -51,7 +51,10 @@ class TableMixin:
             self.recover(t.default_action, lambda: self._default_action(t, scope, seen))
         for prop in t.properties:
             self.recover(prop, lambda prop=prop: self._table_property(t, prop, scope))
-        if "selector" in kinds and not self._has_selector(t):
+        # without any implementation p4c-bm2-ss makes a plain table: the selector keys are
+        # neither BMv2 nor P4Info match fields (dropped, as with a selector)
+        if "selector" in kinds and t.property("implementation") is not None \
+                and not self._has_selector(t):
             raise P4TypeError(
                 f"table '{t.name}' has a selector key but no action_selector implementation", t.loc
             )
@@ -129,7 +132,9 @@ class TableMixin:
     ) -> None:
         """Resolve `ref` and bind its arguments: in the actions list only the leading
         directional parameters; as default action or entry action, all of them."""
-        decl = scope.lookup(ref.name)
+        # `.a` names the top-level a, past a local action of the same name
+        name, where = (ref.name[1:], scope.root) if ref.name.startswith(".") else (ref.name, scope)
+        decl = where.lookup(name)
         if decl is None:
             raise P4TypeError(f"undeclared action '{ref.name}' in table '{t.name}'", ref.loc)
         if not isinstance(decl, ast.ActionDecl):

@@ -25,16 +25,20 @@ def by_name(items: Any, name: str) -> Any:
     return matches[0]
 
 
+def assert_actions(p4info: p4info_pb2.P4Info, names: list[str]) -> None:
+    """The listed actions' names in order, each with its hashed id."""
+    assert [a.preamble.name for a in p4info.actions] == names
+    assert [a.preamble.id for a in p4info.actions] == [hashed_id(Prefix.ACTION, n)
+                                                      for n in names]
+
+
 def params(action: p4info_pb2.Action) -> list[tuple[int, str, int]]:
     return [(p.id, p.name, p.bitwidth) for p in action.params]
 
 
 def test_directly_called_actions_are_listed_without_parameters() -> None:
     p4info = p4info_of("p4info_direct_actions")
-    names = ["NoAction", "top_mark", "I.fwd", "I.mark"]
-    assert [a.preamble.name for a in p4info.actions] == names
-    assert [a.preamble.id for a in p4info.actions] == [hashed_id(Prefix.ACTION, n)
-                                                      for n in names]
+    assert_actions(p4info, ["NoAction", "top_mark", "I.fwd", "I.mark"])
     # only called from the apply block: every argument is bound at the call
     assert params(by_name(p4info.actions, "I.mark")) == []
     assert params(by_name(p4info.actions, "top_mark")) == []
@@ -43,3 +47,21 @@ def test_directly_called_actions_are_listed_without_parameters() -> None:
     (t,) = p4info.tables
     assert [r.id for r in t.action_refs] == [hashed_id(Prefix.ACTION, n)
                                             for n in ("I.fwd", "NoAction")]
+
+
+def test_absolute_and_top_level_names_next_to_a_local_action() -> None:
+    p4info = p4info_of("p4info_action_names")
+    assert_actions(p4info, ["NoAction", "set", "tag", "I.set"])
+    # the suffix "set" is the top-level action's whole name: the local one's alias is I.set
+    assert [a.preamble.alias for a in p4info.actions] == ["NoAction", "set", "tag", "I.set"]
+    # the top-level set's directional parameter is bound by the table (p4c removes it)
+    assert params(by_name(p4info.actions, "set")) == [(1, "v", 8)]
+    assert params(by_name(p4info.actions, "I.set")) == [(1, "v", 8)]
+    s1, s2, t = p4info.tables
+    assert [r.id for r in t.action_refs] == [hashed_id(Prefix.ACTION, n) for n in ("I.set", "set")]
+    assert t.initial_default_action.action_id == hashed_id(Prefix.ACTION, "set")
+    assert [(a.param_id, a.value) for a in t.initial_default_action.arguments] == [(1, b"\x40")]
+    # @name(".tag") in a control instantiated twice: one action, both tables refer to it
+    for sub in (s1, s2):
+        assert [r.id for r in sub.action_refs] == [hashed_id(Prefix.ACTION, n)
+                                                  for n in ("tag", "NoAction")]
