@@ -161,7 +161,10 @@ class ParserMixin:
             return
         if allow_value_set and self._is_value_set(e, scope):
             vt = self.expr(e, scope)
-            if vt != t:
+            # a struct of one field matches a key of that field's type (p4c flattens the
+            # struct into the select's one-element key tuple)
+            one = isinstance(vt, StructType) and [ft for _, ft in vt.fields] == [t]
+            if vt != t and not one:
                 raise P4TypeError(f"value_set of {vt} cannot match a key of type {t}", e.loc)
             return
         if isinstance(e, ast.MaskExpression | ast.RangeExpression):
