@@ -22,6 +22,7 @@ from typing import Any
 
 from softswitch.errors import P4Error, P4Errors, P4TypeError, SourceLocation, UnsupportedError
 from softswitch.frontend import ast
+from softswitch.frontend.actionnames import action_name_errors
 from softswitch.frontend.archs import V1MODEL, Architecture, architecture, unknown_extern_message
 from softswitch.frontend.blocks import build_blocks, pipe_name
 from softswitch.frontend.callcheck import CallMixin
@@ -94,6 +95,13 @@ def check(program: ast.Program, source_file: str = "", arch: str = "v1model",
     return Checker(source_file, arch, limits).run(program)
 
 
+def _bmv2_register_cell(arch: Architecture, t: Type) -> Type | None:
+    """The cell type of a v1model register instance type (None: not one)."""
+    if arch is V1MODEL and isinstance(t, ExternType) and t.name == "register" and t.type_args:
+        return t.type_args[0]
+    return None
+
+
 class _InternalError(P4Error):
     """A checker bug (wrapped so it is still located); after a reported error, it is most likely
     a consequence of that error's half-checked declaration, and is not reported."""
@@ -163,6 +171,8 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
         if self.diagnostics:
             return None  # the annotations of a program with errors may be half-checked
         blocks = found[0]
+        for exc in action_name_errors(program):  # p4c's DuplicateActionControlPlaneNameCheck
+            self.report(exc)
         if self.arch.name == "v1model":
             for exc in checksum_control_errors(blocks):  # what p4c-bm2-ss allows there
                 self.report(exc)
@@ -714,6 +724,13 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
             t = ExternType(t.name, args, decl)
         if isinstance(t, ExternType) and has_type_vars(t):
             raise P4TypeError(f"cannot infer the type arguments of '{name}'", d.loc)
+        cell = _bmv2_register_cell(self.arch, t)
+        if cell is not None and not isinstance(cell, BitType):  # p4c's BMv2 back end refuses it
+            raise P4TypeError(
+                f"{d.name}: Only registers with bit or int types are currently supported "
+                f"(got {cell})",
+                d.loc,
+            )
         if isinstance(t, ObjectType) and getattr(decl, "type_params", None):
             # specialised now when the type arguments are known, else at its first apply
             if set(info.type_bindings) >= variables | set(fixed):
