@@ -28,7 +28,7 @@ then each block's extern instances and tables in declaration order.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from softswitch.errors import P4TypeError, UnsupportedError
@@ -58,20 +58,41 @@ def children(node: ast.Node) -> Iterator[ast.Node]:
                     yield item
 
 
-def live_children(node: ast.Node) -> Iterator[ast.Node]:
+def _ends(stmt: ast.Node) -> bool:
+    """Whether `stmt` returns or exits on every path, as p4c's RemoveReturns decides it: both
+    arms of an ``if``; never a ``switch`` or a loop."""
+    if isinstance(stmt, ast.ReturnStatement | ast.ExitStatement):
+        return True
+    if isinstance(stmt, ast.BlockStatement):
+        return any(_ends(s) for s in stmt.statements)
+    if isinstance(stmt, ast.IfStatement):
+        if isinstance(stmt.cond.value, bool):  # folded before RemoveReturns runs
+            taken = stmt.then if stmt.cond.value else stmt.otherwise
+            return taken is not None and _ends(taken)
+        return stmt.otherwise is not None and _ends(stmt.then) and _ends(stmt.otherwise)
+    return False
+
+
+def live_children(node: ast.Node, cut: bool = False) -> Iterator[ast.Node]:
     """`children`, without the branch of an ``if`` that a constant condition rules out (p4c
-    folds such ifs before removing unused declarations)."""
+    folds such ifs before removing unused declarations); with `cut`, also without the
+    statements of a block after one that always returns or exits (RemoveReturns drops them)."""
     if isinstance(node, ast.IfStatement) and isinstance(node.cond.value, bool):
         taken = node.then if node.cond.value else node.otherwise
         if taken is not None:
             yield taken
         return
+    if cut and isinstance(node, ast.BlockStatement):
+        for stmt in node.statements:
+            yield stmt
+            if _ends(stmt):
+                return
+        return
     yield from children(node)
 
 
-def walk(node: ast.Node, live: bool = False) -> Iterator[ast.Node]:
-    """`node` and everything under it, pre-order (`live`: skipping dead ``if`` branches)."""
-    step = live_children if live else children
+def _preorder(node: ast.Node, step: Callable[[ast.Node], Iterable[ast.Node]],
+              ) -> Iterator[ast.Node]:
     stack = [node]
     seen: set[int] = set()
     while stack:
@@ -81,6 +102,16 @@ def walk(node: ast.Node, live: bool = False) -> Iterator[ast.Node]:
         seen.add(id(current))
         yield current
         stack.extend(reversed(list(step(current))))
+
+
+def walk(node: ast.Node, live: bool = False) -> Iterator[ast.Node]:
+    """`node` and everything under it, pre-order (`live`: without the code p4c's frontend
+    removes as dead before P4Info is written; `node` is then a whole apply block or body)."""
+    if not live:
+        return _preorder(node, children)
+    # RemoveReturns rewrites only a body with a (live) return in it: only there does exit cut
+    cut = any(isinstance(n, ast.ReturnStatement) for n in _preorder(node, live_children))
+    return _preorder(node, lambda n: live_children(n, cut))
 
 
 def referenced_decls(node: ast.Node) -> set[int]:

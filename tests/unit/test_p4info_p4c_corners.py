@@ -65,3 +65,16 @@ def test_absolute_and_top_level_names_next_to_a_local_action() -> None:
     for sub in (s1, s2):
         assert [r.id for r in sub.action_refs] == [hashed_id(Prefix.ACTION, n)
                                                   for n in ("tag", "NoAction")]
+
+
+def test_code_after_a_return_or_exit_is_gone_where_p4c_removes_returns() -> None:
+    p4info = p4info_of("p4info_dead_code")
+    # dead_ret, dead_exit, dead_both and dead_direct follow a statement that always returns
+    # or exits in an apply block with a return: RemoveReturns drops them. E has no return, so
+    # its table after exit stays; a switch never counts as returning, nor does a table whose
+    # actions all exit (p4c removes exits only in its midend).
+    tables = ["I.exits", "I.after", "I.sw", "I.after_switch", "E.kept_after_exit"]
+    assert [t.preamble.name for t in p4info.tables] == tables
+    assert [t.preamble.id for t in p4info.tables] == [hashed_id(Prefix.TABLE, n) for n in tables]
+    assert_actions(p4info, ["NoAction", "I.set_a", "I.set_b", "I.stop", "I.stop_marked",
+                            "E.set_b"])
