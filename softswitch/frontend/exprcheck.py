@@ -569,10 +569,19 @@ class ExprMixin:
                 f"operator {e.op} needs an integer left operand, got {lt}", e.left.loc
             )
         ru = unwrap_newtype(rt)
-        if not (isinstance(ru, IntType) or (isinstance(ru, BitType) and not ru.signed)):
-            raise P4TypeError(f"shift amount must be unsigned, got {rt}", e.right.loc)
-        if isinstance(ru, IntType) and isinstance(e.right.value, int) and e.right.value < 0:
-            raise P4TypeError("shift amount must not be negative", e.right.loc)
+        if not isinstance(ru, IntType | BitType):
+            raise P4TypeError(f"shift amount must be an unsigned number, not {rt}", e.right.loc)
+        # as p4c's TypeInference::shift: a constant amount is checked for its value (a signed
+        # one that is not negative is made unsigned), a run-time one for its type
+        amount = e.right.value
+        if isinstance(amount, int) and amount < 0:
+            raise P4TypeError(
+                f"{expression_text(e)}: Negative shift amount {amount}", e.loc
+            )
+        if isinstance(ru, BitType) and ru.signed and not isinstance(amount, int):
+            raise P4TypeError(
+                f"{expression_text(e.right)}: Shift amount must be an unsigned number", e.right.loc
+            )
         if isinstance(lt, IntType) and e.right.value is None:
             # as p4c: no inference from the context for the width of a shifted literal
             raise P4TypeError(

@@ -670,7 +670,7 @@ ERROR_CASES = [
     (
         "signed_shift",
         dict(apply="meta.m8 = meta.m8 << meta.s8;"),
-        "shift amount must be unsigned",
+        "Shift amount must be an unsigned number",
         "<< meta.s8",
     ),
     (
