@@ -3,8 +3,9 @@
 BMv2 runs only loops p4c has unrolled, so a three-clause loop runs its body once per index value
 p4c computed at compile time (`ForStatement.index_values`): the generated Python loop iterates
 over those values, setting the index variable, rather than re-testing the condition. For every
-loop p4c can unroll this is what the condition would decide, also where P4's wrap-around
-arithmetic would make the condition never false (p4c unrolls with unbounded integers).
+loop p4c can unroll this is what the condition would decide. A body write of the index that a
+break (or exit, return) always follows runs as written: the break ends the iteration over the
+values, and later reads see the written value, as in p4c's unrolled copy.
 ``continue`` runs the update statements before the next iteration, as the spec says.
 """
 

@@ -7,8 +7,10 @@ support loops"). This module makes the same decision on the checked AST:
 * a three-clause ``for``: the condition compares a variable with a constant (``i < 4``); the
   variable is defined exactly twice where the condition reads it — once by a constant before the
   loop, once by an assignment in the updates (or, without one there, in the body) whose value
-  depends only on the variable and constants. The values are found by evaluating the increment
-  from the initial constant, with unbounded integers as p4c does, up to 1000 iterations;
+  depends only on the variable and constants; a write in the body that a break, exit or return
+  always follows does not count (it never reaches the condition). The values are found by
+  evaluating the increment from the initial constant as p4c's evalLoop does (C++ longs, each
+  bit<W>/int<W> subexpression reduced to its width, so `i + 1` wraps), up to 1000 iterations;
 * ``for (x in lo .. hi)`` with constant bounds;
 * a loop annotated ``@nounroll`` is never unrolled.
 
@@ -127,7 +129,11 @@ def _constant_init(decl: ast.Node) -> int:
 def _increment(decl: ast.Node, loop: ast.ForStatement) -> ast.Expression:
     """The value the index is given on each iteration (an assignment's right side)."""
     in_updates = [s for s in loop.updates if _defines(s, decl)]
-    in_body = list(_definitions(loop.body, decl))
+    # a write in the body that a break, exit or return always follows never reaches the next
+    # iteration: p4c's def-use does not count it (the unrolled copy reads the variable after it)
+    escaping = _escaping_definitions(loop.body, decl)
+    in_body = [d for d in _definitions(loop.body, decl)
+               if not any(d is e for e in escaping)]
     defs = in_updates or in_body
     if not defs:
         raise _CannotUnroll("its index is never changed")
@@ -136,6 +142,10 @@ def _increment(decl: ast.Node, loop: ast.ForStatement) -> ast.Expression:
     d = defs[0]
     if not isinstance(d, ast.AssignmentStatement) or not _is_whole(d.lhs, decl):
         raise _CannotUnroll("its index is not changed by an assignment")
+    body = loop.body.statements if isinstance(loop.body, ast.BlockStatement) else [loop.body]
+    if not in_updates and not any(d is b for b in body):
+        # p4c (its pull request 5344): an increment under a condition gives no loop bounds
+        raise _CannotUnroll("its index is changed in the body, but not unconditionally")
     return d.rhs
 
 
@@ -157,7 +167,14 @@ def _compare(op: str, a: int, b: int) -> bool:
 
 
 def _evaluate(e: ast.Expression, decl: ast.Node, v: int) -> int:
-    """`e` with the index at `v`, in p4c's unbounded (C++ long) arithmetic."""
+    """`e` with the index at `v`, as p4c's evalLoop: C++ long arithmetic, each bit<W>/int<W>
+    subexpression's value reduced to its type (so `i + 1` wraps around at the width)."""
+    t = unwrap_newtype(e.type) if e.type is not None else None
+    value = _evaluate_unreduced(e, decl, v)
+    return _reduce(value, t) if isinstance(t, BitType) else value
+
+
+def _evaluate_unreduced(e: ast.Expression, decl: ast.Node, v: int) -> int:
     if isinstance(e.value, int):  # also a bool constant, as p4c's LNot yields 0/1
         return int(e.value)
     if isinstance(e, ast.PathExpression) and e.decl is decl:
@@ -223,6 +240,38 @@ def _definitions(node: ast.Node, decl: ast.Node) -> Iterator[ast.Node]:
         return
     for child in _statement_children(node):
         yield from _definitions(child, decl)
+
+
+def _escaping_definitions(body: ast.Statement, decl: ast.Node) -> list[ast.Node]:
+    """The writes of `decl` in a loop body after which every path leaves the loop (break) or
+    the block (exit, return) before the body's end."""
+
+    def walk(s: ast.Node, live: list[ast.Node]) -> list[ast.Node] | None:
+        """The writes live after `s`; None when `s` never falls through."""
+        if isinstance(s, ast.BreakStatement | ast.ExitStatement | ast.ReturnStatement):
+            return None
+        if isinstance(s, ast.BlockStatement):
+            out: list[ast.Node] | None = live
+            for child in s.statements:
+                if out is None:
+                    break
+                out = walk(child, out)
+            return out
+        if isinstance(s, ast.IfStatement):
+            arms = [walk(s.then, list(live)),
+                    walk(s.otherwise, list(live)) if s.otherwise is not None else list(live)]
+            if all(arm is None for arm in arms):
+                return None
+            return [d for arm in arms if arm is not None for d in arm]
+        # anything else (a continue too, a nested loop, a switch, a simple statement): its
+        # writes and those before it reach the next iteration
+        writes = list(_definitions(s, decl))
+        seen.extend(writes)
+        return [*live, *writes]
+
+    seen: list[ast.Node] = []
+    reaching = walk(body, []) or []
+    return [d for d in seen if not any(d is r for r in reaching)]
 
 
 def _statement_children(node: ast.Node) -> Iterator[ast.Node]:

@@ -86,9 +86,11 @@ def loops(cp: CheckedProgram) -> list[ast.ForStatement]:
         ("for (bit<8> i = 0; 3 > i; i = i + 1) { }", [0, 1, 2]),  # the constant on the left
         ("for (bit<8> i = 5; i < 5; i = i + 1) { }", []),
         ("for (int<8> i = -2; i < 1; i = i + 1) { }", [-2, -1, 0]),
-        # p4c computes the values in unbounded integers: 6 iterations, though in bit<8>
-        # arithmetic `i <= 255` never becomes false
-        ("for (bit<8> i = 250; i <= 255; i = i + 1) { }", [250, 251, 252, 253, 254, 255]),
+        # p4c's evalLoop reduces each value to its type (since p4c issue 4965): `i + 1` wraps
+        ("for (bit<8> i = 250; i != 2; i = i + 1) { }", [250, 251, 252, 253, 254, 255, 0, 1]),
+        # a body write of the index that a break always follows does not reach the condition
+        ("for (bit<8> i = 0; i < 4; i = i + 1) { if (hdr.h.a == i) { i = 9; break; } }",
+         [0, 1, 2, 3]),
         # the index may start from a statement before the loop, and change in the body
         ("bit<8> j = 2; for (; j < 5; ) { j = j + 1; }", [2, 3, 4]),
         ("bit<8> k; for (bit<8> i = 0, k = 1; i < 2; i = i + 1, k = k + 1) { }", [0, 1]),
@@ -106,14 +108,14 @@ def test_loop_from_a_control_variable_initializer(compile_text) -> None:
 
 
 def test_the_loop_that_p4c_unrolls_ends(compile_text) -> None:
-    """The 250..255 loop above runs exactly its 6 unrolled iterations, as on BMv2."""
+    """The 250 .. 1 loop above runs exactly its 8 unrolled iterations, as on BMv2."""
     cp = compile_text(
         program(
-            apply="hdr.h.b = 0; for (bit<8> i = 250; i <= 255; i = i + 1) "
+            apply="hdr.h.b = 0; for (bit<8> i = 250; i != 2; i = i + 1) "
             "{ hdr.h.b = hdr.h.b + 1; } sm.egress_spec = 1;"
         )
     )
-    assert Switch(cp).process_packet(0, b"\x01\x02") == [(1, b"\x01\x06")]
+    assert Switch(cp).process_packet(0, b"\x01\x02") == [(1, b"\x01\x08")]
 
 
 @pytest.mark.parametrize(
@@ -127,6 +129,12 @@ def test_the_loop_that_p4c_unrolls_ends(compile_text) -> None:
         ("for (bit<8> i = 0; i < 4; i = i + hdr.h.a) { }", "not computed from the index"),
         ("for (bit<8> i = 0; i < 4; i = i + 1) { i = 3; }", "more than one place"),
         ("for (bit<16> i = 0; i < 2000; i = i + 1) { }", "more than 1000 times"),
+        # in bit<8> `i <= 255` never becomes false
+        ("for (bit<8> i = 250; i <= 255; i = i + 1) { }", "more than 1000 times"),
+        ("for (bit<8> i = 0; i < 4; ) { if (hdr.h.a == 1) { i = i + 1; } }", "unconditionally"),
+        # the write in the body reaches the increment's read
+        ("for (bit<8> i = 0; i < 4; i = i + 1) { if (hdr.h.a == i) { i = 9; } }",
+         "more than one place"),
         ("@nounroll for (bit<8> i = 0; i < 4; i = i + 1) { }", "@nounroll"),
         ("@nounroll for (bit<8> i in 0 .. 3) { }", "@nounroll"),
         ("for (bit<8> i in 0 .. hdr.h.a) { }", "not compile-time constants"),
