@@ -1075,8 +1075,17 @@ class _Parser:
         name = self.expect_name("after 'table'")
         table = ast.TableDecl(name=name.text, annotations=annos, loc=self.loc(name))
         self.expect("{", f"to begin table '{name.text}'")
+        entries_at: Token | None = None
         while not self.accept("}"):
+            start, had_entries = self.i, table.entries is not None
             self.table_property(table)
+            if not had_entries and table.entries is not None:
+                entries_at = next(t for t in self.toks[start : self.i] if t.text == "entries")
+            elif entries_at is not None and self.toks[start].text == "key":
+                # p4c type-checks the properties in order: entries need the key's type
+                self.fail(
+                    f"table '{name.text}': Entries list must be after table key", entries_at
+                )
         return table
 
     def table_property(self, table: ast.TableDecl) -> None:
