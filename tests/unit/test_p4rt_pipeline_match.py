@@ -355,12 +355,13 @@ CASES: dict[str, tuple[Path, Edit, str]] = {
         FUNCS, lambda p: p.actions.add().preamble.CopyFrom(
             p4i.Preamble(id=0x01000001, name="I.bumpy", alias="bumpy")),
         "action 'I.bumpy' is not in the program"),
+    # p4c lists I.bump without its parameter; listed with it, it must be the declared one
     "apply-block action with a wrong parameter": (
-        FUNCS, lambda p: setattr(param(p, "I.bump", "amount"), "bitwidth", 16),
+        FUNCS, lambda p: action(p, "I.bump").params.add(id=1, name="amount", bitwidth=16),
         "action 'I.bump' parameter 'amount' has bitwidth 16, the program's is 8"),
-    "apply-block action with a missing parameter": (
-        FUNCS, lambda p: action(p, "I.bump").params.pop(),
-        "action 'I.bump' lacks the program's parameter 'amount'"),
+    "apply-block action with a misnamed parameter": (
+        FUNCS, lambda p: action(p, "I.bump").params.add(id=1, name="amt", bitwidth=8),
+        "action 'I.bump' has parameter 'amt' at position 1, the program's has 'amount'"),
     "apply-block action with a parameter that is not one": (
         FUNCS, lambda p: action(p, "I.incr").params.add(id=1, name="x", bitwidth=8),
         "action 'I.incr' has parameter 'x', which the program's lacks"),
@@ -475,11 +476,14 @@ def test_annotations_and_documentation_are_ignored(stub: p4runtime_pb2_grpc.P4Ru
 def test_actions_no_table_uses_are_compared_leniently(
         stub: p4runtime_pb2_grpc.P4RuntimeStub) -> None:
     """The actions called from apply blocks, I.bump(bit<8> amount) and I.incr(inout bit<8> x),
-    are listed as p4c lists them; a P4Info without them (another generator) is accepted too."""
+    are listed as p4c lists them, without parameters (bound at the call); a P4Info without them,
+    or with their declared parameters (other generators), is accepted too."""
     p4info = p4i.P4Info()
     p4info.CopyFrom(config(FUNCS)[0])
     assert [(a.preamble.name, [p.name for p in a.params]) for a in p4info.actions] == [
-        ("I.bump", ["amount"]), ("I.incr", [])]
+        ("I.bump", []), ("I.incr", [])]
+    stub.SetForwardingPipelineConfig(request(FUNCS, p4info, cookie=0xEFF))
+    assert cookie(stub) == 0xEFF
     del p4info.actions[:]
     stub.SetForwardingPipelineConfig(request(FUNCS, p4info, cookie=0xF00))
     assert cookie(stub) == 0xF00
@@ -513,6 +517,6 @@ def test_a_top_level_action_is_named_as_p4c_localizes_it(
     assert [a.preamble.name for a in p4info.actions] == ["NoAction", "I.tl", "I.set_b"]
     stub.SetForwardingPipelineConfig(request(path, p4info, cookie=0x7))
     assert cookie(stub) == 0x7
-    param(p4info, "I.tl", "v").bitwidth = 7
+    action(p4info, "I.tl").params.add(id=1, name="v", bitwidth=7)  # p4c lists it without
     assert refused(stub, request(path, p4info)) == (
         PREFIX + "action 'I.tl' parameter 'v' has bitwidth 7, the program's is 8")

@@ -16,7 +16,9 @@ types digests and registers use.
 Actions no table refers to (p4c lists those an apply block calls) are compared leniently, since
 p4c versions have differed on which of them they keep: one only the client lists is accepted
 when the program declares an action of that name with the same parameters, and one only the
-generated P4Info lists may be missing. An action a table uses is checked through the table.
+generated P4Info lists may be missing. p4c lists such an action without parameters (they are
+bound at the call); one listed with the program's own parameters (older generators) is accepted too.
+An action a table uses is checked through the table.
 """
 
 from __future__ import annotations
@@ -268,7 +270,9 @@ class _Matcher:
 
     def _actions(self) -> None:
         ours = {a.preamble.name: a for a in self.ours.p4info.actions}
-        declared: dict[str, Params] | None = None   # computed only for an action ours lack
+        in_tables = {self.ours.name(r.id) for t in self.ours.p4info.tables
+                     for r in t.action_refs}
+        declared: dict[str, Params] | None = None   # computed only when needed
         seen: set[str] = set()
         for action in self.theirs.p4info.actions:
             name = action.preamble.name
@@ -279,6 +283,11 @@ class _Matcher:
             if name in ours:
                 expected: Params = tuple((str(p.name), int(p.bitwidth))
                                          for p in ours[name].params)
+                if theirs and name not in in_tables:
+                    # an apply-block action listed with its parameters (module docstring)
+                    if declared is None:
+                        declared = program_actions(self.program)
+                    expected = declared.get(name, expected)
             else:
                 # an action no table uses, listed by another generator (module docstring)
                 if declared is None:
@@ -289,8 +298,6 @@ class _Matcher:
             where = f"action '{name}'"
             for what, tp, op in _sequence(where, "parameter", theirs, expected, lambda p: p[0]):
                 _same(what, "bitwidth", tp[1], "none" if op[1] is None else op[1])
-        in_tables = {self.ours.name(r.id) for t in self.ours.p4info.tables
-                     for r in t.action_refs}
         for name in ours:
             if name not in seen and name in in_tables:
                 _fail(f"the program's action '{name}' is missing")
