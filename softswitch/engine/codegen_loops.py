@@ -51,15 +51,35 @@ class LoopGen:
                 return updates
         return []
 
-    def _loop_body(self, body: ast.Statement, updates: list[ast.Statement]) -> None:
+    def _loop_body(self, body: ast.Statement, updates: list[ast.Statement],
+                   unrolled: list[ast.Statement] | None = None, counter: str = "") -> None:
+        """The body (or, with `unrolled`, the copy for the iteration `counter` counts) and the
+        updates, inside the Python loop."""
         self._loops.append((self.fn, updates))
         try:
             with self.indent():
-                self.stmt(body)
+                if unrolled is None:
+                    self.stmt(body)
+                for k, copy in enumerate(unrolled or []):
+                    self.line(f"{'if' if k == 0 else 'elif'} {counter} == {k}:")
+                    with self.indent():
+                        self.line("pass")
+                        self.stmt(copy)
                 for u in updates:
                     self.stmt(u)
         finally:
             self._loops.pop()
+
+    def _loop_header(self, target: str, values: str, unrolled: list[ast.Statement] | None,
+                     ) -> str:
+        """Emit the Python ``for`` over `values`; return the iteration counter's name ("" when
+        the body is not unrolled)."""
+        if unrolled is None:
+            self.line(f"for {target} in {values}:")
+            return ""
+        counter = self.fn.fresh("k")
+        self.line(f"for {counter}, {target} in enumerate({values}):")
+        return counter
 
     def for_stmt(self, s: ast.ForStatement) -> None:
         if s.index is None or s.index_values is None:
@@ -67,8 +87,8 @@ class LoopGen:
         for item in s.init:
             self.stmt(item)
         target = self.ex(s.index)
-        self.line(f"for {target} in {_values_code(s.index_values)}:")
-        self._loop_body(s.body, s.updates)
+        counter = self._loop_header(target, _values_code(s.index_values), s.unrolled)
+        self._loop_body(s.body, s.updates, s.unrolled, counter)
 
     def for_in_stmt(self, s: ast.ForInStatement) -> None:
         c = s.collection
@@ -84,14 +104,14 @@ class LoopGen:
         assert isinstance(c.left.value, int) and isinstance(c.right.value, int)
         values = f"range({c.left.value}, {c.right.value + 1})"
         if s.var is not None or isinstance(var, ast.PathExpression):
-            self.line(f"for {self.ex(var)} in {values}:")
-            self._loop_body(s.body, [])
+            counter = self._loop_header(self.ex(var), values, s.unrolled)
+            self._loop_body(s.body, [], s.unrolled, counter)
             return
         elem = self.fn.fresh("e")  # the index is a field or an element: assigned each time
-        self.line(f"for {elem} in {values}:")
+        counter = self._loop_header(elem, values, s.unrolled)
         with self.indent():
             self.assign(var, elem)
-        self._loop_body(s.body, [])
+        self._loop_body(s.body, [], s.unrolled, counter)
 
 
 def _values_code(values: list[int]) -> str:

@@ -450,6 +450,9 @@ class ForStatement(Statement):
     body: Statement
     index: PathExpression | None = None  # checker
     index_values: list[int] | None = None  # checker
+    # checker: when the body casts the index to int, one checked copy of the body per index
+    # value, that cast folded to the value (p4c folds it after unrolling)
+    unrolled: list[Statement] | None = None
 
 
 @dataclass(eq=False, kw_only=True)
@@ -462,6 +465,7 @@ class ForInStatement(Statement):
     ref: PathExpression | None = None
     collection: Expression
     body: Statement
+    unrolled: list[Statement] | None = None  # checker: as ForStatement.unrolled
 
 
 @dataclass(eq=False, kw_only=True)

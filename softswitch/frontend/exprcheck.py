@@ -600,6 +600,12 @@ class ExprMixin:
         if not castable(st, target):
             raise P4TypeError(f"cannot cast {st} to {target}", e.loc)
         v = e.expr.value
+        index_values = getattr(self, "loop_int_values", {})
+        if isinstance(target, IntType) and v is None and isinstance(e.expr, ast.PathExpression) \
+                and id(e.expr.decl) in index_values:
+            # a loop index in one unrolled copy of the body (stmtcheck): p4c folds it there
+            e.value = index_values[id(e.expr.decl)]
+            return target
         if isinstance(target, IntType) and v is None:
             raise P4TypeError(
                 f"{expression_text(e)}: a cast to int needs a compile-time known value", e.loc

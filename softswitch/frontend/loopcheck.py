@@ -19,6 +19,7 @@ support loops"). This module makes the same decision on the checked AST:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 
 from softswitch.errors import P4TypeError
@@ -80,6 +81,25 @@ def _reduce(v: int, t: BitType) -> int:
     if t.signed and v >> (t.width - 1):
         v -= 1 << t.width
     return v
+
+
+def initial_value(
+    loop: ast.ForStatement, preceding: Sequence[ast.Statement | ast.Declaration]
+) -> int | None:
+    """The constant the index of `loop` starts from (checked init and condition), if any."""
+    try:
+        index = _condition(loop.cond)[0]
+        return _initial_value(index.decl, loop.init, preceding)  # type: ignore[arg-type]
+    except _CannotUnroll:
+        return None
+
+
+def condition_index(cond: ast.Expression) -> ast.Node | None:
+    """The variable a checked loop condition compares with a constant, if it does."""
+    try:
+        return _condition(cond)[0].decl
+    except _CannotUnroll:
+        return None
 
 
 def _condition(cond: ast.Expression) -> tuple[ast.PathExpression, str, int]:
@@ -293,3 +313,30 @@ def _statement_children(node: ast.Node) -> Iterator[ast.Node]:
         if node.ref is not None:
             yield ast.AssignmentStatement(lhs=node.ref, rhs=node.ref)  # the loop writes it
         yield node.body
+
+
+# -- `(int)` casts of the index ---------------------------------------------------------------
+
+
+def _children(node: ast.Node) -> Iterator[ast.Node]:
+    """The AST nodes directly inside the unchecked `node`."""
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, ast.Node):
+                yield item
+
+
+def _is_int_cast_of(node: ast.Node, name: str) -> bool:
+    return (isinstance(node, ast.Cast) and isinstance(node.target, ast.BaseTypeRef)
+            and node.target.name == "int"
+            and isinstance(node.expr, ast.PathExpression) and node.expr.name == name)
+
+
+def casts_index_to_int(body: ast.Node, name: str) -> bool:
+    """Whether the (unchecked) `body` casts the variable `name` to int: p4c folds such a cast
+    only in the unrolled copies, where the index is a constant (stmtcheck checks one copy of
+    the body per index value)."""
+    return _is_int_cast_of(body, name) or any(
+        casts_index_to_int(c, name) for c in _children(body))

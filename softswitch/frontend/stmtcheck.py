@@ -7,6 +7,8 @@ enclosing block's locals and the call applies it, so its tables are named ``<blo
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from softswitch.errors import P4TypeError
@@ -177,9 +179,51 @@ class StmtMixin:
             raise P4TypeError(f"for condition must be bool, got {t}", s.cond.loc)
         for u in s.updates:
             self.statement(u, inner)
-        self.statement(s.body, Scope(inner))
-        index, s.index_values = loopcheck.index_values(s, preceding)
-        s.index = index
+        index = loopcheck.condition_index(s.cond)
+        template = self._check_loop_body(
+            s, index, lambda: loopcheck.initial_value(s, preceding), inner)
+        index_expr, s.index_values = loopcheck.index_values(s, preceding)
+        s.index = index_expr
+        self._unroll_int_casts(s, index, template, s.index_values, inner)
+
+    def _check_loop_body(
+        self: Checker, s: ast.ForStatement | ast.ForInStatement, index: ast.Node | None,
+        start: Callable[[], int | None], inner: Scope,
+    ) -> ast.Statement | None:
+        """Check the body. When it casts the index to int (and the index starts from a
+        constant), return an unchecked copy of the body for `_unroll_int_casts`; the body
+        itself is checked with the casts at the first value."""
+        name = getattr(index, "name", None)
+        first = start() if name is not None and loopcheck.casts_index_to_int(s.body, name) \
+            else None
+        if first is None:
+            self.statement(s.body, Scope(inner))
+            return None
+        template = copy.deepcopy(s.body)
+        self._with_index_value(index, first, lambda: self.statement(s.body, Scope(inner)))
+        return template
+
+    def _with_index_value(self: Checker, index: ast.Node | None, value: int,
+                          check: Callable[[], None]) -> None:
+        saved = getattr(self, "loop_int_values", {})
+        self.loop_int_values = {**saved, id(index): value}
+        try:
+            check()
+        finally:
+            self.loop_int_values = saved
+
+    def _unroll_int_casts(
+        self: Checker, s: ast.ForStatement | ast.ForInStatement, index: ast.Node | None,
+        template: ast.Statement | None, values: list[int], inner: Scope,
+    ) -> None:
+        """One checked copy of the body per index value, `(int)index` folded to that value."""
+        if template is None:
+            return
+        s.unrolled = []
+        for v in values:
+            body = copy.deepcopy(template)
+            self._with_index_value(index, v, lambda b=body: self.statement(b, Scope(inner)))
+            s.unrolled.append(body)
 
     def _tofino_loop(self: Checker, s: ast.Statement) -> None:
         if self.arch.name == "tna":
@@ -225,8 +269,14 @@ class StmtMixin:
                     f"loop variable of type {t} does not match the stack elements ({ct.element})",
                     c.loc,
                 )
-        self.statement(s.body, Scope(inner))
+        index = s.var if s.var is not None else (s.ref.decl if s.ref is not None else None)
+        lo, hi = (c.left.value, c.right.value) if isinstance(c, ast.RangeExpression) else (1, 0)
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            lo, hi = 1, 0  # not unrolled: loopcheck refuses it
+        template = self._check_loop_body(s, index, lambda: lo if lo <= hi else None, inner)
         loopcheck.check_for_in(s)
+        if template is not None:
+            self._unroll_int_casts(s, index, template, list(range(lo, hi + 1)), inner)
 
     def _stmt_BreakStatement(self, s: ast.BreakStatement, scope: Scope) -> None:
         if scope.enclosing_owner((ast.ForStatement, ast.ForInStatement)) is None:

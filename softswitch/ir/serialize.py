@@ -44,7 +44,8 @@ _ANNOTATIONS: dict[type, frozenset[str]] = {
     ast.ParserState: frozenset({"next_state"}),
     ast.ActionRef: frozenset({"decl", "bound_args"}),
     ast.TableEntryDecl: frozenset({"priority_value"}),
-    ast.ForStatement: frozenset({"index", "index_values"}),
+    ast.ForStatement: frozenset({"index", "index_values", "unrolled"}),
+    ast.ForInStatement: frozenset({"unrolled"}),
 }
 
 
