@@ -1354,8 +1354,13 @@ class _Parser:
             var: ast.VariableDecl | None = None
             ref: ast.PathExpression | None = None
             if self.peek().kind == "in":
-                name = self.expect_name("for the loop variable")
-                ref = ast.PathExpression(name=name.text, loc=self.loc(name))
+                # p4c's grammar (as the spec's) has only ``for (T x in ...)``: its ToP4 even
+                # prints the declaration back for a loop over a variable declared before
+                self.fail(
+                    f"syntax error, unexpected 'in': a for-in loop declares its variable "
+                    f"('for (<type> {self.tok.text} in ...)')",
+                    self.peek(),
+                )
             else:
                 type_ref = self.parse_type("for the loop variable")
                 name = self.expect_name("for the loop variable")

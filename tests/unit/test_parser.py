@@ -783,13 +783,12 @@ def test_switch_with_fall_through_and_default() -> None:
 
 
 def test_for_loops() -> None:
-    three, in_range, in_stack, in_list, existing = body(
+    three, in_range, in_stack, in_list = body(
         """
         @unroll for (bit<8> i = 0, j = 1; i < 4; i = i + 1, f(j)) { if (i == 2) { continue; } break; }
         for (bit<8> k in 1 .. n + 1) x = k;
         for (@a H h in hs) { }
         for (T v in {1, 2}) ;
-        for (x in 0 .. 3) { }
         """,
         "typedef bit<8> T; header H { }",
     )
@@ -812,8 +811,15 @@ def test_for_loops() -> None:
     assert in_stack.var.annotation("a") is not None and show(in_stack.collection) == "hs"
     assert isinstance(in_list, ast.ForInStatement)
     assert isinstance(in_list.collection, ast.ListExpression)
-    assert isinstance(existing, ast.ForInStatement) and existing.var is None
-    assert existing.ref is not None and existing.ref.name == "x"
+
+
+def test_for_in_over_a_variable_declared_before_is_a_syntax_error() -> None:
+    # p4c's grammar, as the spec's, has only for (T x in ...)
+    with pytest.raises(P4SyntaxError, match="unexpected 'in': a for-in loop declares") as info:
+        body("for (x in 0 .. 3) { }")
+    line = "control C() { apply { for (x in 0 .. 3) { } } }"  # as body() writes it
+    assert info.value.location is not None
+    assert (info.value.location.line, info.value.location.column) == (2, line.index(" in ") + 2)
 
 
 def test_for_loop_is_not_a_parser_state_statement() -> None:
