@@ -192,7 +192,8 @@ class ExternGen:
             return [leaf for f in e.fields for leaf in self.checksum_leaves(f.expr)]
         ty = unwrap(e.type)
         if isinstance(ty, t.StructLikeType | t.HeaderStackType):
-            return self.checksum_value_leaves(self.ex(e), ty, None)
+            # a struct field of a header (`h.row`) goes with the header's validity
+            return self.checksum_value_leaves(self.ex(e), ty, self.header_valid_code(e))
         valid = self.header_valid_code(e)
         if isinstance(ty, t.VarbitType):
             code = self.ex(e)

@@ -1,5 +1,5 @@
 // A header whose fields include a struct (and a struct inside it): extracted, matched on (hdr.h.row.e),
-// written field by field and as a whole struct, emitted; p4c flattens the struct's fields into the header,
+// written field by field and as a whole struct, hashed, emitted; p4c flattens the struct's fields into the header,
 // so its bits sit where they are declared.
 #include <core.p4>
 #include <v1model.p4>
@@ -25,9 +25,14 @@ header copy_t {
     row_t  row;
 }
 
+header sum_t {
+    bit<16> v;
+}
+
 struct headers_t {
     h_t    h;
     copy_t c;
+    sum_t  sum;
 }
 
 struct meta_t { }
@@ -59,6 +64,12 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         default_action = NoAction();
     }
     apply {
+        if (hdr.h.a == 7) {
+            hdr.c.setInvalid();   // its fields keep their values
+        }
+        // the struct field of an invalid header is left out of the hash input, as the header
+        hdr.sum.setValid();
+        hash(hdr.sum.v, HashAlgorithm.identity, 16w0, { hdr.c.row }, 32w65536);
         t.apply();
         hdr.h.b = hdr.h.row.e + (bit<8>)hdr.h.row.f.cls;
         if (!hdr.c.isValid()) {
@@ -76,6 +87,7 @@ control D(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.h);
         pkt.emit(hdr.c);
+        pkt.emit(hdr.sum);
     }
 }
 
