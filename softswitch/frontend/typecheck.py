@@ -705,6 +705,9 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
             return  # arguments are bound and checked by build_blocks
         if decl is None:
             raise P4TypeError(f"type {t} cannot be instantiated", d.type_ref.loc)
+        if scope is self.top and isinstance(decl, ast.ParserDecl | ast.ControlDecl):
+            # P4_16's restriction on top-level instantiations, as p4c's TypeInference checks it
+            raise P4TypeError(f"{d.name}: cannot instantiate at top-level", d.loc)
         name = getattr(decl, "name", str(t))
         type_args = list(t.type_args) if isinstance(t, ExternType) else []
         if isinstance(d.type_ref, ast.NamedTypeRef) and isinstance(t, ObjectType):
