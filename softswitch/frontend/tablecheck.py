@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from softswitch.errors import P4TypeError
 from softswitch.frontend import ast
+from softswitch.frontend.exprcheck import expression_text
 from softswitch.frontend.keynames import expression_name
 from softswitch.frontend.scopes import Scope
 from softswitch.frontend.typeops import is_key_type
@@ -164,6 +165,12 @@ class TableMixin:
             pt = p.type_ref.resolved
             assert pt is not None
             self._check_arg(p, a, pt, scope, {}, set(), what)
+            applied = _table_apply_in(a) if role == "actions" else None
+            if applied is not None:  # p4c's SideEffectOrdering (TablesInActions) refuses it
+                raise P4TypeError(
+                    f"{expression_text(applied)}: table invocation in action argument",
+                    applied.loc,
+                )
             if not p.direction and a.value is None:
                 raise P4TypeError(
                     f"argument '{p.name}' of {what} must be a compile-time constant", a.loc
@@ -334,6 +341,22 @@ class TableMixin:
 
 
 _NOT_COMPARED = frozenset({"loc", "type", "value", "annotations", "decl", "call"})
+
+
+def _table_apply_in(e: ast.Node) -> ast.MethodCall | None:
+    """The first ``t.apply()`` inside the checked expression `e` (None: there is none)."""
+    if isinstance(e, ast.MethodCall) and e.call is not None and e.call.kind == "table_apply":
+        return e
+    for f in dataclasses.fields(e):  # type: ignore[arg-type]
+        if f.name in _NOT_COMPARED:
+            continue
+        value = getattr(e, f.name)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.Node) and not isinstance(item, ast.Declaration):
+                found = _table_apply_in(item)
+                if found is not None:
+                    return found
+    return None
 
 
 def _same_expression(a: ast.Node, b: ast.Node) -> bool:
