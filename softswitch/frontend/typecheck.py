@@ -102,6 +102,13 @@ def _bmv2_register_cell(arch: Architecture, t: Type) -> Type | None:
     return None
 
 
+def _bits_after_midend(t: Type) -> bool:
+    """Whether `t` is bit<W>/int<W> once p4c's midend (EliminateNewtype, EliminateSerEnums)
+    has replaced `type` declarations and serializable enums by their underlying types."""
+    u = unwrap_newtype(t)
+    return isinstance(u, BitType) or (isinstance(u, EnumType) and u.underlying is not None)
+
+
 class _InternalError(P4Error):
     """A checker bug (wrapped so it is still located); after a reported error, it is most likely
     a consequence of that error's half-checked declaration, and is not reported."""
@@ -728,7 +735,7 @@ class Checker(ExprMixin, CallMixin, StmtMixin, ParserMixin, TableMixin, Initiali
         if isinstance(t, ExternType) and has_type_vars(t):
             raise P4TypeError(f"cannot infer the type arguments of '{name}'", d.loc)
         cell = _bmv2_register_cell(self.arch, t)
-        if cell is not None and not isinstance(cell, BitType):  # p4c's BMv2 back end refuses it
+        if cell is not None and not _bits_after_midend(cell):  # p4c's BMv2 back end refuses it
             raise P4TypeError(
                 f"{d.name}: Only registers with bit or int types are currently supported "
                 f"(got {cell})",
