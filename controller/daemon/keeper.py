@@ -117,7 +117,8 @@ class DeviceKeeper:
     def raise_election_id(self, election_id: tuple[int, int]) -> None:
         """Arbitrate with at least `election_id` from the next connect on: a controller that
         took over elsewhere holds one id everywhere (a device that was down during the takeover
-        would otherwise get its old one, which another controller may hold or outbid)."""
+        would otherwise get its old one, which another controller may hold or outbid). A connect
+        under way with the old id is done again with the new one."""
         self.election_id = max(self.election_id, election_id)
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -143,7 +144,7 @@ class DeviceKeeper:
                        "election_id": list(self.election_id)})
         if self.state == "down" and now_s >= self._next_try:
             self.state = "connecting"
-            self._job = self._pool.submit(self._connect)
+            self._job = self._pool.submit(self._connect, self.election_id)
         elif self.state == "backup":
             self._watch_primary(now_s)
 
@@ -161,6 +162,15 @@ class DeviceKeeper:
             return
         except Exception as error:   # one device's surprise must not stop the controller
             self._down(now_s, f"{type(error).__name__}: {error}")
+            return
+        if session.election_id != self.election_id:
+            # The id was raised (a takeover) while this connect ran: the stream holds the old
+            # one, which the next standby may want. Connect again at once with the new one.
+            session.close()
+            self.session, self.state, self._next_try = None, "down", now_s
+            self._log({"event": "device_reconnect", "device": self.name,
+                       "election_id": list(self.election_id),
+                       "stale_election_id": list(session.election_id)})
             return
         self.session, self.state = session, state
         if state == "backup":
@@ -222,12 +232,13 @@ class DeviceKeeper:
 
     # -- on the worker thread -------------------------------------------------------------------
 
-    def _connect(self) -> tuple[str, SwitchConnection, SyncReport | None]:
+    def _connect(self, election_id: tuple[int, int]
+                 ) -> tuple[str, SwitchConnection, SyncReport | None]:
         e = self.endpoint
         desired = self.desired()
         role_config = (pack_role_config(desired.program.schema, e.role_config)
                        if e.role_config is not None else None)
-        session = SwitchConnection(e.grpc_address, e.device_id, self.election_id, e.role,
+        session = SwitchConnection(e.grpc_address, e.device_id, election_id, e.role,
                                    channel_credentials(e), rpc_timeout=30.0,
                                    role_config=role_config)
         try:

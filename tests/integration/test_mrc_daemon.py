@@ -432,8 +432,11 @@ def test_a_device_down_during_a_takeover_comes_back_with_the_new_election_id(
                "the backup taken over")
         fab.power_on(DEAD_T1)   # blank, and it remembers no election id
         settle(fab, backup.ready, "the T1 programmed by the new primary")
-        # One id everywhere: not the standby's old 5, which the next standby may hold.
+        # One id everywhere, on every stream too (a connect under way at the takeover is
+        # redone): not the standby's old 5, which the next standby may hold.
         assert {k.election_id for k in backup.keepers.values()} == {(0, 11)}
+        assert {k.session.election_id for k in backup.keepers.values()
+                if k.session is not None} == {(0, 11)}
         third = controller(fab, programs, tmp_path / "c", election_id=(0, 5))
         polled.alive.append(third)
         settle(fab, lambda: set(third.states().values()) == {"backup"}, "a third standing by")
