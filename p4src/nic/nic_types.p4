@@ -96,6 +96,13 @@ const bit<32> NIC_COUNTERS = 32;
 // none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
 const bit<32> PSN_SENT = 1;
 
+// Whether feedback is a ghost: it names PSN `named` at or past the mark `sent` (tx_psn_next:
+// the PSN after the furthest one handed over, << 8 | PSN_SENT), or comes before any data at all
+// and is not a probe's `answer` (which names the PSN before the first: nothing).
+bool nic_ghost_feedback(in bit<32> sent, in bit<24> named, in bool answer) {
+    return sent == 0 ? !answer : ((named - sent[31:8]) & 0x800000) == 0;
+}
+
 // An IPv6 header (the outer or the host's) whose version is not 6: the EtherType or next
 // header said IPv6, the header itself does not (a version-4 header is not read as IPv6).
 #define NIC_NOT_IPV6(h) \

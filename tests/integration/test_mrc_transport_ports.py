@@ -29,7 +29,7 @@ from typing import Any
 import pynng
 import pytest
 from nic_config import configure, count
-from nic_pair import HOST_PORT, PLANE_PORT, A, B, Side
+from nic_pair import HOST_PORT, PLANE_PORT, A, B, Side, resealed
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
@@ -567,13 +567,6 @@ SOAK_SEED = int(os.environ.get("SOAK_SEED", "24"))
 SETH_AT = BTH_AT + 12
 
 
-def sealed(frame: bytes) -> bytes:
-    """`frame` (a plane frame) with the UDP checksum a NIC would give it: what a forger who
-    knows the format sends."""
-    from nic_pair import resealed
-    return resealed(frame)
-
-
 class HostileWire:
     """A wire filter that, seeded, corrupts frames (a bit flipped past the outer header: the
     NIC's checksum must catch it), replaces feedback with forgeries that pass the checksum (a
@@ -612,7 +605,7 @@ class HostileWire:
         else:   # the host's own EV report (0xDF), as if from the fabric
             pkt[BTH].opcode = OP_EV_REPORT
         forged = bytes(pkt)
-        return sealed(forged)
+        return resealed(forged)   # a forger who knows the format seals it
 
 
 SOAK_ROUNDS = int(os.environ.get("SOAK_ROUNDS", "4"))

@@ -45,12 +45,17 @@ def to_host(outputs: list[OutputPacket]) -> list[OutputPacket]:
     return [o for o in outputs if o.port == HOST_PORT]
 
 
+def on_plane(outputs: list[OutputPacket]) -> OutputPacket:
+    """The first of `outputs` that leaves on a plane port."""
+    return next(o for o in outputs if o.port != HOST_PORT)
+
+
 def send_and_answer(run: Run, psn: int) -> bytes:
     """A sends `psn`; B's SACK for it (not yet handed back to A)."""
     sent = run.step(f"write {psn}", run.a.write(psn))
-    out = next(o for o in sent if o.port != HOST_PORT)
+    out = on_plane(sent)
     answer = run.step(f"b gets {psn}", run.b.sw.process_packet(out.port, out.data))
-    return next(o.data for o in answer if o.port != HOST_PORT)
+    return on_plane(answer).data
 
 
 def edited(frame: bytes, change: Callable[[Ether], None]) -> bytes:
@@ -94,10 +99,8 @@ def test_feedback_before_anything_was_sent_is_a_ghost_but_a_probe_answer_is_not(
         programs: dict[str, CheckedProgram]) -> None:
     def scenario(run: Run) -> None:
         a, b = run.a, run.b
-        probe = next(o for o in run.step("probe", a.to_own_nic(Opcode.PROBE, 0, 1))
-                     if o.port != HOST_PORT)
-        answer = next(o for o in run.step("answer", b.sw.process_packet(probe.port, probe.data))
-                      if o.port != HOST_PORT)
+        probe = on_plane(run.step("probe", a.to_own_nic(Opcode.PROBE, 0, 1)))
+        answer = on_plane(run.step("answer", b.sw.process_packet(probe.port, probe.data)))
         assert len(run.step("probe answer", a.sw.process_packet(answer.port, answer.data))) == 1
 
         def not_an_answer(p: Ether) -> None:
@@ -175,8 +178,7 @@ def test_the_host_cannot_probe_or_report_an_ev_the_connection_lacks(
 def test_an_ev_report_from_a_plane_port_is_malformed_not_a_probe(
         programs: dict[str, CheckedProgram]) -> None:
     def scenario(run: Run) -> None:
-        probe = next(o for o in run.step("probe", run.a.to_own_nic(Opcode.PROBE, 0, 1))
-                     if o.port != HOST_PORT)
+        probe = on_plane(run.step("probe", run.a.to_own_nic(Opcode.PROBE, 0, 1)))
         pkt = Ether(probe.data)
         pkt[BTH].opcode = OP_EV_REPORT
         out = run.b.sw.process_packet(probe.port, resealed(bytes(pkt)))
@@ -201,8 +203,7 @@ def test_corrupt_feedback_and_probes_are_dropped_and_counted(
         # A bit of the SACK bitmap flipped on the way: it would acknowledge PSN 1..
         bad = flip(sack, len(sack) - 9)
         assert run.step("corrupt sack", a.sw.process_packet(PLANE_PORT[0], bad)) == []
-        probe = next(o for o in run.step("probe", a.to_own_nic(Opcode.PROBE, 0, 1))
-                     if o.port != HOST_PORT)
+        probe = on_plane(run.step("probe", a.to_own_nic(Opcode.PROBE, 0, 1)))
         assert run.step("corrupt probe", b.sw.process_packet(probe.port, flip(probe.data, -3))) == []
         assert len(to_host(run.step("sack", a.sw.process_packet(PLANE_PORT[0], sack)))) == 1
 
@@ -215,7 +216,7 @@ def test_corrupt_data_is_not_acknowledged_and_the_real_packet_is_delivered_on_v1
         programs: dict[str, CheckedProgram]) -> None:
     runs = {arch: Run(Nic(p, A, B), Nic(p, B, A)) for arch, p in programs.items()}
     for arch, run in runs.items():
-        sent = next(o for o in run.a.write(0) if o.port != HOST_PORT)
+        sent = on_plane(run.a.write(0))
         corrupt = flip(sent.data, len(sent.data) - 1)   # the payload's last byte
         out = run.b.sw.process_packet(sent.port, corrupt)
         if arch == "v1model":
@@ -233,7 +234,7 @@ def test_a_trimmed_packet_with_no_checksum_is_still_nacked(
     """A switch that trims a packet zeroes its UDP checksum (the payload it covered is gone):
     the NIC NACKs it as before."""
     def scenario(run: Run) -> None:
-        sent = next(o for o in run.step("write", run.a.write(0)) if o.port != HOST_PORT)
+        sent = on_plane(run.step("write", run.a.write(0)))
         pkt = Ether(sent.data)
         pkt[IPv6].tc = DSCP["trimmed"] << 2
         pkt[UDP].chksum = 0
@@ -258,10 +259,9 @@ def test_a_write_with_a_memory_key_its_qp_lacks_is_not_acknowledged(
         return nic.sw.process_packet(HOST_PORT, bytes(pkt))
 
     def scenario(run: Run) -> None:
-        spoof = next(o for o in run.step("spoof", write(run.a, 0, R_KEY + 1))
-                     if o.port != HOST_PORT)
+        spoof = on_plane(run.step("spoof", write(run.a, 0, R_KEY + 1)))
         assert run.step("b gets the spoof", run.b.sw.process_packet(spoof.port, spoof.data)) == []
-        real = next(o for o in run.step("write", write(run.a, 0, R_KEY)) if o.port != HOST_PORT)
+        real = on_plane(run.step("write", write(run.a, 0, R_KEY)))
         out = run.step("b gets the write", run.b.sw.process_packet(real.port, real.data))
         assert sorted(o.port for o in out) == sorted([HOST_PORT, real.port])   # placed, SACKed
 
@@ -284,7 +284,7 @@ def test_an_ipv6_header_whose_version_is_not_6_is_malformed(
                           dma_length=64, payload=b"v" * 64)
         host_v4 = with_version(bytes(pkt), 14, 4)
         assert run.step("host v4", a.sw.process_packet(HOST_PORT, host_v4)) == []
-        sent = next(o for o in run.step("write", a.write(0)) if o.port != HOST_PORT)
+        sent = on_plane(run.step("write", a.write(0)))
         for name, at in (("outer", 14), ("inner", 14 + 40)):
             out = b.sw.process_packet(sent.port, with_version(sent.data, at, 4))
             assert run.step(f"{name} v4", out) == []

@@ -529,9 +529,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 // naming what this NIC never sent is believed (v1model/plane_rx.p4).
                 bit<32> entropy = hdr.seth.isValid() ? hdr.seth.entropy : hdr.neth.entropy;
                 bit<32> sent = psn_sent_read.execute((bit<32>)meta.conn);
-                bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
-                bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
-                bool ghost = sent == 0 ? !answer : ((named - sent[31:8]) & 0x800000) == 0;
+                bool ghost = nic_ghost_feedback(
+                    sent, hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn,
+                    hdr.seth.isValid() && hdr.seth.probe_response == 1);
                 if (ghost || (bit<16>)entropy[7:0] >= (bit<16>)meta.ev_mask + 1 + ev_span) {
                     NIC_COUNT(NIC_RX_FORGED);   // not delivered, no EV state touched
                 } else {

@@ -64,9 +64,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             // names the PSN before the first: nothing), or an EV outside the connection's set.
             bit<32> sent;
             tx_psn_next.read(sent, (bit<32>)meta.conn);
-            bit<24> named = hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn;
-            bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
-            bool ghost = sent == 0 ? !answer : ((named - sent[31:8]) & 0x800000) == 0;
+            bool ghost = nic_ghost_feedback(
+                sent, hdr.seth.isValid() ? hdr.seth.cack_psn : hdr.neth.nack_psn,
+                hdr.seth.isValid() && hdr.seth.probe_response == 1);
             if (ghost || !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
                                         (bit<16>)entropy[7:0])) {
                 nic_counter.count(NIC_RX_FORGED);   // not delivered, no EV state touched
