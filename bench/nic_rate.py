@@ -76,6 +76,7 @@ class NicRateResult:
     packets: int
     seconds: float
     outputs: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
 
     @property
     def packets_per_second(self) -> float:
@@ -130,10 +131,12 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
         sw.pre.mirroring_add(SACK_SESSION_BASE + plane, plane_port(plane))
 
 
-def nic_pair(program: CheckedProgram | None = None) -> tuple[Switch, Switch]:
-    """NICs A and B, configured for their connection with each other."""
+def nic_pair(program: CheckedProgram | None = None,
+             make: Callable[[CheckedProgram], Switch] = Switch) -> tuple[Switch, Switch]:
+    """NICs A and B (engines `make` builds), configured for their connection with each
+    other."""
     program = program or compile_file(PROGRAM)
-    a, b = Switch(program), Switch(program)
+    a, b = make(program), make(program)
     configure(a, A, B)
     configure(b, B, A)
     return a, b
@@ -188,16 +191,17 @@ def receive(b: Switch, wire: Wire) -> tuple[list[bytes], Wire]:
     return delivered, sacks
 
 
-def _timed(seconds: float, one_pass: Callable[[], None]) -> tuple[int, float]:
-    """Passes of `one_pass` (each over the whole batch) until `seconds` have gone."""
+def _timed(seconds: float, one_pass: Callable[[], None]) -> tuple[int, float, float]:
+    """Passes of `one_pass` (each over the whole batch) until `seconds` have gone: the passes,
+    the wall and the CPU seconds (this process's) they took."""
     passes = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
         one_pass()
         passes += 1
         if time.perf_counter() >= deadline:
-            return passes, time.perf_counter() - start
+            return passes, time.perf_counter() - start, time.process_time() - cpu
 
 
 @dataclass
@@ -214,9 +218,9 @@ class Batch:
     sacks: Wire
 
     @classmethod
-    def build(cls, program: CheckedProgram | None = None,
-              packets: int = DISTINCT_PACKETS) -> Batch:
-        a, b = nic_pair(program)
+    def build(cls, program: CheckedProgram | None = None, packets: int = DISTINCT_PACKETS,
+              make: Callable[[CheckedProgram], Switch] = Switch) -> Batch:
+        a, b = nic_pair(program, make)
         writes = [host_write(psn) for psn in range(packets)]
         wire = transmit(a, writes)
         delivered, sacks = receive(b, wire)
@@ -245,12 +249,12 @@ def bench_nic_tx(seconds: float, batch: Batch | None = None) -> NicRateResult:
                 else:
                     other += 1
 
-    passes, elapsed = _timed(seconds, one_pass)
+    passes, elapsed, cpu = _timed(seconds, one_pass)
     return NicRateResult("nic_tx", passes * len(writes), elapsed, {
         "encapsulated": sum(by_port.values()), "other_outputs": other,
         "min_per_plane": min(by_port.values()), "max_per_plane": max(by_port.values()),
         "counted_sent": nic_count(a, TX_DATA) - sent_before,
-        "fallback": nic_count(a, TX_FALLBACK) - fallback_before})
+        "fallback": nic_count(a, TX_FALLBACK) - fallback_before}, cpu)
 
 
 def bench_nic_rx(seconds: float, batch: Batch | None = None) -> NicRateResult:
@@ -274,12 +278,12 @@ def bench_nic_rx(seconds: float, batch: Batch | None = None) -> NicRateResult:
                     other += 1
         reset_receiver(b)
 
-    passes, elapsed = _timed(seconds, one_pass)
+    passes, elapsed, cpu = _timed(seconds, one_pass)
     counted = {i: nic_count(b, i) - n for i, n in before.items()}
     return NicRateResult("nic_rx", passes * len(wire), elapsed, {
         "delivered": delivered, "sacked": sacked, "other_outputs": other,
         "counted_received": counted[RX_DATA], "duplicates": counted[RX_DUPLICATE],
-        "out_of_window": counted[RX_OUT_OF_WINDOW], "counted_sacks_sent": counted[SACK_SENT]})
+        "out_of_window": counted[RX_OUT_OF_WINDOW], "counted_sacks_sent": counted[SACK_SENT]}, cpu)
 
 
 def bench_nic_feedback(seconds: float, batch: Batch | None = None) -> NicRateResult:
@@ -300,11 +304,11 @@ def bench_nic_feedback(seconds: float, batch: Batch | None = None) -> NicRateRes
                 else:
                     other += 1
 
-    passes, elapsed = _timed(seconds, one_pass)
+    passes, elapsed, cpu = _timed(seconds, one_pass)
     return NicRateResult("nic_feedback", passes * len(sacks), elapsed, {
         "delivered": delivered, "other_outputs": other,
         "counted_sacks_received": nic_count(a, RX_SACK) - before,
-        "ev_events": len(a.digests) - events_before})
+        "ev_events": len(a.digests) - events_before}, cpu)
 
 
 CONFIGURATION: dict[str, int] = {

@@ -12,6 +12,7 @@ from bench import (
     controller_plan,
     controller_push,
     emulation,
+    engine_rate,
     mrc_completion,
     mrc_repair,
     nic_rate,
@@ -67,6 +68,29 @@ def nic_rate_rows(seconds: float) -> list[Row]:
             "packets_per_second": round(r.packets_per_second), **nic_rate.CONFIGURATION,
             **r.outputs,
         })
+    return rows
+
+
+def engine_rate_rows(seconds: float) -> list[Row]:
+    """bench/engine_rate.py: the real switch program (T0 and T1 roles) and the NIC program
+    (tx, rx, feedback) on each engine, packets per CPU-second, saved as
+    engine_rate_<program>_<path>_<engine>.json; an engine that cannot run is a row saying why."""
+    rows: list[Row] = []
+    for r in engine_rate.run_all(seconds):
+        name = f"engine_rate.{r.name}.{r.engine}"
+        record: dict[str, object] = {"benchmark": name, "engine": r.engine,
+                                     **engine_rate.CONFIGURATION}
+        if r.unavailable:
+            rows.append((name, 0, 0.0, 0.0, r.unavailable))
+            record["unavailable"] = r.unavailable
+        else:
+            rows.append((name, r.packets, r.cpu_seconds, r.packets_per_second,
+                         "packets/CPU-s"))
+            record.update(packets=r.packets, cpu_seconds=round(r.cpu_seconds, 3),
+                          packets_per_cpu_second=round(r.packets_per_second), **r.outputs)
+            if r.name.startswith("mrc_nic."):
+                record.update(nic_rate.CONFIGURATION)
+        _save(f"engine_rate_{r.name.replace('.', '_')}_{r.engine}", record)
     return rows
 
 
@@ -130,6 +154,7 @@ def main() -> None:
             "packets_per_second": round(r.packets_per_second),
         })
     rows.extend(nic_rate_rows(args.seconds))
+    rows.extend(engine_rate_rows(args.seconds))
     rows.extend(completion_rows())
     rows.extend(emulation_rows())
     rows.extend(repair_rows())
