@@ -32,7 +32,7 @@ _RELATIONS = {"<", "<=", ">", ">=", "==", "!="}
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-class _CannotUnroll(Exception):
+class CannotUnroll(Exception):
     """Why p4c would leave the loop as it is (the message completes the error)."""
 
 
@@ -63,13 +63,13 @@ def index_values(
     BMv2 error when p4c cannot unroll it."""
     try:
         if loop.annotation("nounroll") is not None:
-            raise _CannotUnroll("it is marked @nounroll")
+            raise CannotUnroll("it is marked @nounroll")
         index, op, bound = _condition(loop.cond)
         decl = index.decl
         start = _initial_value(decl, loop.init, preceding)
         incr = _increment(decl, loop)
         values = _simulate(decl, op, bound, start, incr)
-    except _CannotUnroll as exc:
+    except CannotUnroll as exc:
         raise refuse(loop, str(exc)) from None
     t = unwrap_newtype(index.type)  # type: ignore[arg-type]
     assert isinstance(t, BitType)
@@ -90,7 +90,7 @@ def initial_value(
     try:
         index = _condition(loop.cond)[0]
         return _initial_value(index.decl, loop.init, preceding)  # type: ignore[arg-type]
-    except _CannotUnroll:
+    except CannotUnroll:
         return None
 
 
@@ -98,25 +98,25 @@ def condition_index(cond: ast.Expression) -> ast.Node | None:
     """The variable a checked loop condition compares with a constant, if it does."""
     try:
         return _condition(cond)[0].decl
-    except _CannotUnroll:
+    except CannotUnroll:
         return None
 
 
 def _condition(cond: ast.Expression) -> tuple[ast.PathExpression, str, int]:
     """``i REL k`` (or ``k REL i``) → (i, REL as seen from i, k)."""
     if not isinstance(cond, ast.BinaryOp) or cond.op not in _RELATIONS:
-        raise _CannotUnroll("its condition does not compare the index with a constant")
+        raise CannotUnroll("its condition does not compare the index with a constant")
     left, right, op = cond.left, cond.right, cond.op
     if isinstance(left.value, int) and not isinstance(left.value, bool):
         left, right, op = right, left, _MIRROR[op]
     if not isinstance(right.value, int) or isinstance(right.value, bool):
-        raise _CannotUnroll("its condition does not compare the index with a constant")
+        raise CannotUnroll("its condition does not compare the index with a constant")
     if not isinstance(left, ast.PathExpression) or not isinstance(
         left.decl, ast.VariableDecl | ast.Parameter
     ):
-        raise _CannotUnroll("the index in its condition is not a local variable")
+        raise CannotUnroll("the index in its condition is not a local variable")
     if not isinstance(unwrap_newtype(left.type), BitType):  # type: ignore[arg-type]
-        raise _CannotUnroll("the index is not a bit<W> or int<W> variable")
+        raise CannotUnroll("the index is not a bit<W> or int<W> variable")
     return left, op, right.value
 
 
@@ -135,14 +135,14 @@ def _initial_value(
                 value = s.rhs.value if isinstance(s, ast.AssignmentStatement) else None
                 if isinstance(value, int) and not isinstance(value, bool):
                     return value
-                raise _CannotUnroll("the index does not start from a constant")
+                raise CannotUnroll("the index does not start from a constant")
     return _constant_init(decl)
 
 
 def _constant_init(decl: ast.Node) -> int:
     init = decl.init if isinstance(decl, ast.VariableDecl) else None
     if init is None or not isinstance(init.value, int) or isinstance(init.value, bool):
-        raise _CannotUnroll("the index does not start from a constant")
+        raise CannotUnroll("the index does not start from a constant")
     return init.value
 
 
@@ -156,17 +156,23 @@ def _increment(decl: ast.Node, loop: ast.ForStatement) -> ast.Expression:
                if not any(d is e for e in escaping)]
     defs = in_updates or in_body
     if not defs:
-        raise _CannotUnroll("its index is never changed")
+        raise CannotUnroll("its index is never changed")
     if len(defs) > 1 or (in_updates and in_body):
-        raise _CannotUnroll("its index is changed in more than one place")
+        raise CannotUnroll("its index is changed in more than one place")
     d = defs[0]
     if not isinstance(d, ast.AssignmentStatement) or not _is_whole(d.lhs, decl):
-        raise _CannotUnroll("its index is not changed by an assignment")
+        raise CannotUnroll("its index is not changed by an assignment")
     body = loop.body.statements if isinstance(loop.body, ast.BlockStatement) else [loop.body]
     if not in_updates and not any(d is b for b in body):
         # p4c (its pull request 5344): an increment under a condition gives no loop bounds
-        raise _CannotUnroll("its index is changed in the body, but not unconditionally")
+        raise CannotUnroll("its index is changed in the body, but not unconditionally")
     return d.rhs
+
+
+def value_after(e: ast.Expression, decl: ast.Node, v: int) -> int:
+    """The value an assignment `decl = e` gives the index when it holds `v`; raises
+    CannotUnroll when `e` is not computed from the index and constants."""
+    return _evaluate(e, decl, v)
 
 
 def _simulate(decl: ast.Node, op: str, bound: int, start: int, incr: ast.Expression) -> list[int]:
@@ -175,7 +181,7 @@ def _simulate(decl: ast.Node, op: str, bound: int, start: int, incr: ast.Express
     while _compare(op, v, bound):
         values.append(v)
         if len(values) > MAX_ITERATIONS:
-            raise _CannotUnroll(f"it runs more than {MAX_ITERATIONS} times")
+            raise CannotUnroll(f"it runs more than {MAX_ITERATIONS} times")
         v = _evaluate(incr, decl, v)
     return values
 
@@ -208,16 +214,16 @@ def _evaluate_unreduced(e: ast.Expression, decl: ast.Node, v: int) -> int:
             return int(_compare(e.op, a, b))
         if e.op in ("/", "%"):
             if b == 0:
-                raise _CannotUnroll("its increment divides by zero")
+                raise CannotUnroll("its increment divides by zero")
             q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncates to zero
             return q if e.op == "/" else a - q * b
         if e.op in ("<<", ">>"):
             if b < 0 or b > 1024:
-                raise _CannotUnroll("its increment shifts by an unusual amount")
+                raise CannotUnroll("its increment shifts by an unusual amount")
             return a << b if e.op == "<<" else a >> b
         if e.op in ("+", "-", "*"):
             return a + b if e.op == "+" else a - b if e.op == "-" else a * b
-    raise _CannotUnroll("its increment is not computed from the index and constants")
+    raise CannotUnroll("its increment is not computed from the index and constants")
 
 
 # -- definitions of the index ---------------------------------------------------------------

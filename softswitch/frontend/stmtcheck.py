@@ -81,6 +81,23 @@ class StmtMixin:
         lt = self.expr(s.lhs, scope)
         self.require_lvalue(s.lhs, "the left side of an assignment")
         self.checked(s.rhs, scope, lt, "assignment")
+        self._follow_index_write(s)
+
+    def _follow_index_write(self: Checker, s: ast.AssignmentStatement) -> None:
+        """In an unrolled copy of a loop body, an assignment to the index gives the casts
+        after it the assigned value (p4c folds `(int)i` only after unrolling, by constant
+        propagation through the copy): `i = i + 3; h[(int)i]` reads the new value. A value
+        that is not computed from the index and constants makes later casts unknown."""
+        values = getattr(self, "loop_int_values", {})
+        lhs = s.lhs
+        if not isinstance(lhs, ast.PathExpression) or id(lhs.decl) not in values:
+            return
+        changed = dict(values)
+        try:
+            changed[id(lhs.decl)] = loopcheck.value_after(s.rhs, lhs.decl, values[id(lhs.decl)])
+        except loopcheck.CannotUnroll:
+            del changed[id(lhs.decl)]
+        self.loop_int_values = changed
 
     def _stmt_MethodCallStatement(self: Checker, s: ast.MethodCallStatement, scope: Scope) -> None:
         if not isinstance(s.call, ast.MethodCall):
@@ -163,9 +180,13 @@ class StmtMixin:
         t = self.expr(s.cond, scope)
         if not isinstance(t, BoolType):
             raise P4TypeError(f"if condition must be bool, got {t}", s.cond.loc)
+        # an index write in a branch is one a break, exit or return always follows
+        # (loopcheck refuses others), so the code after the if sees the value before it
+        values = getattr(self, "loop_int_values", {})
         for branch in (s.then, s.otherwise):
             if branch is not None:
                 self.statement(branch, Scope(scope))
+                self.loop_int_values = values
 
     def _stmt_ForStatement(self: Checker, s: ast.ForStatement, scope: Scope) -> None:
         self._tofino_loop(s)

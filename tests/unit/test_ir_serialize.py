@@ -26,6 +26,7 @@ ROUND_TRIP = [
     "generic_functions",  # specialisations are rebuilt by the re-check, not stored
     "for_loops",  # the unrolled index values are rebuilt too
     "int_cast_loop_index",  # and the body copies with `(int)i` folded
+    "int_cast_after_index_write",  # folded as the body writes the index
     "direct_invocation",  # stored with the instances the checker added
     "ctor_block_params",
     "default_initializers",  # `...` is stored as the default values the checker put there
