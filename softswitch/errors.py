@@ -111,3 +111,8 @@ class ControlPlaneError(Exception):
 
 class StfError(Exception):
     """A malformed STF script line, reported with its file and line."""
+
+
+class NativeBuildError(Exception):
+    """A program could not be compiled to native code: no C compiler, or the compiler failed
+    (the message carries its first error lines)."""

@@ -1,0 +1,1 @@
+"""softswitch at native speed: P4 programs compiled to C, loaded with cffi."""
