@@ -92,6 +92,11 @@ def runtime_header() -> str:
     return (RUNTIME_DIR / "ss_rt.h").read_text()
 
 
+def _runtime_headers() -> list[tuple[str, str]]:
+    """Every header in runtime/ (generated code may include any): part of the cache key."""
+    return [(p.name, p.read_text()) for p in sorted(RUNTIME_DIR.glob("*.h"))]
+
+
 @functools.cache
 def _compiler() -> tuple[tuple[str, ...], str] | None:
     """(command, version line) of a C compiler that compiles a trivial file, or None."""
@@ -140,6 +145,7 @@ def load_library(name: str, sources: Sequence[str], cdef: str, *,
     """Compile `sources` (C text; the runtime is added) unless cached, and load the library.
 
     `cdef` declares what Python calls; `RUNTIME_CDEF` is prepended unless `cdef` contains it.
+    The cache key sees the sources and runtime/*.h, not headers in `include_dirs`.
     Raises `NativeBuildError` when there is no compiler or it fails.
     """
     found = _compiler()
@@ -153,7 +159,7 @@ def load_library(name: str, sources: Sequence[str], cdef: str, *,
     incs = [str(RUNTIME_DIR), *map(str, include_dirs)]
     flags = [*BASE_CFLAGS, *extra_cflags]
     key = hashlib.sha256(json.dumps(
-        [RUNTIME_VERSION, list(cmd), version, flags, incs, runtime_header(), all_sources,
+        [RUNTIME_VERSION, list(cmd), version, flags, incs, _runtime_headers(), all_sources,
          full_cdef]).encode()).hexdigest()[:40]
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:60] or "lib"
     root = cache_dir()
