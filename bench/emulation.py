@@ -2,8 +2,9 @@
 time) costs on this machine, and how far a 10-minute run goes.
 
 - `rate`: scenarios/ring-link-cut.yaml (ring all-reduce of 256 KiB per rank on the tiny fabric,
-  a T0-T1 cable cut at 100 µs) in mode mrc: packet-hops (every packet put on a wire,
-  `totals["packet_hops"]`) per CPU-second of the run, and the setup apart (Network: the NIC
+  a T0-T1 cable cut at 100 µs) in mode mrc: wire hops (every packet put on a cable between
+  two devices, NIC-switch or switch-switch, as htsim counts hops: `totals["wire_hops"]`; the
+  NIC-host hand-offs are `host_handoffs`, apart) per CPU-second of the run, and the setup apart (Network: the NIC
   program compiled, 12 P4Runtime servers, the plan pushed, the NICs programmed; the switch
   program is compiled once before). CPU time is this process's (time.process_time: every
   thread, the P4Runtime servers' too).
@@ -35,6 +36,7 @@ import argparse
 import cProfile
 import pstats
 import re
+import resource
 import tempfile
 import time
 from collections.abc import Callable
@@ -62,6 +64,26 @@ def scale_scenario(name: str, radix: int, nics: int) -> scenario_io.Scenario:
         f"description: a permutation of 32 KiB per NIC on a generated 2-plane radix-{radix} "
         f"Clos\ntopology: {{generate: {{planes: 2, radix: {radix}, nics: {nics}}}}}\n"
         + SCALE_WORKLOAD, f"bench:{name}")
+
+
+# The issue-26 comparison with htsim: a seeded permutation on a 2-plane 2-tier Clos at
+# 100 Gb/s with 4 KiB packets, (NICs, radix) per size; `permutation_µs` bounds each run's
+# virtual time (a run that does not finish in it is reported as partial, never skipped).
+PERMUTATIONS = ((16, 8), (64, 16), (128, 16))
+PERMUTATION_BYTES = 1024 * 1024    # per NIC: 256 packets of 4 KiB
+PERMUTATION_US = 2000              # virtual µs each run may take (the default)
+
+
+def permutation_scenario(nics: int, radix: int, duration_us: int) -> scenario_io.Scenario:
+    return scenario_io.loads(
+        f"name: permutation-{nics}\n"
+        f"description: a seeded permutation of {PERMUTATION_BYTES // 1024} KiB per NIC on a "
+        f"generated 2-plane radix-{radix} Clos, 100 Gb/s, 4 KiB packets\n"
+        f"topology: {{generate: {{planes: 2, radix: {radix}, nics: {nics}}}}}\n"
+        f"links: {{rate_gbps: 100}}\nmtu: 4096\nseed: 1\nduration_us: {duration_us}\n"
+        "transport: {rto_us: 100, reorder_us: 30}\n"
+        f"workload: {{kind: permutation, bytes: {PERMUTATION_BYTES}}}\n",
+        f"bench:permutation_{nics}")
 
 
 SWEEP_SCENARIO = """\
@@ -97,10 +119,12 @@ class Phases:
     run_wall: float = 0.0
     close_cpu: float = 0.0
     devices: int = 0
+    maxrss_kib: dict[str, int] = field(default_factory=dict)   # the process's peak RSS, by mark
     _marks: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def mark(self, name: str) -> None:
         self._marks[name] = (time.process_time(), time.perf_counter())
+        self.maxrss_kib[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
     def close(self) -> None:
         m = self._marks
@@ -130,14 +154,15 @@ def phased(phases: Phases, on: Callable[[str], None] | None = None
 
 @dataclass
 class Rate:
-    """One timed run: packet hops, workload bytes, its phases, and the summary's key numbers."""
+    """One timed run: wire hops and host hand-offs, workload bytes, its phases, and the summary's key numbers."""
 
     name: str
     scenario: str
     mode: str
     switches: int
     nics: int
-    hops: int
+    hops: int                 # wire hops (NIC-switch and switch-switch cables)
+    handoffs: int             # host hand-offs (NIC <-> its host transport), apart
     workload_bytes: int
     completed: str
     finished: bool
@@ -161,16 +186,17 @@ class Rate:
         p = self.phases
         return {
             "scenario": self.scenario, "mode": self.mode, "switches": self.switches,
-            "nics": self.nics, "packet_hops": self.hops, "workload_bytes": self.workload_bytes,
+            "nics": self.nics, "wire_hops": self.hops, "host_handoffs": self.handoffs,
+            "workload_bytes": self.workload_bytes,
             "completed": self.completed, "finished": self.finished,
             "virtual_us": round(self.virtual_us, 3),
             "run_cpu_s": round(p.run_cpu, 3), "run_wall_s": round(p.run_wall, 3),
             "setup_cpu_s": round(p.setup_cpu, 3), "setup_wall_s": round(p.setup_wall, 3),
             "close_cpu_s": round(p.close_cpu, 3),
             "switch_compile_cpu_s": round(self.compile_cpu, 3),
-            "packet_hops_per_cpu_s": round(self.hops_per_cpu_s, 1),
-            "packet_hops_per_cpu_s_with_setup": round(self.hops_per_cpu_s_with_setup, 1),
-            "packet_hops_per_byte": round(self.hops_per_byte, 6),
+            "wire_hops_per_cpu_s": round(self.hops_per_cpu_s, 1),
+            "wire_hops_per_cpu_s_with_setup": round(self.hops_per_cpu_s_with_setup, 1),
+            "wire_hops_per_byte": round(self.hops_per_byte, 6),
         }
 
 
@@ -195,7 +221,8 @@ def timed_run(name: str, chosen: scenario_io.Scenario, mode_name: str, program: 
     phases.close()
     s = result.summary()
     return Rate(name, chosen.name, mode_name, len(chosen.topology.switches),
-                len(chosen.topology.nics), result.totals["packet_hops"], int(s["bytes"]),  # type: ignore[call-overload]
+                len(chosen.topology.nics), result.totals["wire_hops"],
+                result.totals["host_handoffs"], int(s["bytes"]),  # type: ignore[call-overload]
                 f"{s['completed']}/{s['messages']}", bool(s["finished"]), result.end_us, phases,
                 compile_cpu)
 
@@ -340,7 +367,7 @@ def _line(x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
 @dataclass(frozen=True)
 class CostModel:
     """Fitted to two measured runs of the same workload per NIC on two fabric sizes: setup CPU
-    seconds = setup0 + setup1 x devices, CPU seconds per packet hop = hop0 + hop1 x devices
+    seconds = setup0 + setup1 x devices, CPU seconds per wire hop = hop0 + hop1 x devices
     (each instant of the run visits every device); hops per byte of the workload as measured."""
 
     setup0: float
@@ -348,7 +375,7 @@ class CostModel:
     hop0: float
     hop1: float
     hops_per_byte: float
-    flat_rate: float          # the larger fabric's measured packet-hops per CPU-second
+    flat_rate: float          # the larger fabric's measured wire hops per CPU-second
 
     @classmethod
     def fit(cls, small: Rate, big: Rate) -> CostModel:
@@ -391,21 +418,21 @@ def extrapolate(small: Rate, big: Rate) -> dict[str, object]:
     largest = model.largest(half)
     return {
         "note": "an extrapolation from the measured numbers named here, not a measurement: "
-                "setup CPU and CPU per packet hop fitted as linear in devices (NICs + switches) "
+                "setup CPU and CPU per wire hop fitted as linear in devices (NICs + switches) "
                 "through the two measured fabrics (same workload per NIC); 'flat' keeps the "
                 "larger fabric's measured rate at every size (an upper bound: each virtual "
                 "instant steps every device, and each time bin samples every EV of every "
                 "connection); memory and a P4Runtime server's threads per device not measured",
         "measured": {
             run.name: {"fabric": f"{run.switches} switches, {run.nics} NICs",
-                       "packet_hops": run.hops, "workload_bytes": run.workload_bytes,
-                       "packet_hops_per_cpu_s": round(run.hops_per_cpu_s, 1),
-                       "packet_hops_per_byte": round(run.hops_per_byte, 6),
+                       "wire_hops": run.hops, "workload_bytes": run.workload_bytes,
+                       "wire_hops_per_cpu_s": round(run.hops_per_cpu_s, 1),
+                       "wire_hops_per_byte": round(run.hops_per_byte, 6),
                        "setup_cpu_s": round(run.phases.setup_cpu, 3)}
             for run in (small, big)},
         "model": {"setup_cpu_s": f"{model.setup0:.3f} + {model.setup1:.4f} x devices",
                   "cpu_s_per_hop": f"{model.hop0:.3e} + {model.hop1:.3e} x devices",
-                  "packet_hops_per_byte": round(model.hops_per_byte, 6)},
+                  "wire_hops_per_byte": round(model.hops_per_byte, 6)},
         "budget_s": BUDGET_S,
         "fabrics": [model.fabric(n, BUDGET_S) for n in (big.nics, 64, 256, 1024)],
         "largest_fabric": {**model.fabric(largest, BUDGET_S), "setup_budget_s": half,
@@ -453,6 +480,41 @@ def sweep_speed(program: Any) -> SweepSpeed:
                       first)
 
 
+# -- wire hops per CPU-second on the permutations ------------------------------------------
+
+def permutation_runs(program: Any, duration_us: int = PERMUTATION_US,
+                     sizes: tuple[tuple[int, int], ...] = PERMUTATIONS) -> list[Rate]:
+    """Each permutation in mode mrc, smallest first (so each raises the process's peak RSS
+    over the one before: its growth is that run's)."""
+    return [timed_run(f"permutation_{nics}", permutation_scenario(nics, radix, duration_us),
+                      MODE, program) for nics, radix in sizes]
+
+
+MEMORY_NOTE = ("peak RSS (getrusage ru_maxrss, this process) growth from the start of setup to "
+               "the network built, per device (NICs + switches: engine, tables, P4Runtime "
+               "server); a high-water mark, so a lower bound when an earlier run peaked higher")
+
+
+def permutation_record(r: Rate, duration_us: int) -> dict[str, object]:
+    rss = r.phases.maxrss_kib
+    devices = r.switches + r.nics
+    return {
+        "benchmark": f"emulation.{r.name}", **r.to_json(),
+        "partial": not r.finished, "virtual_us_limit": duration_us,
+        "note": ("" if r.finished else
+                 f"partial: the run did not finish in {duration_us} µs of virtual time; the "
+                 f"rate is over the first {r.virtual_us:.0f} µs (raise --permutation-us)"),
+        "devices": devices,
+        "setup_cpu_s_per_device": round(r.phases.setup_cpu / devices, 4),
+        "setup_peak_rss_growth_kib_per_device": round(
+            (rss["built"] - rss["start"]) / devices, 1),
+        "run_peak_rss_growth_kib": rss["closing"] - rss["built"],
+        "memory_note": MEMORY_NOTE,
+        "cpu_us_per_wire_hop": round(1e6 / r.hops_per_cpu_s, 1) if r.hops else None,
+        "htsim_cpu_us_per_wire_hop": "0.4-0.7 (issue 26's measurement, same permutations)",
+    }
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 @dataclass
@@ -464,9 +526,12 @@ class Results:
     extrapolation: dict[str, object]
     sweep: SweepSpeed | None
     seconds: float
+    permutations: list[Rate] = field(default_factory=list)
+    permutation_us: int = PERMUTATION_US
 
 
-def run_all(with_sweep: bool = True) -> Results:
+def run_all(with_sweep: bool = True, permutation_us: int = PERMUTATION_US,
+            sizes: tuple[tuple[int, int], ...] = PERMUTATIONS) -> Results:
     started = time.perf_counter()
     program, compile_cpu = compile_switch()
     chosen = scenario_io.load(RATE_SCENARIO)
@@ -476,7 +541,9 @@ def run_all(with_sweep: bool = True) -> Results:
                     for name, radix, nics in SCALE_FABRICS)
     extra = extrapolate(small, scale)
     speed = sweep_speed(program) if with_sweep else None
-    return Results(rate, profile, small, scale, extra, speed, time.perf_counter() - started)
+    permutations = permutation_runs(program, permutation_us, sizes)
+    return Results(rate, profile, small, scale, extra, speed, time.perf_counter() - started,
+                   permutations, permutation_us)
 
 
 Row = tuple[str, int, float, float, str]
@@ -490,10 +557,10 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
     mib = 2 ** 20
     rows: list[Row] = [
         ("emulation.ring_link_cut_mrc", rate.hops, rate.phases.run_cpu, rate.hops_per_cpu_s,
-         f"packet-hops/CPU-s (+setup {rate.phases.setup_cpu:.1f} s: "
+         f"wire hops/CPU-s (+setup {rate.phases.setup_cpu:.1f} s: "
          f"{rate.hops_per_cpu_s_with_setup:.0f}); {r.profile.text()}"),
         ("emulation.clos_16_nics", scale.hops, scale.phases.run_cpu, scale.hops_per_cpu_s,
-         f"packet-hops/CPU-s (4 NICs: {small.hops_per_cpu_s:.0f}), "
+         f"wire hops/CPU-s (4 NICs: {small.hops_per_cpu_s:.0f}), "
          f"{scale.hops_per_byte * 1024:.1f} hops/KiB, setup {scale.phases.setup_cpu:.1f} s; "
          f"600 s extrapolated: {here['bytes_fitted_rate'] / mib:.0f} MiB here; setup-bound at "
          f"{big['nics']} NICs + {big['switches']} switches (300 s), "
@@ -518,6 +585,14 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
             "extrapolation_600s": extra, "htsim_note": HTSIM_NOTE,
         },
     }
+    for p in r.permutations:
+        record = permutation_record(p, r.permutation_us)
+        rows.append((f"emulation.{p.name}", p.hops, p.phases.run_cpu, p.hops_per_cpu_s,
+                     f"wire hops/CPU-s ({p.handoffs} host hand-offs apart; "
+                     f"{'done' if p.finished else 'PARTIAL'} at {p.virtual_us:.0f} µs virtual, "
+                     f"{p.completed} messages); setup {p.phases.setup_cpu:.1f} s CPU, "
+                     f"{record['setup_peak_rss_growth_kib_per_device']} KiB peak RSS per device"))
+        records[f"emulation_{p.name}"] = record
     if r.sweep is not None:
         s = r.sweep
         rows.append(("emulation.sweep_2_jobs", s.runs, s.wall_jobs2, s.speedup,
@@ -546,8 +621,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweep speed-up")
+    parser.add_argument("--permutation-us", type=int, default=PERMUTATION_US,
+                        help="virtual µs each permutation run may take (default %(default)s)")
+    parser.add_argument("--permutations", type=int, nargs="*",
+                        default=[n for n, _ in PERMUTATIONS],
+                        help="the permutation sizes (NICs) to run: of 16, 64, 128")
     args = parser.parse_args()
-    results = run_all(with_sweep=not args.no_sweep)
+    sizes = tuple(p for p in PERMUTATIONS if p[0] in args.permutations)
+    results = run_all(with_sweep=not args.no_sweep, permutation_us=args.permutation_us,
+                      sizes=sizes)
     rows, _ = rows_and_records(results)
     for name, count, seconds, rate, unit in rows:
         print(f"{name:<36} {count:>9} {seconds:>8.2f} {rate:>10.1f}  {unit}")

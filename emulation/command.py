@@ -24,7 +24,7 @@ MAX_SEED = (1 << 32) - 1   # the scenario's seed range
 
 
 class ProgressBar:
-    """One line on stderr per mode: messages arrived, virtual time reached, packet hops per
+    """One line on stderr per mode: messages arrived, virtual time reached, wire hops per
     wall second; on a terminal it is redrawn in place, elsewhere printed at every tenth."""
 
     def __init__(self, mode: str, out: TextIO = sys.stderr, width: int = 30) -> None:
@@ -44,7 +44,7 @@ class ProgressBar:
         filled = int(fraction * self.width)
         line = (f"{self.mode:<18} [{'#' * filled}{'.' * (self.width - filled)}] "
                 f"{arrived}/{messages} messages, {now_us:,} µs virtual, "
-                f"{rate:,.0f} packet-hops/s, {elapsed:.1f} s")
+                f"{rate:,.0f} wire hops/s, {elapsed:.1f} s")
         if self.tty:
             self.out.write("\r" + line)
             self.out.flush()
@@ -126,7 +126,8 @@ def cmd_emulate(args: Any) -> int:
         s = result.summary()
         print(f"{name}: {s['completed']}/{s['messages']} messages, {s['bytes_lost']:,} bytes "
               f"lost, MCT p99 {report.cell(s['mct_p99_us'], ' µs')}, "
-              f"{result.totals['packet_hops']:,} packet hops in "
+              f"{result.totals['wire_hops']:,} wire hops "
+              f"(+{result.totals['host_handoffs']:,} host hand-offs) in "
               f"{time.perf_counter() - started:.1f} s")
         runs.append(result)
     md = report.write(chosen, runs, out)

@@ -56,7 +56,6 @@ class Meter:
         self.trimmed_dscps = (topology.qos.dscp_trimmed, topology.qos.dscp_trimmed_lasthop)
         self.evs = 1 if mode.pinned else (mode.profile.ev_count
                                           + mode.profile.backups * topology.planes)
-        self.hops = 0
         self.trimmed = 0
         self._last = {"retransmitted": 0, "dropped": 0}
         self._drops: dict[str, int] = {}   # per cause, at the latest sample
@@ -65,7 +64,6 @@ class Meter:
         self.ev_time = self._watch_ev_states()
 
     def on_wire(self, d: Delivery) -> None:
-        self.hops += 1
         at_us = d.time_ns / 1000
         if d.receiver in self.nics:
             if d.sender not in self.nics and dscp(d.data) in self.trimmed_dscps:
@@ -143,4 +141,5 @@ class Meter:
 
     def totals(self) -> dict[str, int]:
         return {"retransmitted": self._last["retransmitted"], "dropped": self._last["dropped"],
-                "trimmed": self.trimmed, "packet_hops": self.hops}
+                "trimmed": self.trimmed, "wire_hops": self.net.fabric.wire_hops,
+                "host_handoffs": self.net.fabric.host_handoffs}

@@ -40,7 +40,7 @@ from mrc_transport.config import ConnectionConfig
 from mrc_transport.nic_host import Connection, NicHost
 
 VA_BASE = 0x1000
-# (virtual µs now, messages arrived, messages in all, packet hops so far)
+# (virtual µs now, messages arrived, messages in all, wire hops so far)
 Progress = Callable[[int, int, int, int], None]
 
 
@@ -296,11 +296,13 @@ class RunState:
                 event.action()
             steps += 1
             if self.progress is not None and steps % 200 == 0:
-                self.progress(self.clock(), self.arrived, len(self.schedule), self.meter.hops)
+                self.progress(self.clock(), self.arrived, len(self.schedule),
+                              self.net.fabric.wire_hops)
         end_us = self.clock.us()
         self._sample(final=True)
         if self.progress is not None:
-            self.progress(self.clock(), self.arrived, len(self.schedule), self.meter.hops)
+            self.progress(self.clock(), self.arrived, len(self.schedule),
+                          self.net.fabric.wire_hops)
         repaired = sum(sum(log.written.values()) for log in self.repairer.history) \
             if self.repairer is not None else 0
         drops = self._final_drops()

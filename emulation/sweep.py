@@ -420,7 +420,7 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
     state = f"done at {s['end_us']:,} µs" if s["finished"] else "NOT finished"
     return (f"{head}: {s['completed']}/{s['messages']} messages, {s['bytes_lost']:,} bytes "
             f"lost, MCT p99 {cell(s['mct_p99_us'], ' µs')}, {state}; "
-            f"{s['packet_hops']:,} packet hops, {cost}")
+            f"{s['wire_hops']:,} wire hops (+{s['host_handoffs']:,} host hand-offs), {cost}")
 
 
 def cmd_sweep(args: Any, err: TextIO | None = None) -> int:

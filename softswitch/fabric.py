@@ -28,6 +28,8 @@ thing can move, so a loop steps the whole fabric exactly:
         clock.advance_to(t)
         fabric.run_until_idle()
 
+`wire_hops` counts the packets put on cables between two devices, `host_handoffs` those
+between a device and a host, each a plain integer per wire (no observer needed).
 Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
 host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once — when it is
 put on the wire (with its transmit time, `Delivery.time_ns`).
@@ -91,6 +93,8 @@ class _Wire:
     draw: Callable[[bytes], float] | None = None   # a packet's draw in [0, 1) (seeded)
     blackhole: bool = False             # up, yet everything sent on it vanishes
     drop: Callable[[bytes], bool] | None = None   # True: this packet is lost (the caller counts)
+    to_host: bool = False               # a host attachment, not a cable between two devices
+    carried: int = 0                    # packets put on it (wire_hops, host_handoffs)
 
 
 # a packet on a wire: (arrival ns, transmit sequence number, wire, data)
@@ -251,6 +255,7 @@ class Fabric:
         self.link_down_drops = 0  # packets sent onto a cut cable
         self.loss_drops = 0  # packets lost on lossy cables (set_link_loss)
         self.blackhole_drops = 0  # packets blackholed cables and switches swallowed
+        self._injected = 0  # packets hosts handed their switch (host_handoffs)
         self._blackholed: set[str] = set()  # switches that swallow what they receive
 
     # -- building -------------------------------------------------------------------------------
@@ -479,7 +484,7 @@ class Fabric:
             raise ValueError(f"port {port} of {switch!r} is already connected")
         host = Host(self, name, switch, port)
         self._hosts[name] = host
-        self._wires[switch][port] = _Wire(name, port, host._deliver)
+        self._wires[switch][port] = _Wire(name, port, host._deliver, to_host=True)
         return host
 
     def _receiver(self, node: FabricSwitch, port: int) -> Callable[[bytes], None]:
@@ -514,6 +519,7 @@ class Fabric:
             if not wire.up:
                 self.link_down_drops += 1
                 return
+            wire.carried += 1
             if self._observers:
                 self._observe(Delivery(name, port, wire.receiver, wire.receiver_port, data,
                                        round(device.tx_start_us * 1000)))
@@ -536,6 +542,7 @@ class Fabric:
 
     def _inject(self, switch: str, port: int, data: bytes) -> None:
         self._moves += 1
+        self._injected += 1
         if self._observers:
             wire = self._wires.get(switch, {}).get(port)
             self._observe(Delivery(wire.receiver if wire else "?", None, switch, port, data,
@@ -560,6 +567,20 @@ class Fabric:
             self._moves += 1
             entry[2].target(entry[3])
         return True
+
+    @property
+    def wire_hops(self) -> int:
+        """Packets put on cables between two devices (switch to switch, NIC to switch and back:
+        a packet-level simulator's hops), lost on the way or not; not those onto a cut cable."""
+        return sum(w.carried for wires in self._wires.values() for w in wires.values()
+                   if not w.to_host)
+
+    @property
+    def host_handoffs(self) -> int:
+        """Packets between a device and a host attached to it (`add_host`), both ways: in the
+        emulator, a NIC's host port and its transport; exact in stepped mode."""
+        return self._injected + sum(w.carried for wires in self._wires.values()
+                                    for w in wires.values() if w.to_host)
 
     @property
     def in_flight(self) -> int:

@@ -40,7 +40,7 @@ def record(mid: int, mct: float | None, *, intact: bool = True, src: str = "nic0
 def run(mode: str, mcts: list[float | None], **fields: object) -> RunResult:
     messages = [record(k, t) for k, t in enumerate(mcts)]
     return RunResult(mode, 5000.0, all(t is not None for t in mcts), messages, Series(50),
-                     {"packet_hops": 1}, [], **fields)  # type: ignore[arg-type]
+                     {"wire_hops": 1, "host_handoffs": 0}, [], **fields)  # type: ignore[arg-type]
 
 
 def strict_json(text: str) -> object:

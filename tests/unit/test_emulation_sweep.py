@@ -155,7 +155,7 @@ def test_the_plan_and_the_table_without_devices(tmp_path: Path) -> None:
     runs = sweep.plan_runs([scenario], modes=("ecmp", "mrc"), seeds=(7,))
     done = RunResult("ecmp", 12.5, True, [MessageRecord(0, "nic0", "nic1", 100, "main", 0.0,
                                                         12.5, True)],
-                     Series(50), {"packet_hops": 9}, [])
+                     Series(50), {"wire_hops": 9, "host_handoffs": 2}, [])
     result = sweep.SweepResult(tmp_path, [
         sweep.Outcome(runs[0], done, cpu_seconds=1.0, wall_seconds=1.0),
         sweep.Outcome(runs[1], error="Traceback...\nRuntimeError: boom | here")])

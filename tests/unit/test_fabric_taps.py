@@ -80,3 +80,21 @@ def test_observers_work_with_threads(program: CheckedProgram) -> None:
         assert fabric.host("h1").receive(timeout=2) is not None
         fabric.run_until_idle()
     assert cap.path() == ["h2", "B", "A", "h1"]
+
+
+def test_wire_hops_and_host_handoffs_are_counted_apart(program: CheckedProgram) -> None:
+    """h1 -> A -> B -> h2 is one wire hop (the A-B cable) and two host hand-offs; a packet
+    out of an unlinked port or onto a cut cable crosses no cable. No observer is needed."""
+    fabric = chain(program)
+    for _ in range(3):
+        fabric.host("h1").send(pkt(2, ttl=5, payload=b"x"))
+    fabric.host("h2").send(pkt(1, ttl=5, payload=b"y"))      # back the other way
+    fabric.host("h1").send(pkt(9, ttl=5, payload=b"z"))      # out of A's unlinked port 5
+    fabric.run_until_idle()
+    assert len(fabric.host("h2").received) == 3 and len(fabric.host("h1").received) == 1
+    assert fabric.wire_hops == 4
+    assert fabric.host_handoffs == 5 + 4                     # 5 sent by hosts, 4 delivered
+    fabric.set_link_up("A", 2, False)
+    fabric.host("h1").send(pkt(2, ttl=5, payload=b"x"))
+    fabric.run_until_idle()
+    assert (fabric.wire_hops, fabric.host_handoffs, fabric.link_down_drops) == (4, 10, 1)
