@@ -116,3 +116,12 @@ class StfError(Exception):
 class NativeBuildError(Exception):
     """A program could not be compiled to native code: no C compiler, or the compiler failed
     (the message carries its first error lines)."""
+
+
+class NativeUnsupported(UnsupportedError):
+    """A construct the C engine (softswitch/native) does not compile yet: ``Switch(engine="c")``
+    raises it, ``engine="auto"`` falls back to the Python engine. `what` names the construct."""
+
+    def __init__(self, what: str, location: SourceLocation | None = None) -> None:
+        super().__init__(f"{what} (C engine)", location)
+        self.what = what

@@ -12,7 +12,7 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 
 if TYPE_CHECKING:
-    pass
+    from softswitch.ir.checked import CheckedProgram
 
 
 class ExternGen:
@@ -267,33 +267,8 @@ class ExternGen:
 
     def preserving_field_lists(self, meta_t: t.Type | None) -> dict[int, str]:
         """One copier per @field_list index found on user metadata fields."""
-        lists: dict[int, list[str]] = {}
-
-        def struct_decl(ty: t.Type) -> ast.StructLikeDecl | None:
-            for d in self.checked.program.declarations:
-                if isinstance(d, ast.StructLikeDecl) and d.resolved == ty:
-                    return d
-            return None
-
-        def walk(ty: t.Type, path: str) -> None:
-            decl = struct_decl(ty)
-            if decl is None:
-                return
-            for f in decl.fields:
-                fpath = f"{path}.{f.name}"
-                ann = f.annotation("field_list")
-                if ann is not None:
-                    for a in ann.args:
-                        if isinstance(a.value, int):
-                            lists.setdefault(a.value, []).append(fpath)
-                ft = unwrap(f.type_ref.resolved)
-                if isinstance(ft, t.StructType):
-                    walk(ft, fpath)
-
-        if meta_t is not None:
-            walk(unwrap(meta_t), "")
         out = {}
-        for idx, paths in sorted(lists.items()):
+        for idx, paths in field_list_paths(self.checked, meta_t).items():
             fn = self.gname("FLP")
             lines = [f"def {fn}(s_hdr, s_meta, s_sm, d_hdr, d_meta, d_sm):"]
             for p in paths:
@@ -301,3 +276,34 @@ class ExternGen:
             self.funcs.append("\n".join(lines) + "\n")
             out[idx] = fn
         return out
+
+
+def field_list_paths(checked: CheckedProgram, meta_t: t.Type | None) -> dict[int, list[str]]:
+    """@field_list index → the paths (``.a.b``) of the user metadata fields it preserves, by
+    index (the engines' copiers for resubmit, recirculate and clone)."""
+    lists: dict[int, list[str]] = {}
+
+    def struct_decl(ty: t.Type) -> ast.StructLikeDecl | None:
+        for d in checked.program.declarations:
+            if isinstance(d, ast.StructLikeDecl) and d.resolved == ty:
+                return d
+        return None
+
+    def walk(ty: t.Type, path: str) -> None:
+        decl = struct_decl(ty)
+        if decl is None:
+            return
+        for f in decl.fields:
+            fpath = f"{path}.{f.name}"
+            ann = f.annotation("field_list")
+            if ann is not None:
+                for a in ann.args:
+                    if isinstance(a.value, int):
+                        lists.setdefault(a.value, []).append(fpath)
+            ft = unwrap(f.type_ref.resolved)
+            if isinstance(ft, t.StructType):
+                walk(ft, fpath)
+
+    if meta_t is not None:
+        walk(unwrap(meta_t), "")
+    return dict(sorted(lists.items()))

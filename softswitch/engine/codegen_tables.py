@@ -25,6 +25,17 @@ if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
 
 
+def table_mode(kinds: list[str]) -> str:
+    """The lookup structure for a key of these match kinds (engine/tables.py's modes)."""
+    if not kinds:
+        return "none"
+    if all(x == "exact" for x in kinds):
+        return "exact"
+    if kinds.count("lpm") == 1 and all(x in ("exact", "lpm") for x in kinds):
+        return "lpm"
+    return "scan"
+
+
 class TableGen:
     """Mixin of `codegen.Generator`."""
 
@@ -145,15 +156,7 @@ class TableGen:
         for k in keys:
             kname = k.string_annotation("name") or key_text(k.expr)
             key_fields.append(KeyField(kname, k.match_kind, bit_width(k.expr.type)))
-        kinds = [f.match_kind for f in key_fields]
-        if not kinds:
-            mode = "none"
-        elif all(x == "exact" for x in kinds):
-            mode = "exact"
-        elif kinds.count("lpm") == 1 and all(x in ("exact", "lpm") for x in kinds):
-            mode = "lpm"
-        else:
-            mode = "scan"
+        mode = table_mode([f.match_kind for f in key_fields])
         actions = []
         for ref in decl.actions:
             adecl = ref.decl

@@ -251,13 +251,7 @@ class V1Pipeline(PacketWalk):
         payload = self._parse(data, hdr, meta, sm)
         if self.trace is not None:
             self._log("Parser 'parser': end")
-        try:
-            self.verify(hdr, meta)
-            self.ingress(hdr, meta, sm)
-        except AssertSignal as e:
-            if self.trace is not None:
-                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet "
-                          "(BMv2 would abort the switch)")
+        if not self._run_ingress(hdr, meta, sm):
             return
         # ingress clone
         if R.clone is not None:
@@ -302,15 +296,51 @@ class V1Pipeline(PacketWalk):
                 self._log(f"Replicating packet on port {port}")
         self._fan_out(copies, hdr, meta, sm, payload, 0, jobs, cut)
 
-    @staticmethod
-    def _fan_out(copies: Sequence[tuple[int, int]], hdr: Any, meta: Any, sm: Any,
+    def _fan_out(self, copies: Sequence[tuple[int, int]], hdr: Any, meta: Any, sm: Any,
                  payload: bytes, trunc: int, jobs: deque[PacketJob], cut: int = 0) -> None:
         """One egress job per (port, rid) copy, each with its own headers and metadata."""
+        copy = self._copy
         for port, rid in copies:
-            nsm = sm._copy()
+            nsm = copy(sm)
             nsm.egress_rid = rid
-            jobs.append(PacketJob(False, port, b"", hdr._copy(), meta._copy(), nsm, payload,
+            jobs.append(PacketJob(False, port, b"", copy(hdr), copy(meta), nsm, payload,
                                   trunc, cut))
+
+    # -- the steps an engine provides (the C engine overrides them, native/pipeline.py) ------
+
+    @staticmethod
+    def _copy(obj: Any) -> Any:
+        """A private copy of headers, metadata or standard_metadata."""
+        return obj._copy()
+
+    def _run_ingress(self, hdr: Any, meta: Any, sm: Any) -> bool:
+        """Verify checksum and ingress; False when an assert/assume failed (drop)."""
+        try:
+            self.verify(hdr, meta)
+            self.ingress(hdr, meta, sm)
+        except AssertSignal as e:
+            if self.trace is not None:
+                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet "
+                          "(BMv2 would abort the switch)")
+            return False
+        return True
+
+    def _run_egress(self, hdr: Any, meta: Any, sm: Any) -> bool:
+        """The egress control; False when an assert/assume failed (drop)."""
+        try:
+            self.egress(hdr, meta, sm)
+        except AssertSignal as e:
+            if self.trace is not None:
+                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet")
+            return False
+        return True
+
+    def _deparse(self, hdr: Any, meta: Any, payload: bytes) -> bytes:
+        """Compute checksum, then the deparser's bytes followed by `payload`."""
+        self.compute(hdr, meta)
+        chunks: list[bytes] = []
+        self.deparser(chunks.append, hdr)
+        return b"".join(chunks) + payload
 
     def _clone_targets(self, session: int) -> tuple[int, Sequence[tuple[int, int]]] | None:
         found = self.pre.clone_targets(session)
@@ -365,11 +395,7 @@ class V1Pipeline(PacketWalk):
         R.payload = job.payload
         if self.trace is not None:
             self._log(f"Egress packet on port {job.port} (instance type {sm.instance_type})")
-        try:
-            self.egress(hdr, meta, sm)
-        except AssertSignal as e:
-            if self.trace is not None:
-                self._log(f"{e.args[0] if e.args else 'assert'} failed: dropping the packet")
+        if not self._run_egress(hdr, meta, sm):
             return
         if R.clone is not None:
             ctype, session, fl = R.clone
@@ -395,10 +421,7 @@ class V1Pipeline(PacketWalk):
             return
         truncate = R.truncate or job.cut
         recirculate = R.recirculate
-        self.compute(hdr, meta)
-        chunks: list[bytes] = []
-        self.deparser(chunks.append, hdr)
-        data = b"".join(chunks) + job.payload
+        data = self._deparse(hdr, meta, job.payload)
         if recirculate is not False:
             nmeta, nsm = self.M(), self.SM()
             if callable(recirculate):

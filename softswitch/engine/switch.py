@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -22,11 +24,20 @@ from softswitch.engine.pre import TOFINO_MAX_MIRROR_SESSION_ID, PacketReplicatio
 from softswitch.engine.support import noop
 from softswitch.engine.tables import ActionProfile, ActionSpec, Table
 from softswitch.engine.tna_pipeline import TnaPipeline, TnaRunState
-from softswitch.errors import ControlPlaneError, P4Error, UnsupportedError
+from softswitch.errors import (
+    ControlPlaneError,
+    NativeBuildError,
+    NativeUnsupported,
+    P4Error,
+    UnsupportedError,
+)
 from softswitch.frontend import types as t
 from softswitch.ir.checked import CheckedProgram
 
-__all__ = ["OutputPacket", "PacketJob", "QueueInfo", "Switch"]
+__all__ = ["ENGINES", "OutputPacket", "PacketJob", "QueueInfo", "Switch"]
+
+ENGINES = ("python", "c", "auto")
+_log = logging.getLogger("softswitch.engine")
 
 
 def _meter_kind(value: Any) -> str:
@@ -60,10 +71,19 @@ def _check_state_cells(externs: list[ExternInfo], program: CheckedProgram) -> No
 
 class Switch:
     """A running switch for one checked program: v1model (V1Pipeline) or TNA (TnaPipeline),
-    with the same control-plane API."""
+    with the same control-plane API.
+
+    `engine`: "python" (the reference), "c" (the program compiled to C, native/; raises
+    NativeUnsupported or NativeBuildError when it cannot), "auto" (C when it can, else
+    Python with one warning line); None: $SOFTSWITCH_ENGINE, else "python". `self.engine`
+    says which one runs."""
 
     def __init__(self, program: CheckedProgram, *, drop_port: int = 511,
-                 trace: Callable[[str], None] | None = None) -> None:
+                 trace: Callable[[str], None] | None = None, engine: str | None = None) -> None:
+        if engine is None:
+            engine = os.environ.get("SOFTSWITCH_ENGINE") or "python"
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine '{engine}' (one of {', '.join(ENGINES)})")
         self.program = program
         self.drop_port = drop_port
         self.trace = trace
@@ -103,6 +123,32 @@ class Switch:
         (self._make_tna_externs if tna else self._make_externs)(gen, ns)
         self._make_tables(gen, ns)
         self.pipeline: V1Pipeline | TnaPipeline = self._make_pipeline(gen, ns)
+        self.engine = "python"
+        if engine != "python":
+            self._use_native(engine)
+
+    def _use_native(self, engine: str) -> None:
+        """Run on the C engine: its pipeline, counters and registers; tables mirrored."""
+        try:
+            if self.trace is not None:
+                raise NativeUnsupported("tracing")
+            if self.arch != "v1model":
+                raise NativeUnsupported(f"architecture '{self.arch}'")
+            assert isinstance(self._state, RunState)
+            from softswitch.native.attach import build_native  # cffi only when asked for
+
+            parts = build_native(self.program, self.drop_port, self._tables, self.pre,
+                                 self._state, self.digests)
+        except (NativeUnsupported, NativeBuildError) as exc:
+            if engine == "c":
+                raise
+            _log.warning("softswitch: the C engine cannot run %s (%s): using the Python engine",
+                         self.program.source_file or "this program", exc)
+            return
+        self._counters.update(parts.counters)
+        self._registers.update(parts.registers)
+        self.pipeline = parts.pipeline
+        self.engine = "c"
 
     def _make_pipeline(self, gen: codegen.GeneratedProgram,
                        ns: dict[str, Any]) -> V1Pipeline | TnaPipeline:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from softswitch.engine.meters import Meter, MeterKind
 from softswitch.errors import ControlPlaneError
@@ -129,6 +129,16 @@ class Group:
     def __init__(self, handle: int) -> None:
         self.handle = handle
         self.members: list[Member] = []
+
+
+class TableMirror(Protocol):
+    """Another engine's copy of a table's lookup index (the C engine's, native/tables.py):
+    told of every change after the Python record has accepted it."""
+
+    def inserted(self, entry: Entry) -> None: ...
+    def removed(self, entry: Entry) -> None: ...
+    def cleared(self) -> None: ...
+    def action_set(self, entry: Entry) -> None: ...
 
 
 def _fits(value: int, width: int) -> bool:
@@ -335,6 +345,8 @@ class Table:
             (i for i, f in enumerate(self.key_fields) if f.match_kind == "lpm"), -1
         )
         self._installing_const = False
+        # the C engine's copy of the lookup index (native/tables.py), told of every change
+        self.native: TableMirror | None = None
 
     # -- control-plane API ------------------------------------------------------------------
 
@@ -397,18 +409,25 @@ class Table:
         spec = self._spec(action, for_entry=True)
         values = check_action_args(f"table '{self.name}'", spec, args)
         entry.set_action(spec, values)
+        if self.native is not None:
+            self.native.action_set(entry)
 
     def modify_checked_entry(self, handle: int, spec: ActionSpec,
                              args: tuple[int, ...]) -> None:
         """`modify_entry` with an action validated as `add_checked_entry` takes it."""
         self._check_mutable()
-        self._entry(handle).set_action(spec, args)
+        entry = self._entry(handle)
+        entry.set_action(spec, args)
+        if self.native is not None:
+            self.native.action_set(entry)
 
     def delete_entry(self, handle: int) -> None:
         self._check_mutable()
         entry = self._entry(handle)
         del self.entries[handle]
         self._remove_from_index(entry)
+        if self.native is not None:
+            self.native.removed(entry)
 
     def set_default_action(self, action: str, args: Sequence[int] | Mapping[str, int] = ()) -> None:
         if self.const_default and not self._installing_const:
@@ -416,6 +435,8 @@ class Table:
         spec = self._spec(action, for_entry=False)
         values = check_action_args(f"table '{self.name}'", spec, args)
         self.default.set_action(spec, values)
+        if self.native is not None:
+            self.native.action_set(self.default)
 
     def clear(self) -> None:
         self._check_mutable()
@@ -425,6 +446,8 @@ class Table:
         self.lpm.clear()
         self._lpm_by_len.clear()
         self.scan.clear()
+        if self.native is not None:
+            self.native.cleared()
 
     def get_entries(self) -> list[Entry]:
         return list(self.entries.values())
@@ -621,6 +644,8 @@ class Table:
                           key=lambda r: (-r[-1].priority, r[-1].handle))
         self.entries[entry.handle] = entry
         self._next_handle += 1
+        if self.native is not None:
+            self.native.inserted(entry)
         return entry.handle
 
     def _remove_from_index(self, entry: Entry) -> None:

@@ -1,0 +1,51 @@
+"""Put a Switch's program on the C engine: load the program, make its instance, mirror the
+Python tables into C and give the C-backed counters, registers and pipeline to the Switch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from softswitch.engine.externs import CounterArray, Digest, RegisterArray
+from softswitch.engine.pipeline import RunState
+from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.engine.tables import Table
+from softswitch.ir.checked import CheckedProgram
+from softswitch.native.externs import NativeRegisterArray, native_counter
+from softswitch.native.pipeline import NativeV1Pipeline
+from softswitch.native.program import NativeInstance, load_program
+from softswitch.native.tables import NativeTableMirror
+
+
+@dataclass
+class NativeParts:
+    """What a Switch swaps in to run on the C engine."""
+
+    pipeline: NativeV1Pipeline
+    counters: dict[str, CounterArray]
+    registers: dict[str, RegisterArray]
+
+
+def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Table],
+                 pre: PacketReplicationEngine, state: RunState, digests: list[Digest],
+                 ) -> NativeParts:
+    """The C engine's parts for `program`; the tables start following their C copies.
+
+    Raises NativeUnsupported or NativeBuildError before changing anything."""
+    loaded = load_program(program)
+    instance = NativeInstance(loaded, drop_port)
+    mirrors = [NativeTableMirror(instance.ffi, instance.lib, instance.tables[info.name], info,
+                                 tables[info.name])
+               for info in loaded.gen.tables]
+    counters: dict[str, CounterArray] = {}
+    registers: dict[str, RegisterArray] = {}
+    for x in loaded.gen.externs:
+        cells = instance.cells[x.name]
+        if x.kind == "counter":
+            counters[x.name] = native_counter(x, cells)
+        else:
+            registers[x.name] = NativeRegisterArray(x, cells)
+    pipeline = NativeV1Pipeline(instance, pre, state, digests)
+    for m in mirrors:
+        m.attach()
+    return NativeParts(pipeline, counters, registers)
+

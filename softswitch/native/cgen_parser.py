@@ -1,0 +1,266 @@
+"""C code for parsers and packet_in/packet_out: states, select, extract, lookahead, emit.
+
+The mirror of engine/codegen_parser.py: the same error codes at the same positions (a parser
+error stores its code and the bit position in R and returns SS_PERR), the 4096-visit bound on
+parsers with a state cycle, headers emitted whole into the output buffer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from softswitch.engine.codegen_parser import MAX_PARSER_STEPS, ParserGen
+from softswitch.errors import NativeUnsupported
+from softswitch.frontend import ast
+from softswitch.frontend import types as t
+from softswitch.native.cgen_expr import CFnContext
+from softswitch.native.cgen_types import c_literal, is_composite, scalar_width, unwrap
+
+if TYPE_CHECKING:
+    from softswitch.ir.checked import BlockInstance
+
+
+def perr(code: str) -> str:
+    return f"{{ R->perr = (int32_t)({code}); R->ppos = *_pp; _rc = SS_PERR; goto _end; }}"
+
+
+class CParserGen:
+    """Mixin of `cgen.CGenerator`."""
+
+    def packet_call(self, e: ast.MethodCall, c: ast.CallInfo, result: str | None) -> None:
+        name = c.name
+        too_short = self.error_code("PacketTooShort")
+        if name == "extract":
+            target = c.args[0]
+            assert target is not None
+            if len(c.args) > 1:
+                raise NativeUnsupported("varbit extract", e.loc)
+            self.extract(target)
+        elif name == "lookahead":
+            ty = unwrap(c.type_bindings.get("T") or e.type)
+            if result is None:
+                return  # p4c-bm2-ss drops a lookahead whose value is unused
+            w = t.type_bit_width(ty)
+            self.line(f"if ((uint64_t)*_pp + {w} > _nb) {perr(str(too_short))}")
+            if isinstance(ty, t.HeaderType | t.StructType):
+                # as p4c's ExpandLookahead: one lookahead of the whole width, sliced
+                self.unpack_at(result, ty, "*_pp")
+            else:
+                get = "ss_get" if w <= 64 else "ss_get128"
+                code = f"{get}(_pkt, *_pp, {w})"
+                if isinstance(ty, t.BoolType):
+                    code = f"({code} != 0)"
+                self.line(f"{result} = {code};")
+        elif name == "advance":
+            arg = c.args[0]
+            assert arg is not None
+            amount = self.tmp("a", "uint64_t", self.ex(arg))
+            if not isinstance(arg.value, int) or arg.value & 7:
+                bad_arg = self.error_code("ParserInvalidArgument")
+                self.line(f"if ({amount} & 7) {perr(str(bad_arg))}")
+            self.line(f"if ((uint64_t)*_pp + {amount} > _nb) {perr(str(too_short))}")
+            self.line(f"*_pp += (uint32_t){amount};")
+        elif name == "length":
+            if result is not None:
+                self.line(f"{result} = _nb >> 3;")
+        elif name == "emit":
+            arg = c.args[0]
+            assert arg is not None
+            self.emit_value(self.ex(arg), unwrap(arg.type))
+        else:
+            raise NativeUnsupported(f"packet method '{name}'", e.loc)
+
+    def unpack_at(self, obj: str, ty: t.StructLikeType, pos: str) -> None:
+        """Fill header/struct `obj` from the packet bits at `pos` (nested structs too)."""
+        off = 0
+        for fname, ftype in ty.fields:
+            fu = unwrap(ftype)
+            w = t.type_bit_width(fu)
+            if isinstance(fu, t.StructLikeType):
+                self.unpack_at(f"{obj}.{fname}", fu, f"{pos} + {off}")
+            else:
+                get = "ss_get" if scalar_width(fu) <= 64 else "ss_get128"
+                code = f"{get}(_pkt, {pos} + {off}, {w})"
+                if isinstance(fu, t.BoolType):
+                    code = f"({code} != 0)"
+                self.line(f"{obj}.{fname} = {code};")
+            off += w
+        if isinstance(ty, t.HeaderType):
+            self.line(f"{obj}._v = 1;")
+
+    def extract(self, target: ast.Expression) -> None:
+        ty = unwrap(target.type)
+        if not isinstance(ty, t.HeaderType):
+            raise NativeUnsupported("extract of a header union member", target.loc)
+        too_short = self.error_code("PacketTooShort")
+        is_next = isinstance(target, ast.Member) and target.kind == "stack_next"
+        if isinstance(target, ast.Member) and isinstance(target.expr, ast.Member) \
+                and target.expr.kind == "stack_next":
+            raise NativeUnsupported("header union stacks", target.loc)
+        h = self.fn.fresh("h")
+        hc = self.types.ctype(ty)
+        if is_next:
+            assert isinstance(target, ast.Member)
+            stack = self.ex(target.expr)
+            st = unwrap(target.expr.type)
+            assert isinstance(st, t.HeaderStackType)
+            oob = self.error_code("StackOutOfBounds")
+            self.line(f"if ({stack}.nxt >= {st.size}) {perr(str(oob))}")
+            self.line(f"{hc} *{h} = &{stack}.h[{stack}.nxt];")
+        else:
+            self.line(f"{hc} *{h} = &{self.ex(target)};")
+        fixed = ty.bit_width()
+        self.line(f"if ((uint64_t)*_pp + {fixed} > _nb) {perr(str(too_short))}")
+        self.unpack_at(f"(*{h})", ty, "*_pp")
+        self.line(f"*_pp += {fixed};")
+        if is_next:
+            self.line(f"{stack}.nxt += 1;")
+
+    def emit_value(self, code: str, ty: t.Type) -> None:
+        if isinstance(ty, t.HeaderType):
+            layout = self.types.header_layout(ty)
+            total = sum(w for _, _, w in layout)
+            if total % 8:
+                raise NativeUnsupported(f"emit of header '{ty.name}' of {total} bits "
+                                        "(not whole bytes)")
+            nbytes = total // 8
+            self.line(f"if ({code}._v) {{")
+            with self.indent():
+                self.line(f"if (R->olen + {nbytes} > R->ocap) {{ _rc = SS_FULL; goto _end; }}")
+                self.line("{")
+                with self.indent():
+                    self.line("uint8_t *_o = R->out + R->olen;")
+                    self.line(f"memset(_o, 0, {nbytes});")
+                    off = 0
+                    for fname, _ftype, w in layout:
+                        if w:
+                            self.line(f"ss_put(_o, {off}, {w}, (u128){code}.{fname});")
+                        off += w
+                    self.line(f"R->olen += {nbytes};")
+                self.line("}")
+            self.line("}")
+        elif isinstance(ty, t.HeaderStackType):
+            for i in range(ty.size):
+                self.emit_value(f"{code}.h[{i}]", unwrap(ty.element))
+        elif isinstance(ty, t.HeaderUnionType):
+            raise NativeUnsupported("header unions")
+        elif isinstance(ty, t.StructLikeType):
+            for fname, ftype in ty.fields:
+                self.emit_value(f"{code}.{fname}", unwrap(ftype))
+        else:
+            raise NativeUnsupported(f"emit of {ty}")
+
+    # -- parsers ------------------------------------------------------------------------------
+
+    def parser_fn(self, block: BlockInstance) -> str:
+        name = self._block_fns.get(id(block))
+        if name is not None:
+            return name
+        decl = block.decl
+        assert isinstance(decl, ast.ParserDecl)
+        name = self.gname("P")
+        self._block_fns[id(block)] = name
+        ctx = CFnContext("parser", block)
+        params = ["I_t *R", "const uint8_t *_pkt", "uint32_t _nb", "uint32_t *_pp"]
+        for p in decl.params:
+            pt = unwrap(p.type)
+            if isinstance(pt, t.ExternType):
+                ctx.env[p] = ""
+                ctx.packet = p
+                continue
+            ct = self.types.ctype(pt)
+            if is_composite(pt) or p.direction in ("out", "inout"):
+                params.append(f"{ct} *p_{p.name}")
+                ctx.env[p] = f"(*p_{p.name})"
+            else:
+                params.append(f"{ct} p_{p.name}")
+                ctx.env[p] = f"p_{p.name}"
+        states = {s.name: i for i, s in enumerate(decl.states)}
+        start = states.get("start", 0)
+        with self.function(f"{name}({', '.join(params)})", ctx):
+            for p in decl.params:
+                if p.direction == "out" and is_composite(p.type):
+                    self.line(f"memset(p_{p.name}, 0, sizeof *p_{p.name});")
+                elif p.direction == "out" and not isinstance(unwrap(p.type), t.ExternType):
+                    self.line(f"*p_{p.name} = 0;")
+            for local in decl.locals:
+                if isinstance(local, ast.VariableDecl):
+                    lname = f"v_{local.name}"
+                    ctx.env[local] = lname
+                    self.var_init(lname, local)
+                elif isinstance(local, ast.ConstantDecl):
+                    ctx.env[local] = self.constant_code(local)
+                elif isinstance(local, ast.ValueSetDecl):
+                    raise NativeUnsupported("parser value sets", local.loc)
+            cyclic = ParserGen.parser_has_cycle(decl)
+            self.line("uint32_t _steps = 0; (void)_steps;")
+            self.line(f"goto st_{start};")
+            timeout = self.error_code("ParserTimeout")
+            for i, s in enumerate(decl.states):
+                self.out.append(f"st_{i}: {{")
+                if cyclic:
+                    # a state loop that never runs out of packet would spin forever
+                    self.line(f"if (++_steps > {MAX_PARSER_STEPS}) {perr(str(timeout))}")
+                self.parser_state(s, states)
+                self.line("}")
+        return name
+
+    def parser_state(self, s: ast.ParserState, states: dict[str, int]) -> None:
+        for st in s.statements:
+            self.stmt(st)
+        tr = s.transition
+        if tr is None:
+            self.goto("reject", states)
+        elif isinstance(tr, ast.PathExpression):
+            self.goto(tr.name, states)
+        elif isinstance(tr, ast.SelectExpression):
+            self.select(tr, states)
+        else:
+            raise NativeUnsupported("transition", tr.loc)
+
+    def goto(self, target: str, states: dict[str, int]) -> None:
+        if target == "accept":
+            self.line("goto _end;")
+        elif target == "reject":
+            self.line(perr("-1"))
+        else:
+            self.line(f"goto st_{states[target]};")
+
+    def select(self, sel: ast.SelectExpression, states: dict[str, int]) -> None:
+        keys = []
+        for k in sel.selectors:
+            kt = unwrap(k.type)
+            code = self.ex(k)
+            ct = "u128" if not isinstance(kt, t.BoolType | t.IntType) and \
+                scalar_width(kt) > 64 else "uint64_t"
+            keys.append(self.tmp("k", ct, f"({ct}){code}"))
+        no_match = perr(str(self.error_code("NoMatch")))
+        for case in sel.cases:
+            elems = case.keyset.elements if isinstance(case.keyset, ast.ListExpression) and len(
+                keys) > 1 else [case.keyset]
+            conds = []
+            for kv, el in zip(keys, elems):
+                cond = self.keyset_cond(kv, el)
+                if cond:
+                    conds.append(cond)
+            cond = " && ".join(conds) if conds else "1"
+            self.line(f"if ({cond}) {{")
+            with self.indent():
+                self.goto(case.state, states)
+            self.line("}")
+        self.line(no_match)
+
+    def keyset_cond(self, kv: str, el: ast.Expression) -> str:
+        if isinstance(el, ast.DefaultExpression):
+            return ""
+        if isinstance(el, ast.MaskExpression):
+            return f"(({kv} & {self.ex(el.right)}) == ({self.ex(el.left)} & {self.ex(el.right)}))"
+        if isinstance(el, ast.RangeExpression):
+            return f"({self.ex(el.left)} <= {kv} && {kv} <= {self.ex(el.right)})"
+        if isinstance(el, ast.PathExpression) and isinstance(el.decl, ast.ValueSetDecl):
+            raise NativeUnsupported("parser value sets", el.loc)
+        code = self.ex(el)
+        if el.value is not None and isinstance(el.value, int) and not isinstance(
+                el.value, bool) and el.value < 0:
+            code = c_literal(el.value, scalar_width(el.type))
+        return f"({kv} == {code})"

@@ -1,0 +1,121 @@
+"""C code for tables: the apply function (key array, `ss_table_lookup`, direct counter, the
+action by entry id) and the description native/tables.py installs entries with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from softswitch.engine.codegen_tables import table_mode
+from softswitch.errors import NativeUnsupported
+from softswitch.frontend import ast
+from softswitch.ir.names import action_name, qualified_name
+from softswitch.native.cgen_types import scalar_width
+
+if TYPE_CHECKING:
+    from softswitch.ir.checked import BlockInstance
+
+# match kinds as ss_rt.h numbers them (SS_KIND_*)
+KINDS = {"exact": 0, "lpm": 1, "ternary": 2, "range": 3, "optional": 4}
+
+
+@dataclass
+class NativeTableInfo:
+    """One table of the C program: control-plane name, slot in R->tables, index mode (as
+    engine/tables.py's: none, exact, lpm, scan), key widths and kinds, and the C id of
+    each action by control-plane name."""
+
+    name: str
+    slot: int
+    mode: str
+    widths: list[int]
+    kinds: list[str]
+    actions: dict[str, int] = field(default_factory=dict)
+    direct_counter: bool = False
+
+
+class CTableGen:
+    """Mixin of `cgen.CGenerator`."""
+
+    def table_fn(self, decl: ast.TableDecl, block: BlockInstance) -> str:
+        key = (id(decl), id(block))
+        name = self._table_fns.get(key)
+        if name is not None:
+            return name
+        name = self.gname("T")
+        self._table_fns[key] = name
+        if decl.property("implementation") is not None:
+            raise NativeUnsupported("action profiles and selectors", decl.loc)
+        if decl.property("meters") is not None:
+            raise NativeUnsupported("direct meters", decl.loc)
+        for k in decl.keys:
+            if k.match_kind not in KINDS:
+                raise NativeUnsupported(f"table match kind '{k.match_kind}'", decl.loc)
+        info = self.table_info(decl, block)
+        ctx = self.block_context(block)
+        ctx.kind = "table"
+        with self.function(f"{name}({ctx.ctx_params}, uint8_t *_hit, int64_t *_aid)", ctx):
+            n = len(decl.keys)
+            self.line(f"u128 _k[{max(1, n)}];")
+            for i, k in enumerate(decl.keys):
+                code = self.value_ex(k.expr, self.types.default(k.expr.type))
+                self.line(f"_k[{i}] = (u128)({code});")
+            self.line(f"ss_table *_t = (ss_table *)R->tables[{info.slot}];")
+            if info.mode == "none":
+                self.line("ss_entry *_e = NULL;")
+            else:
+                self.line("ss_entry *_e = ss_table_lookup(_t, _k);")
+            self.line("ss_entry *_x = _e;")
+            self.line("if (!_e) _x = ss_table_default(_t);")
+            if info.direct_counter:
+                # BMv2 counts a direct counter on every hit of its table
+                self.line("else { _e->packets++; _e->bytes += R->plen; }")
+            self.line("*_hit = _e != NULL; *_aid = _x->action;")
+            self.line("switch (_x->action) {")
+            dispatched: set[int] = set()
+            for ref in decl.actions:
+                adecl = ref.decl
+                assert adecl is not None
+                aid = self.aid(adecl)
+                if aid in dispatched:
+                    continue
+                dispatched.add(aid)
+                fn = self.table_action_fn(ref, block)
+                self.line(f"case {aid}: _rc = {fn}({ctx.ctx_args}, _x->args); break;")
+            self.line("default: break;")
+            self.line("}")
+        return name
+
+    def table_info(self, decl: ast.TableDecl, block: BlockInstance) -> NativeTableInfo:
+        widths, kinds = [], []
+        for k in decl.keys:
+            widths.append(scalar_width(k.expr.type))
+            kinds.append(k.match_kind)
+        info = NativeTableInfo(qualified_name(decl, block.path), len(self.tables),
+                               table_mode(kinds),
+                               widths, kinds)
+        for ref in decl.actions:
+            adecl = ref.decl
+            assert adecl is not None
+            an = action_name(adecl, block, self.top_paths.get(id(block)))
+            info.actions[an] = self.aid(adecl)
+        info.direct_counter = decl.property("counters") is not None
+        self.tables.append(info)
+        return info
+
+    def table_action_fn(self, ref: ast.ActionRef, block: BlockInstance) -> str:
+        """The function a table calls for `ref`: the action itself, or a wrapper binding the
+        directional arguments written in the actions list."""
+        adecl = ref.decl
+        assert adecl is not None
+        fn = self.action_fn(adecl, block)
+        dir_params = [p for p in adecl.params if p.direction]
+        if not dir_params:
+            return fn
+        ctx = self.block_context(block)
+        wrapper = self.gname("W")
+        bound = dict(zip(adecl.params, ref.bound_args or []))
+        with self.function(f"{wrapper}({ctx.ctx_params}, const u128 *_a)", ctx):
+            self.emit_call(fn, ctx.ctx_args, dir_params, [bound.get(p) for p in dir_params],
+                           None, cp_args="_a")
+        return wrapper

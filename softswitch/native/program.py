@@ -1,0 +1,95 @@
+"""A checked program compiled to C and loaded (once per CheckedProgram per process), and the
+instances Switches run it with: the ``I_t`` state struct plus the tables, counter and register
+cells it points to, allocated here and owned by the instance."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from softswitch.ir.checked import CheckedProgram
+from softswitch.native import cgen
+from softswitch.native.build import SS_KIND, SS_MODE, NativeLibrary, load_library
+from softswitch.native.cgen import NativeExtern, NativeProgram
+
+
+@dataclass(frozen=True)
+class LoadedProgram:
+    """The generated program and its loaded library."""
+
+    gen: NativeProgram
+    native: NativeLibrary
+
+    @property
+    def ffi(self) -> Any:
+        return self.native.ffi
+
+    @property
+    def lib(self) -> Any:
+        return self.native.lib
+
+
+_loaded: weakref.WeakKeyDictionary[CheckedProgram, LoadedProgram] = weakref.WeakKeyDictionary()
+
+
+def load_program(checked: CheckedProgram) -> LoadedProgram:
+    """Generate, compile (cached by content) and load `checked`'s C program.
+
+    Raises NativeUnsupported (a construct C does not have yet) or NativeBuildError."""
+    found = _loaded.get(checked)
+    if found is not None:
+        return found
+    gen = cgen.generate(checked)
+    name = (checked.source_file or "program").rsplit("/", 1)[-1].removesuffix(".p4")
+    native = load_library(f"p4_{name}", [gen.source], gen.cdef)
+    sizes = [native.lib.ssp_sizeof(i) for i in range(3)]
+    if sizes[2] != native.ffi.sizeof("sm_t"):  # the cdef and C layouts must agree
+        raise RuntimeError("standard_metadata layout differs between C and cffi")
+    loaded = LoadedProgram(gen, native)
+    _loaded[checked] = loaded
+    return loaded
+
+
+class NativeInstance:
+    """One switch's state in C: `inst` (``I_t *``), its tables and cells."""
+
+    def __init__(self, program: LoadedProgram, drop_port: int) -> None:
+        ffi, lib = program.ffi, program.lib
+        self.program = program
+        self.ffi, self.lib = ffi, lib
+        self.inst = ffi.new("I_t *")
+        self.inst.drop_port = drop_port
+        lib.ssp_init(self.inst)
+        self._keep: list[Any] = []  # cells the instance points to live as long as it
+        self.tables: dict[str, Any] = {}
+        for info in program.gen.tables:
+            n = len(info.widths)
+            widths = ffi.new("uint16_t[]", info.widths or [0])
+            kinds = ffi.new("uint8_t[]", [SS_KIND[k] for k in info.kinds] or [0])
+            mode = SS_MODE.get(info.mode, SS_MODE["exact"])
+            table = ffi.gc(lib.ss_table_new(mode, n, widths, kinds), lib.ss_table_free)
+            if table == ffi.NULL:
+                raise RuntimeError(f"ss_table_new failed for table '{info.name}'")
+            self.inst.tables[info.slot] = table
+            self.tables[info.name] = table
+        self.cells: dict[str, tuple[Any, ...]] = {}
+        for x in program.gen.externs:
+            self.cells[x.name] = self._alloc(x)
+        sizes = [lib.ssp_sizeof(i) for i in range(3)]
+        self.hdr_size, self.meta_size = sizes[0], sizes[1]
+
+    def _alloc(self, x: NativeExtern) -> tuple[Any, ...]:
+        ffi = self.ffi
+        if x.kind == "counter":
+            packets = ffi.new("uint64_t[]", max(1, x.size))
+            nbytes = ffi.new("uint64_t[]", max(1, x.size))
+            self.inst.cnt_p[x.slot] = packets
+            self.inst.cnt_b[x.slot] = nbytes
+            self._keep += [packets, nbytes]
+            return packets, nbytes
+        words = 2 if x.width > 64 else 1
+        cells = ffi.new("uint64_t[]", max(1, x.size) * words)
+        self.inst.reg[x.slot] = cells
+        self._keep.append(cells)
+        return (cells,)
