@@ -136,7 +136,7 @@ def cmd_stf(args: argparse.Namespace) -> int:
     failed = 0
     for test in args.tests:
         commands = read_stf(test)
-        result = run_stf(Switch(checked, trace=trace), commands)
+        result = run_stf(Switch(checked, trace=trace, engine=args.engine), commands)
         status = "PASS" if result.passed else "FAIL"
         print(f"{status} {test}: {result.packets_sent} packets in, "
               f"{result.packets_received} out")
@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     stf.add_argument("tests", metavar="TEST.stf", nargs="+", help="STF script(s)")
     stf.add_argument("--arch", choices=P4C_CHOICES["--arch"], type=str.lower,
                      help="the architecture (default: the one the program includes)")
+    stf.add_argument("--engine", choices=("python", "c", "auto"), default=None,
+                     help="the Python engine, the program compiled to C, or C when it can "
+                     "(default: $SOFTSWITCH_ENGINE, else python)")
     stf.add_argument("--log-console", action="store_true",
                      help="print a BMv2-style packet trace")
     stf.set_defaults(handler=cmd_stf)

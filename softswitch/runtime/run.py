@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -103,6 +104,7 @@ class RunOptions:
     queue_rates: list[tuple[int | None, int]] = field(default_factory=list)  # (port|None, pps)
     limits: Limits = DEFAULT_LIMITS  # the program's, and any SetForwardingPipelineConfig's
     warnings: list[str] = field(default_factory=list)
+    engine: str | None = None  # --engine: python, c or auto (None: $SOFTSWITCH_ENGINE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +191,9 @@ def generic_parser() -> argparse.ArgumentParser:
                    help="the program's architecture (default: from its #include); softswitch "
                    "runs TNA programs as Tofino would")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
+    p.add_argument("--engine", choices=("python", "c", "auto"), default=None,
+                   help="run the program on the Python engine, compiled to C, or C when "
+                   "it can (default: $SOFTSWITCH_ENGINE, else python)")
     add_limit_options(p)
     _add_ignored(p, IGNORED_GENERIC)
     return p
@@ -244,7 +249,8 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions | str:
                       log_console=g.log_console, log_file=g.log_file, log_level=g.log_level,
                       dump_packet_data=g.dump_packet_data, grpc_address=t.grpc_server_addr,
                       cpu_port=t.cpu_port, drop_port=t.drop_port,
-                      queue_rates=list(g.queue_rates), limits=limits_from_options(g))
+                      queue_rates=list(g.queue_rates), limits=limits_from_options(g),
+                      engine=g.engine)
     warn = opts.warnings.append
     for namespace, table in ((g, IGNORED_GENERIC), (t, IGNORED_TARGET)):
         for name in table:
@@ -617,6 +623,9 @@ def main(argv: Sequence[str], stop: threading.Event | None = None) -> int:
         return 0
     for warning in parsed.warnings:
         print(f"softswitch run: warning: {warning}", file=sys.stderr)
+    if parsed.engine is not None:
+        # every Switch this process makes (one per SetForwardingPipelineConfig) uses it
+        os.environ["SOFTSWITCH_ENGINE"] = parsed.engine
     stop = stop or threading.Event()
     try:
         with _stop_on_signals(stop):
