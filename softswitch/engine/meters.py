@@ -40,6 +40,17 @@ class MeterRates:
     pburst: int
 
 
+def check_rates(cir: float, cburst: int, pir: float, pburst: int) -> None:
+    """Refuse negative values and cir > pir, as BMv2 does (``INVALID_INFO_RATE_VALUE``)."""
+    if min(cir, pir) < 0 or min(cburst, pburst) < 0:
+        raise ControlPlaneError("meter rates and burst sizes must not be negative")
+    if cir > pir:
+        raise ControlPlaneError(
+            f"meter committed rate {cir} is above the peak rate {pir} "
+            "(BMv2: INVALID_INFO_RATE_VALUE)"
+        )
+
+
 class _Bucket:
     __slots__ = ("burst", "color", "rate", "tokens", "tokens_last")
 
@@ -76,13 +87,7 @@ class Meter:
         Raises `ControlPlaneError` (and changes nothing) for negative values or cir > pir,
         which BMv2 rejects as ``INVALID_INFO_RATE_VALUE``.
         """
-        if min(cir, pir) < 0 or min(cburst, pburst) < 0:
-            raise ControlPlaneError("meter rates and burst sizes must not be negative")
-        if cir > pir:
-            raise ControlPlaneError(
-                f"meter committed rate {cir} is above the peak rate {pir} "
-                "(BMv2: INVALID_INFO_RATE_VALUE)"
-            )
+        check_rates(cir, cburst, pir, pburst)
         peak = _Bucket(float(pir), int(pburst), RED)
         self._buckets = (peak, _Bucket(float(cir), int(cburst), YELLOW))
 

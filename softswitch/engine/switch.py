@@ -128,7 +128,8 @@ class Switch:
             self._use_native(engine)
 
     def _use_native(self, engine: str) -> None:
-        """Run on the C engine: its pipeline, counters and registers; tables mirrored."""
+        """Run on the C engine: its pipeline, counters, registers and meters; tables
+        mirrored."""
         try:
             if self.trace is not None:
                 raise NativeUnsupported("tracing")
@@ -147,6 +148,7 @@ class Switch:
             return
         self._counters.update(parts.counters)
         self._registers.update(parts.registers)
+        self._meters.update(parts.meters)
         self.pipeline = parts.pipeline
         self.engine = "c"
 

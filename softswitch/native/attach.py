@@ -1,16 +1,18 @@
 """Put a Switch's program on the C engine: load the program, make its instance, mirror the
-Python tables into C and give the C-backed counters, registers and pipeline to the Switch."""
+Python tables into C and give the C-backed counters, registers, meters and pipeline to the
+Switch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from softswitch.engine.externs import CounterArray, Digest, RegisterArray
+from softswitch.engine.externs import CounterArray, Digest, IndexedMeter, RegisterArray
 from softswitch.engine.pipeline import RunState
 from softswitch.engine.pre import PacketReplicationEngine
 from softswitch.engine.tables import Table
 from softswitch.ir.checked import CheckedProgram
 from softswitch.native.externs import NativeRegisterArray, native_counter
+from softswitch.native.meters import native_meter_array
 from softswitch.native.pipeline import NativeV1Pipeline
 from softswitch.native.program import NativeInstance, load_program
 from softswitch.native.tables import NativeTableMirror
@@ -23,6 +25,7 @@ class NativeParts:
     pipeline: NativeV1Pipeline
     counters: dict[str, CounterArray]
     registers: dict[str, RegisterArray]
+    meters: dict[str, IndexedMeter]
 
 
 def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Table],
@@ -38,14 +41,17 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
                for info in loaded.gen.tables]
     counters: dict[str, CounterArray] = {}
     registers: dict[str, RegisterArray] = {}
+    meters: dict[str, IndexedMeter] = {}
     for x in loaded.gen.externs:
         cells = instance.cells[x.name]
         if x.kind == "counter":
             counters[x.name] = native_counter(x, cells)
-        else:
-            registers[x.name] = NativeRegisterArray(x, cells)
+        elif x.kind == "register":
+            registers[x.name] = NativeRegisterArray(x, cells, instance)
+        elif x.kind == "meter":
+            meters[x.name] = native_meter_array(x, instance.lib, cells[0])
     pipeline = NativeV1Pipeline(instance, pre, state, digests)
     for m in mirrors:
         m.attach()
-    return NativeParts(pipeline, counters, registers)
+    return NativeParts(pipeline, counters, registers, meters)
 

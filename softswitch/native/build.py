@@ -27,7 +27,7 @@ from softswitch.errors import NativeBuildError
 #: bump when the build procedure changes in a way the cache key does not see
 RUNTIME_VERSION = "1"
 RUNTIME_DIR = Path(__file__).parent / "runtime"
-RUNTIME_FILES = ("ss_tables.c", "ss_hash.c")
+RUNTIME_FILES = ("ss_tables.c", "ss_hash.c", "ss_meters.c", "ss_profile.c")
 BASE_CFLAGS = ("-O2", "-shared", "-fPIC", "-std=gnu11")
 _ERROR_LINES = 20
 
@@ -35,6 +35,14 @@ _ERROR_LINES = 20
 #: ``u128 args[SS_MAX_ARGS]`` is ``uint64_t args[2 * SS_MAX_ARGS]`` (low word first), with the
 #: same offsets (tests/native checks them against the C compiler's).
 RUNTIME_CDEF = """
+typedef struct ss_meter {
+    double rate[2];
+    uint64_t burst[2];
+    uint64_t tokens[2];
+    double last[2];
+    int64_t configured;
+    int64_t reserved;
+} ss_meter;
 typedef struct ss_entry {
     int64_t handle;
     int32_t action;
@@ -42,6 +50,9 @@ typedef struct ss_entry {
     uint64_t args[128];
     uint64_t packets;
     uint64_t bytes;
+    ss_meter meter;
+    int64_t member;
+    int64_t group;
 } ss_entry;
 typedef struct ss_table ss_table;
 ss_entry *ss_table_default(ss_table *t);
@@ -60,6 +71,18 @@ typedef struct ss_crc_config {
     unsigned width; uint64_t polynomial, initial_remainder, final_xor_value;
     int data_reflected, remainder_reflected;
 } ss_crc_config;
+void ss_meter_set(ss_meter *m, double cir, uint64_t cburst, double pir, uint64_t pburst);
+int ss_meter_execute(ss_meter *m, uint64_t now_us, uint64_t need);
+typedef struct ss_profile ss_profile;
+ss_profile *ss_profile_new(void);
+void ss_profile_free(ss_profile *p);
+ss_entry *ss_profile_member_set(ss_profile *p, int64_t member, int32_t action, int32_t nargs,
+                                const uint64_t *arg_words);
+void ss_profile_member_del(ss_profile *p, int64_t member);
+int ss_profile_group_set(ss_profile *p, int64_t group, int32_t n, const int64_t *members);
+void ss_profile_group_del(ss_profile *p, int64_t group);
+ss_entry *ss_profile_member(ss_profile *p, int64_t member);
+ss_entry *ss_profile_choose(ss_profile *p, int64_t group, uint64_t hash);
 uint64_t ss_crc(const ss_crc_config *c, const uint8_t *data, size_t len);
 uint64_t ss_hash(int algo, const ss_crc_config *custom, const uint8_t *data, size_t len);
 uint16_t ss_csum16(const uint8_t *data, size_t len);

@@ -49,12 +49,12 @@ class NativeExtern:
     """A counter or register array of the instance: its control-plane name and slot."""
 
     name: str
-    kind: str  # "counter" | "register"
+    kind: str  # "counter" | "register" | others in R->ext (cgen_externs.ext_slot)
     slot: int
     size: int
     width: int = 0  # registers: cell width
     signed: bool = False
-    counter_type: str = "packets"
+    counter_type: str = "packets"  # counters and meters: packets | bytes
 
 
 @dataclass
@@ -215,6 +215,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         nt = max(1, len(self.tables))
         nc = max(1, sum(1 for x in self.externs if x.kind == "counter"))
         nr = max(1, sum(1 for x in self.externs if x.kind == "register"))
+        nx = max(1, sum(1 for x in self.externs if x.kind not in ("counter", "register")))
         nd = max(1, max((len(s.fields) for s in self.digest_sites), default=1))
         return (
             "typedef struct I_t {\n"
@@ -228,6 +229,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             f"    void *tables[{nt}];\n"
             f"    uint64_t *cnt_p[{nc}]; uint64_t *cnt_b[{nc}];\n"
             f"    void *reg[{nr}];\n"
+            f"    void *ext[{nx}];\n"  # meters, direct meters, profiles, value sets (cgen_externs)
             "    uint32_t mt[624]; int32_t mti;\n"
             "} I_t;")
 

@@ -1,8 +1,8 @@
 """C code for v1model externs: counters, registers, hash, checksums, random, digest, clone,
-resubmit, recirculate, truncate, mark_to_drop, assert/assume (engine/codegen_externs.py's
-mirror). End-of-pass requests set bits in ``R->req`` with their arguments; the walk acts on
-them. Meters, action profiles, value sets and the deprecated clone3 field lists raise
-`NativeUnsupported`."""
+resubmit, recirculate, truncate, mark_to_drop, assert/assume, meters and direct meters
+(engine/codegen_externs.py's mirror). End-of-pass requests set bits in ``R->req`` with their
+arguments; the walk acts on them. Meter cells (``ss_meter``) and a direct meter's colour live
+in ``R->ext``. The deprecated clone3 field lists raise `NativeUnsupported`."""
 
 from __future__ import annotations
 
@@ -69,11 +69,25 @@ class CExternGen:
             slot = sum(1 for x in self.externs if x.kind == "register")
             x = NativeExtern(cp_name, "register", slot, int(args.get("size") or 0), width,
                              isinstance(elem, t.BitType) and elem.signed)
+        elif kind in ("meter", "direct_meter"):
+            mtype = args.get("type")
+            mname = mtype.member if isinstance(mtype, ast.EnumValue) else str(mtype or "")
+            x = NativeExtern(cp_name, kind, self.ext_slot(), int(args.get("size") or 1),
+                             counter_type="bytes" if mname == "bytes" else "packets")
         else:
             raise NativeUnsupported(f"extern '{kind}'", decl.loc)
         self.externs.append(x)
         self._extern_slots[key] = x
         return x
+
+    def ext_slot(self) -> int:
+        """The next slot of R->ext (every extern kind but counters and registers)."""
+        return sum(1 for x in self.externs if x.kind not in ("counter", "register"))
+
+    @staticmethod
+    def meter_need(x: NativeExtern) -> str:
+        """The tokens a packet takes: 1, or its bytes (R->plen, as the Python engine's R.plen)."""
+        return "R->plen" if x.counter_type == "bytes" else "1"
 
     def extern_method(self, e: ast.MethodCall, c: ast.CallInfo, result: str | None) -> None:
         recv = c.receiver
@@ -108,6 +122,16 @@ class CExternGen:
             ct = "u128" if x.width > 64 else "uint64_t"
             self.line(f"if ({i} < {x.size}) (({ct} *)R->reg[{x.slot}])[{i}] = "
                       f"{self.ex(args[1])};")
+        elif kind == "meter" and m == "execute_meter":
+            # out of range: no meter runs and the result keeps its value (as BMv2)
+            i = self.tmp("i", "uint64_t", self.ex(args[0]))
+            self.line(f"if ({i} < {x.size}) {{")
+            with self.indent():
+                self.assign(args[1], f"(uint64_t)ss_meter_execute(&((ss_meter *)R->ext[{x.slot}])"
+                                     f"[{i}], R->now, {self.meter_need(x)})")
+            self.line("}")
+        elif kind == "direct_meter" and m == "read":
+            self.assign(args[0], f"(*(uint64_t *)R->ext[{x.slot}])")
         else:
             raise NativeUnsupported(f"extern method {kind}.{m}", e.loc)
 

@@ -1,5 +1,5 @@
-"""C code for tables: the apply function (key array, `ss_table_lookup`, direct counter, the
-action by entry id) and the description native/tables.py installs entries with."""
+"""C code for tables: the apply function (key array, `ss_table_lookup`, direct counter and
+meter, the action by entry id) and the description native/tables.py installs entries with."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from softswitch.native.cgen_types import scalar_width
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
+    from softswitch.native.cgen import NativeExtern
 
 # match kinds as ss_rt.h numbers them (SS_KIND_*)
 KINDS = {"exact": 0, "lpm": 1, "ternary": 2, "range": 3, "optional": 4}
@@ -32,6 +33,7 @@ class NativeTableInfo:
     kinds: list[str]
     actions: dict[str, int] = field(default_factory=dict)
     direct_counter: bool = False
+    direct_meter: str | None = None  # its control-plane name
 
 
 class CTableGen:
@@ -46,14 +48,14 @@ class CTableGen:
         self._table_fns[key] = name
         if decl.property("implementation") is not None:
             raise NativeUnsupported("action profiles and selectors", decl.loc)
-        if decl.property("meters") is not None:
-            raise NativeUnsupported("direct meters", decl.loc)
         for k in decl.keys:
             if k.match_kind not in KINDS:
                 raise NativeUnsupported(f"table match kind '{k.match_kind}'", decl.loc)
         info = self.table_info(decl, block)
         ctx = self.block_context(block)
         ctx.kind = "table"
+        meter = self.direct_meter(decl, block)
+        info.direct_meter = meter.name if meter is not None else None
         with self.function(f"{name}({ctx.ctx_params}, uint8_t *_hit, int64_t *_aid)", ctx):
             n = len(decl.keys)
             self.line(f"u128 _k[{max(1, n)}];")
@@ -66,10 +68,20 @@ class CTableGen:
             else:
                 self.line("ss_entry *_e = ss_table_lookup(_t, _k);")
             self.line("ss_entry *_x = _e;")
-            self.line("if (!_e) _x = ss_table_default(_t);")
-            if info.direct_counter:
-                # BMv2 counts a direct counter on every hit of its table
-                self.line("else { _e->packets++; _e->bytes += R->plen; }")
+            self.line("if (!_e) {")
+            with self.indent():
+                self.line("_x = ss_table_default(_t);")
+                if meter is not None:
+                    self.line(f"*(uint64_t *)R->ext[{meter.slot}] = 0;")
+            self.line("} else {")
+            with self.indent():
+                if info.direct_counter:
+                    # BMv2 counts a direct counter on every hit of its table, and meters it
+                    self.line("_e->packets++; _e->bytes += R->plen;")
+                if meter is not None:
+                    self.line(f"*(uint64_t *)R->ext[{meter.slot}] = (uint64_t)ss_meter_execute("
+                              f"&_e->meter, R->now, {self.meter_need(meter)});")
+            self.line("}")
             self.line("*_hit = _e != NULL; *_aid = _x->action;")
             self.line("switch (_x->action) {")
             dispatched: set[int] = set()
@@ -85,6 +97,22 @@ class CTableGen:
             self.line("default: break;")
             self.line("}")
         return name
+
+    def direct_meter(self, decl: ast.TableDecl, block: BlockInstance) -> NativeExtern | None:
+        """The table's direct meter (its colour cell), or None."""
+        prop = decl.property("meters")
+        if prop is None:
+            return None
+        value = prop.value
+        if not (isinstance(value, ast.PathExpression)
+                and isinstance(value.decl, ast.InstanceDecl)):
+            raise NativeUnsupported("a direct meter that is not a named instance", decl.loc)
+        saved = self.fn
+        self.fn = self.block_context(block)  # the instance is named from the table's block
+        try:
+            return self.extern_slot(value.decl)
+        finally:
+            self.fn = saved
 
     def table_info(self, decl: ast.TableDecl, block: BlockInstance) -> NativeTableInfo:
         widths, kinds = [], []

@@ -88,6 +88,16 @@ class NativeInstance:
             self.inst.cnt_b[x.slot] = nbytes
             self._keep += [packets, nbytes]
             return packets, nbytes
+        if x.kind == "meter":
+            cells = ffi.new("ss_meter[]", max(1, x.size))
+            self.inst.ext[x.slot] = cells
+            self._keep.append(cells)
+            return (cells,)
+        if x.kind == "direct_meter":
+            color = ffi.new("uint64_t[1]")
+            self.inst.ext[x.slot] = color
+            self._keep.append(color)
+            return (color,)
         words = 2 if x.width > 64 else 1
         cells = ffi.new("uint64_t[]", max(1, x.size) * words)
         self.inst.reg[x.slot] = cells

@@ -1,14 +1,15 @@
 """The C engine's table index: a Python `Table` (the control-plane record: validation,
-handles, P4Runtime reads) mirrored into its ``ss_table``, and direct counters read from the C
-entries (one copy of the counts: the C side's)."""
+handles, P4Runtime reads) mirrored into its ``ss_table``, and direct counters and meters on the
+C entries (one copy of the counts and buckets: the C side's)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from softswitch.engine.tables import Entry, LpmMatch, Table
 from softswitch.native.cgen_tables import NativeTableInfo
+from softswitch.native.meters import NativeMeter
 
 _U64 = (1 << 64) - 1
 
@@ -97,6 +98,16 @@ class NativeTableMirror:
             raise RuntimeError(f"table '{self.info.name}': the C index refused entry "
                                f"{entry.handle}")
         entry.cnt = EntryCounter(self, entry.handle)  # type: ignore[assignment]
+        if entry.meter is not None:
+            meter = NativeMeter(entry.meter.kind, self.lib, self._meter_cell(entry.handle))
+            meter.copy_from(entry.meter)
+            entry.meter = meter
+
+    def _meter_cell(self, handle: int) -> Callable[[], Any]:
+        def cell() -> Any:
+            e = self.c_entry(handle)
+            return None if e is None else self.ffi.addressof(e, "meter")
+        return cell
 
     def removed(self, entry: Entry) -> None:
         self.lib.ss_table_remove(self.ctable, entry.handle)

@@ -24,7 +24,10 @@ void t_entry_layout(size_t *out) {
     out[3] = offsetof(ss_entry, args);
     out[4] = offsetof(ss_entry, packets);
     out[5] = offsetof(ss_entry, bytes);
-    out[6] = sizeof(ss_entry);
+    out[6] = offsetof(ss_entry, meter);
+    out[7] = offsetof(ss_entry, member);
+    out[8] = offsetof(ss_entry, group);
+    out[9] = sizeof(ss_entry);
 }
 """
 WRAPPERS_CDEF = """

@@ -121,11 +121,12 @@ def test_read_and_write_bits_match_packet_py(rt: NativeLibrary) -> None:
 
 
 def test_entry_layout_matches_the_cdef(rt: NativeLibrary) -> None:
-    out = rt.ffi.new("size_t[7]")
+    out = rt.ffi.new("size_t[10]")
     rt.lib.t_entry_layout(out)
     ffi = rt.ffi
     assert list(out) == [ffi.offsetof("ss_entry", f)
-                         for f in ("handle", "action", "nargs", "args", "packets", "bytes")] + [
+                         for f in ("handle", "action", "nargs", "args", "packets", "bytes", "meter",
+                                   "member", "group")] + [
         ffi.sizeof("ss_entry")]
 
 
@@ -137,6 +138,6 @@ def test_cdef_declares_what_the_header_declares() -> None:
 
     header = norm(build.runtime_header())
     decls = [d.strip() + ";" for d in build.RUNTIME_CDEF.split(";") if "(" in d]
-    assert len(decls) == 14
+    assert len(decls) == 24
     for decl in decls:
         assert norm(decl) in header, decl

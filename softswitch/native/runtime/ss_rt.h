@@ -82,6 +82,20 @@ enum { SS_MODE_EXACT = 0, SS_MODE_LPM = 1, SS_MODE_SCAN = 2 };
 enum { SS_KIND_EXACT = 0, SS_KIND_LPM = 1, SS_KIND_TERNARY = 2, SS_KIND_RANGE = 3,
        SS_KIND_OPTIONAL = 4 };
 
+/* BMv2's two-rate three-colour meter (engine/meters.py): bucket 0 the peak (RED when short),
+ * 1 the committed (YELLOW); rates in tokens per microsecond, refilled from one time origin:
+ * `last` is the bucket's int(now_us * rate) at the previous packet (an integer-valued double,
+ * so the difference to the next is exact as Python's ints). An unconfigured meter is GREEN. */
+typedef struct ss_meter {
+    double rate[2];
+    uint64_t burst[2];
+    uint64_t tokens[2];
+    double last[2];
+    int64_t configured;
+    int64_t reserved;  /* keeps the size a multiple of 16 (ss_entry's layout for cffi) */
+} ss_meter;
+enum { SS_GREEN = 0, SS_YELLOW = 1, SS_RED = 2 };
+
 typedef struct ss_entry {
     int64_t handle;   /* the Python Table's entry handle; -1 for the default action */
     int32_t action;   /* ActionSpec.aid; -1: no action */
@@ -89,6 +103,9 @@ typedef struct ss_entry {
     u128 args[SS_MAX_ARGS];
     uint64_t packets; /* direct counter */
     uint64_t bytes;
+    ss_meter meter;   /* direct meter */
+    int64_t member;   /* action profile member the entry points to, or -1 */
+    int64_t group;    /* action selector group, or -1 */
 } ss_entry;
 
 typedef struct ss_table ss_table;
@@ -113,6 +130,26 @@ void ss_table_clear(ss_table *t);                            /* every entry; kee
 int64_t ss_table_size(ss_table *t);
 /* lookup from Python (tests): nfields u128 pairs; returns the handle, -1 default/miss */
 int64_t ss_table_lookup_words(ss_table *t, const uint64_t *key_words);
+
+/* ---- meters (ss_meters.c) ---------------------------------------------------------------
+ * configure from rates per microsecond (both buckets full); `need` is 1 (packets meters) or the
+ * packet's bytes; returns the colour */
+void ss_meter_set(ss_meter *m, double cir, uint64_t cburst, double pir, uint64_t pburst);
+int ss_meter_execute(ss_meter *m, uint64_t now_us, uint64_t need);
+
+/* ---- action profiles and selectors (ss_profile.c) ------------------------------------
+ * members are entries (handle = member id) of an exact index on the id; a group is its member
+ * ids in handle order, and a selector picks members[hash % n] (engine/tables.py choose) */
+typedef struct ss_profile ss_profile;
+ss_profile *ss_profile_new(void);
+void ss_profile_free(ss_profile *p);
+ss_entry *ss_profile_member_set(ss_profile *p, int64_t member, int32_t action, int32_t nargs,
+                                const uint64_t *arg_words);
+void ss_profile_member_del(ss_profile *p, int64_t member);
+int ss_profile_group_set(ss_profile *p, int64_t group, int32_t n, const int64_t *members);
+void ss_profile_group_del(ss_profile *p, int64_t group);
+ss_entry *ss_profile_member(ss_profile *p, int64_t member);           /* NULL: none */
+ss_entry *ss_profile_choose(ss_profile *p, int64_t group, uint64_t hash); /* NULL: empty */
 
 /* ---- hashes and checksums, bit-exact with engine/hashes.py ------------------------------ */
 enum { SS_HASH_CRC32 = 0, SS_HASH_CRC32_CUSTOM = 1, SS_HASH_CRC16 = 2, SS_HASH_CRC16_CUSTOM = 3,

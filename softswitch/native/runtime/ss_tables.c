@@ -185,6 +185,7 @@ static inline u128 prefix_mask(unsigned width, int plen) {
 static ss_node *node_new(int nkw) {
     /* calloc on the platforms we build for returns 16-byte aligned memory (max_align_t) */
     ss_node *n = calloc(1, sizeof(ss_node) + (size_t)nkw * sizeof(u128));
+    if (n) n->e.member = n->e.group = -1;
     return n;
 }
 
