@@ -131,6 +131,16 @@ class Group:
         self.members: list[Member] = []
 
 
+class ProfileMirror(Protocol):
+    """Another engine's copy of an action profile's members and groups (native/profiles.py),
+    told of every change after the Python record has accepted it."""
+
+    def member_set(self, member: Member) -> None: ...
+    def member_deleted(self, member_id: int) -> None: ...
+    def group_set(self, group: Group) -> None: ...
+    def group_deleted(self, group_id: int) -> None: ...
+
+
 class TableMirror(Protocol):
     """Another engine's copy of a table's lookup index (the C engine's, native/tables.py):
     told of every change after the Python record has accepted it."""
@@ -176,6 +186,8 @@ class ActionProfile:
         self.groups: dict[int, Group] = {}
         self._next_member = 0
         self._next_group = 0
+        # the C engine's copy (native/profiles.py), told of every change
+        self.native: ProfileMirror | None = None
 
     def _spec(self, action: str) -> ActionSpec:
         spec = self.actions.get(action)
@@ -201,7 +213,9 @@ class ActionProfile:
         if member_id in self.members:
             raise ControlPlaneError(f"action profile '{self.name}': member {member_id} exists")
         self._next_member = max(self._next_member, member_id + 1)
-        self.members[member_id] = Member(member_id, spec, values)
+        self.members[member_id] = member = Member(member_id, spec, values)
+        if self.native is not None:
+            self.native.member_set(member)
         return member_id
 
     def modify_member(self, member_id: int, action: str,
@@ -210,6 +224,8 @@ class ActionProfile:
         spec = self._spec(action)
         values = check_action_args(f"action profile '{self.name}'", spec, args)
         member.action, member.fn, member.aid, member.args = spec.name, spec.fn, spec.aid, values
+        if self.native is not None:
+            self.native.member_set(member)
 
     def delete_member(self, member_id: int) -> None:
         self.member(member_id)
@@ -219,6 +235,8 @@ class ActionProfile:
                     f"action profile '{self.name}': member {member_id} is in group {group.handle}"
                 )
         del self.members[member_id]
+        if self.native is not None:
+            self.native.member_deleted(member_id)
 
     def member(self, member_id: int) -> Member:
         try:
@@ -237,7 +255,9 @@ class ActionProfile:
         if group_id in self.groups:
             raise ControlPlaneError(f"action selector '{self.name}': group {group_id} exists")
         self._next_group = max(self._next_group, group_id + 1)
-        self.groups[group_id] = Group(group_id)
+        self.groups[group_id] = group = Group(group_id)
+        if self.native is not None:
+            self.native.group_set(group)
         return group_id
 
     def group(self, group_id: int) -> Group:
@@ -256,6 +276,8 @@ class ActionProfile:
                                     f"already in group {group_id}")
         group.members.append(member)
         group.members.sort(key=lambda m: m.handle)
+        if self.native is not None:
+            self.native.group_set(group)
 
     def remove_member_from_group(self, group_id: int, member_id: int) -> None:
         group = self.group(group_id)
@@ -264,10 +286,14 @@ class ActionProfile:
             raise ControlPlaneError(f"action selector '{self.name}': member {member_id} is "
                                     f"not in group {group_id}")
         group.members.remove(member)
+        if self.native is not None:
+            self.native.group_set(group)
 
     def delete_group(self, group_id: int) -> None:
         self.group(group_id)
         del self.groups[group_id]
+        if self.native is not None:
+            self.native.group_deleted(group_id)
 
     def choose(self, group: Group, selector_bytes: bytes) -> Member | None:
         """BMv2's choice: the selector hash over the selector key fields, modulo the group
@@ -418,6 +444,13 @@ class Table:
         self._check_mutable()
         entry = self._entry(handle)
         entry.set_action(spec, args)
+        if self.native is not None:
+            self.native.action_set(entry)
+
+    def point_entry(self, entry: Entry, member: Member | None, group: Group | None) -> None:
+        """Point a profile table's entry at another member or group (P4Runtime MODIFY)."""
+        entry.member, entry.group = member, group
+        entry.action = member.action if member is not None else ""
         if self.native is not None:
             self.native.action_set(entry)
 

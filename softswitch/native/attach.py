@@ -14,6 +14,7 @@ from softswitch.ir.checked import CheckedProgram
 from softswitch.native.externs import NativeRegisterArray, native_counter
 from softswitch.native.meters import native_meter_array
 from softswitch.native.pipeline import NativeV1Pipeline
+from softswitch.native.profiles import NativeProfileMirror
 from softswitch.native.program import NativeInstance, load_program
 from softswitch.native.tables import NativeTableMirror
 
@@ -50,7 +51,19 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
             registers[x.name] = NativeRegisterArray(x, cells, instance)
         elif x.kind == "meter":
             meters[x.name] = native_meter_array(x, instance.lib, cells[0])
+    profiles: dict[str, NativeProfileMirror] = {}
+    for info in loaded.gen.tables:
+        profile = tables[info.name].profile
+        if info.profile is None or profile is None:
+            continue
+        mirror = profiles.get(info.profile)
+        if mirror is None:
+            mirror = profiles[info.profile] = NativeProfileMirror(
+                instance.ffi, instance.lib, instance.cells[info.profile][0], {}, profile)
+        mirror.actions.update(info.actions)
     pipeline = NativeV1Pipeline(instance, pre, state, digests)
+    for p in profiles.values():
+        p.attach()
     for m in mirrors:
         m.attach()
     return NativeParts(pipeline, counters, registers, meters)

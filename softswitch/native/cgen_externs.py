@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from softswitch.engine.codegen_expr import key_text
 from softswitch.engine.codegen_externs import field_list_paths
-from softswitch.errors import NativeUnsupported
+from softswitch.errors import NativeUnsupported, SourceLocation
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.names import qualified_name
@@ -69,6 +69,8 @@ class CExternGen:
             slot = sum(1 for x in self.externs if x.kind == "register")
             x = NativeExtern(cp_name, "register", slot, int(args.get("size") or 0), width,
                              isinstance(elem, t.BitType) and elem.signed)
+        elif kind in ("action_profile", "action_selector"):
+            x = self.profile_extern(cp_name, kind, args, decl.loc)
         elif kind in ("meter", "direct_meter"):
             mtype = args.get("type")
             mname = mtype.member if isinstance(mtype, ast.EnumValue) else str(mtype or "")
@@ -79,6 +81,21 @@ class CExternGen:
         self.externs.append(x)
         self._extern_slots[key] = x
         return x
+
+    def profile_extern(self, cp_name: str, kind: str, args: dict[str, object],
+                       loc: SourceLocation | None) -> NativeExtern:
+        """An action profile or selector (its ss_profile in R->ext); a selector's hash
+        algorithm is its `width` (the HASH_IDS number)."""
+        from softswitch.native.cgen import NativeExtern
+
+        algo = -1
+        if kind == "action_selector":
+            v = args.get("algorithm")
+            name = v.member if isinstance(v, ast.EnumValue) else str(v)
+            if name not in HASH_IDS or name == "random":
+                raise NativeUnsupported(f"action selector algorithm '{name}'", loc)
+            algo = HASH_IDS[name]
+        return NativeExtern(cp_name, kind, self.ext_slot(), 1, width=algo)
 
     def ext_slot(self) -> int:
         """The next slot of R->ext (every extern kind but counters and registers)."""
@@ -224,7 +241,11 @@ class CExternGen:
     def field_data(self, e: ast.Expression, known: str | None = None) -> None:
         """Declare ``_fv``/``_fw``/``_fn``: the values and widths of a calculation's field
         list as BMv2 builds it (fields of invalid headers left out)."""
-        leaves = self.checksum_leaves(e)
+        self.leaf_data(self.checksum_leaves(e), known)
+
+    def leaf_data(self, leaves: list[tuple[str | None, str, int]], known: str | None = None
+                  ) -> None:
+        """`field_data` of the (validity, value, width) leaves of one or more expressions."""
         n = max(1, len(leaves))
         self.line(f"u128 _fv[{n}]; uint16_t _fw[{n}]; int _fn = 0;")
         current: str | None = None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from softswitch.engine.codegen_tables import table_mode
 from softswitch.errors import NativeUnsupported
 from softswitch.frontend import ast
+from softswitch.frontend import types as t
 from softswitch.ir.names import action_name, qualified_name
 from softswitch.native.cgen_types import scalar_width
 
@@ -34,6 +35,7 @@ class NativeTableInfo:
     actions: dict[str, int] = field(default_factory=dict)
     direct_counter: bool = False
     direct_meter: str | None = None  # its control-plane name
+    profile: str | None = None  # the action profile's or selector's control-plane name
 
 
 class CTableGen:
@@ -46,9 +48,9 @@ class CTableGen:
             return name
         name = self.gname("T")
         self._table_fns[key] = name
-        if decl.property("implementation") is not None:
-            raise NativeUnsupported("action profiles and selectors", decl.loc)
-        for k in decl.keys:
+        keys = [k for k in decl.keys if k.match_kind != "selector"]
+        sel_keys = [k for k in decl.keys if k.match_kind == "selector"]
+        for k in keys:
             if k.match_kind not in KINDS:
                 raise NativeUnsupported(f"table match kind '{k.match_kind}'", decl.loc)
         info = self.table_info(decl, block)
@@ -56,10 +58,12 @@ class CTableGen:
         ctx.kind = "table"
         meter = self.direct_meter(decl, block)
         info.direct_meter = meter.name if meter is not None else None
+        profile = self.table_profile(decl, block)
+        info.profile = profile.name if profile is not None else None
         with self.function(f"{name}({ctx.ctx_params}, uint8_t *_hit, int64_t *_aid)", ctx):
-            n = len(decl.keys)
+            n = len(keys)
             self.line(f"u128 _k[{max(1, n)}];")
-            for i, k in enumerate(decl.keys):
+            for i, k in enumerate(keys):
                 code = self.value_ex(k.expr, self.types.default(k.expr.type))
                 self.line(f"_k[{i}] = (u128)({code});")
             self.line(f"ss_table *_t = (ss_table *)R->tables[{info.slot}];")
@@ -81,6 +85,8 @@ class CTableGen:
                 if meter is not None:
                     self.line(f"*(uint64_t *)R->ext[{meter.slot}] = (uint64_t)ss_meter_execute("
                               f"&_e->meter, R->now, {self.meter_need(meter)});")
+                if profile is not None:
+                    self.profile_choice(profile, sel_keys)
             self.line("}")
             self.line("*_hit = _e != NULL; *_aid = _x->action;")
             self.line("switch (_x->action) {")
@@ -114,9 +120,58 @@ class CTableGen:
         finally:
             self.fn = saved
 
+    def table_profile(self, decl: ast.TableDecl, block: BlockInstance) -> NativeExtern | None:
+        """The table's action profile or selector (``implementation``), or None; an anonymous
+        instance is named as the Python engine names it (<block>.implementation)."""
+        prop = decl.property("implementation")
+        if prop is None:
+            return None
+        value = prop.value
+        if isinstance(value, ast.PathExpression) and isinstance(value.decl, ast.InstanceDecl):
+            saved = self.fn
+            self.fn = self.block_context(block)
+            try:
+                return self.extern_slot(value.decl)
+            finally:
+                self.fn = saved
+        et = value.type
+        if isinstance(value, ast.MethodCall) and isinstance(et, t.ExternType) \
+                and value.call is not None:
+            key = (id(value), 0)
+            found = self._extern_slots.get(key)
+            if found is not None:
+                return found
+            args = {p.name: a.value for p, a in zip(value.call.params, value.call.args)
+                    if a is not None}
+            x = self.profile_extern(f"{block.path}.implementation", et.name, args, value.loc)
+            self.externs.append(x)
+            self._extern_slots[key] = x
+            return x
+        raise NativeUnsupported("a table implementation of this form", decl.loc)
+
+    def profile_choice(self, profile: NativeExtern, sel_keys: list[ast.KeyElement]) -> None:
+        """On a hit, the action of the entry's member, or of the member the selector hash
+        picks in its group (engine/codegen_tables.py; BMv2 hashes the selector fields as a
+        calculation: fields of invalid headers left out); none: the default action."""
+        p = f"(ss_profile *)R->ext[{profile.slot}]"
+        self.line(f"if (_e->member >= 0) _x = ss_profile_member({p}, _e->member);")
+        self.line("else {")
+        with self.indent():
+            if profile.kind == "action_selector":
+                leaves = [leaf for k in sel_keys for leaf in self.checksum_leaves(k.expr)]
+                self.leaf_data(leaves)
+                self.line(f"_x = ss_profile_choose({p}, _e->group, ss_calc({profile.width}, "
+                          "_fv, _fw, _fn, NULL, 0));")
+            else:
+                self.line("_x = NULL;")
+        self.line("}")
+        self.line("if (!_x) _x = ss_table_default(_t);")
+
     def table_info(self, decl: ast.TableDecl, block: BlockInstance) -> NativeTableInfo:
         widths, kinds = [], []
         for k in decl.keys:
+            if k.match_kind == "selector":
+                continue
             widths.append(scalar_width(k.expr.type))
             kinds.append(k.match_kind)
         info = NativeTableInfo(qualified_name(decl, block.path), len(self.tables),

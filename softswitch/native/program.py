@@ -93,6 +93,13 @@ class NativeInstance:
             self.inst.ext[x.slot] = cells
             self._keep.append(cells)
             return (cells,)
+        if x.kind in ("action_profile", "action_selector"):
+            profile = ffi.gc(self.lib.ss_profile_new(), self.lib.ss_profile_free)
+            if profile == ffi.NULL:
+                raise RuntimeError(f"ss_profile_new failed for '{x.name}'")
+            self.inst.ext[x.slot] = profile
+            self._keep.append(profile)
+            return (profile,)
         if x.kind == "direct_meter":
             color = ffi.new("uint64_t[1]")
             self.inst.ext[x.slot] = color

@@ -98,10 +98,17 @@ class NativeTableMirror:
             raise RuntimeError(f"table '{self.info.name}': the C index refused entry "
                                f"{entry.handle}")
         entry.cnt = EntryCounter(self, entry.handle)  # type: ignore[assignment]
+        self._point(found, entry)
         if entry.meter is not None:
             meter = NativeMeter(entry.meter.kind, self.lib, self._meter_cell(entry.handle))
             meter.copy_from(entry.meter)
             entry.meter = meter
+
+    @staticmethod
+    def _point(e: Any, entry: Entry) -> None:
+        """A profile table's entry: the member or group it runs."""
+        e.member = entry.member.handle if entry.member is not None else -1
+        e.group = entry.group.handle if entry.group is not None else -1
 
     def _meter_cell(self, handle: int) -> Callable[[], Any]:
         def cell() -> Any:
@@ -121,5 +128,6 @@ class NativeTableMirror:
             return
         aid, args, nargs = self._action(entry)
         self.lib.ss_entry_set_action(e, aid, nargs, args)
+        self._point(e, entry)
         if entry.handle < 0 and not isinstance(entry.cnt, EntryCounter):
             entry.cnt = EntryCounter(self, -1)  # type: ignore[assignment]

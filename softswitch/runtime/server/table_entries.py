@@ -416,9 +416,8 @@ class TableEntries:
             if old.oneshot_profile is not None:
                 self.profiles.oneshot_delete(old.oneshot_profile, entry.member,
                                              entry.group.handle if entry.group else None)
-            entry.member = member
-            entry.group = table.profile.group(gid) if gid is not None else None  # type: ignore[union-attr]
-            entry.action = member.action if member is not None else ""
+            table.point_entry(entry, member, table.profile.group(gid)  # type: ignore[union-attr]
+                              if gid is not None else None)
         self._apply_direct(info, msg, entry, meter_rates)
         self._extras[(info.id, entry.handle)] = extra
 
