@@ -7,7 +7,7 @@
     h1 = fabric.add_host("h1", "A", 1)
     h1.send(frame); fabric.run_until_idle(); print(h1.received)
 
-Two ways to run it: synchronously (`run_until_idle` steps every device until no packet can
+Two ways to run it: synchronously (`run_until_idle` steps the devices until no packet can
 move: deterministic, for tests) or threaded (`start`/`stop` or ``with fabric:``: one dataplane
 thread per device, what a controller talking gRPC to the switches needs).
 A link delivers a transmitted packet straight into the peer's input queue, so by default a
@@ -28,6 +28,10 @@ thing can move, so a loop steps the whole fabric exactly:
         clock.advance_to(t)
         fabric.run_until_idle()
 
+In virtual time an instant steps only the devices that have something to do — a packet
+received, a queue's departure due, a reconfiguration — kept by softswitch/schedule.py, in the
+order a scan of every device would take, so the cost of an instant follows the packets that
+move, not the size of the fabric.
 `wire_hops` counts the packets put on cables between two devices, `host_handoffs` those
 between a device and a host, each a plain integer per wire (no observer needed).
 Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
@@ -50,6 +54,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from heapq import heapify, heappop, heappush
 from operator import index
 from pathlib import Path
@@ -60,8 +65,10 @@ from softswitch.engine.switch import Switch
 from softswitch.ir.checked import CheckedProgram
 from softswitch.runtime.device import Device, ForwardingPipeline
 from softswitch.runtime.queues import EPSILON_US
+from softswitch.schedule import DeviceSchedule
 
 ProgramSource = str | Path | CheckedProgram
+BURST = 64  # steps a device takes before the next device's turn (a pass interleaves them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +252,8 @@ class Fabric:
         self._timed = self._vclock is not None  # stepped virtual time: wires take time
         self.trace = trace
         self._switches: dict[str, FabricSwitch] = {}
+        self._nodes: list[FabricSwitch] = []  # the switches by index (order of addition)
+        self._schedule = DeviceSchedule()  # stepped virtual time: which devices to step
         self._hosts: dict[str, Host] = {}
         self._observers: list[Callable[[Delivery], None]] = []
         self._by_path: dict[Path, _Compiled] = {}
@@ -275,6 +284,9 @@ class Fabric:
         trace = self._named_trace(name)
         fine_clock = None if self._vclock is None else self._vclock.us
         self._wires.setdefault(name, {})
+        # its index in the schedule once added below (a failed add_switch leaves none)
+        wake = None if self._vclock is None else partial(self._schedule.post,
+                                                         len(self._nodes))
 
         def make_device() -> Device:
             device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
@@ -282,6 +294,7 @@ class Fabric:
                             dump_packet_data=dump_packet_data, clock=self.clock,
                             fine_clock=fine_clock)
             device.set_output(self._output_fn(name, device))
+            device.set_waker(wake)
             return device
 
         device = make_device()
@@ -294,6 +307,8 @@ class Fabric:
             node.server = P4RuntimeServer(device, grpc_address)
             node.server.start()
         self._switches[name] = node
+        self._nodes.append(node)
+        self._schedule.add()
         if self._running:
             device.start()
         return node
@@ -457,6 +472,7 @@ class Fabric:
         node.device.stop()
         assert node.make_device is not None
         node.device = node.make_device()   # no pipeline: drops whatever still reaches it
+        self._schedule.post(self._nodes.index(node))   # what the old device had is gone
 
     def power_on(self, name: str, program: ProgramSource | None = None) -> None:
         """Boot a switch switched off by `power_off`: running `program` (None: no program, as
@@ -638,17 +654,19 @@ class Fabric:
         returns when nothing may leave at the current time (in virtual time: no device can
         move and no packet on a wire has arrived by now). TimeoutError after `timeout` s."""
         deadline = time.monotonic() + timeout
-        devices = [s.device for s in self._switches.values()]
         if self._running:
-            self._wait_quiet(devices, deadline)
+            self._wait_quiet([s.device for s in self._switches.values()], deadline)
             return
-        vclock = self._vclock
+        if self._vclock is not None:
+            self._run_instant(self._vclock, deadline, timeout)
+            return
+        devices = [s.device for s in self._switches.values()]
         while True:
             moved = True
             while moved:
-                moved = vclock is not None and self._deliver_due(vclock.now_ns)
+                moved = False
                 for dev in devices:
-                    for _ in range(64):  # interleave the devices, a burst at a time
+                    for _ in range(BURST):
                         if not dev.step():
                             break
                         moved = True
@@ -664,6 +682,30 @@ class Fabric:
                 raise TimeoutError(f"fabric queues still draining after {timeout} s")
             time.sleep(max(wait, 0.0))
 
+    def _run_instant(self, vclock: VirtualClock, deadline: float, timeout: float) -> None:
+        """Everything that can move at the clock's now, stepping only the devices that have
+        something to do (softswitch/schedule.py), in the order a scan of every device would:
+        passes in device order, a burst of up to `BURST` steps per ready device per pass,
+        the packets on wires that arrived by now handed over before each pass."""
+        schedule = self._schedule
+        nodes = self._nodes
+        now_ns = vclock.now_ns
+        limit_us = vclock.us() + EPSILON_US   # the queues' own test of a due departure
+        while True:
+            self._deliver_due(now_ns)
+            if not schedule.start_pass(limit_us):
+                return
+            while (i := schedule.pop()) is not None:
+                dev = nodes[i].device
+                for _ in range(BURST):
+                    if not dev.step():
+                        schedule.idle(i, dev.next_departure())
+                        break
+                else:
+                    schedule.wake(i)   # more to do: in the next pass, as a scan would
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fabric still busy after {timeout} s")
+
     def next_event_ns(self) -> int | None:
         """Virtual time (ns, rounded up) at which something can move next: a packet leaving a
         device's egress queue or arriving off a wire; the clock's now when a device has input
@@ -676,19 +718,24 @@ class Fabric:
         if best is not None and best <= now_ns:
             return now_ns
         now_us = vclock.us()
-        for node in self._switches.values():
-            dev = node.device
+        if self._running:   # devices step in their own threads: ask each
+            devices = [node.device for node in self._nodes]
+            departure = None
+        else:   # the ready ones; the others' departures are the schedule's timers
+            devices = [self._nodes[i].device for i in self._schedule.ready()]
+            departure = self._schedule.earliest()
+        for dev in devices:
             if dev.has_input():
                 return now_ns
             when = dev.next_departure()
-            if when is None:
-                continue
-            if when <= now_us + EPSILON_US:  # the queues' own test: it may leave now
-                return now_ns
-            t = max(math.ceil((when - EPSILON_US / 2) * 1000), now_ns + 1)
-            if best is None or t < best:
-                best = t
-        return best
+            if when is not None and (departure is None or when < departure):
+                departure = when
+        if departure is None:
+            return best
+        if departure <= now_us + EPSILON_US:  # the queues' own test: it may leave now
+            return now_ns
+        t = max(math.ceil((departure - EPSILON_US / 2) * 1000), now_ns + 1)
+        return t if best is None or t < best else best
 
     def _wait_quiet(self, devices: list[Device], deadline: float) -> None:
         """Return once no device has work and no packet moved for one polling interval."""
@@ -711,6 +758,7 @@ class Fabric:
                                       "(run_until_idle), not threaded")
         self._running = True
         self._timed = False
+        self._schedule.enabled = False   # the threads step; `stop` has every device stepped
         for s in self._switches.values():
             s.device.start()
 
@@ -720,6 +768,8 @@ class Fabric:
             s.device.stop()
         self._running = False
         self._timed = self._vclock is not None
+        self._schedule.enabled = True
+        self._schedule.wake_all()   # the threads changed what they held: look at every device
 
     def close(self) -> None:
         """Stop threads and P4Runtime servers."""

@@ -117,6 +117,7 @@ class Device:
         self._steps = 0  # packet passes done (yield_to_dataplane watches it)
         self._idle = threading.Condition(threading.Lock())  # the thread reports idleness
         self._output: Callable[[int, bytes], None] | None = None
+        self._waker: Callable[[], None] | None = None
         self._packet_in: list[Callable[[bytes], None]] = []
         self._digest: list[Callable[[Digest], None]] = []
         self._thread: threading.Thread | None = None
@@ -162,6 +163,8 @@ class Device:
             self.queues.track_cells = pipeline.switch.arch == "tna"
             self._jobs.clear()
             self.pipeline = pipeline
+        if self._waker is not None:
+            self._waker()
 
     @property
     def switch(self) -> Switch | None:
@@ -182,6 +185,8 @@ class Device:
                 self.dropped_input_full += 1
                 return False
             self._inbox.append((port, bytes(data)))
+            if self._waker is not None:
+                self._waker()
             self._wake.notify()
         return True
 
@@ -213,6 +218,13 @@ class Device:
     def set_output(self, send: Callable[[int, bytes], None]) -> None:
         """Where transmitted packets go (all but those to the cpu port)."""
         self._output = send
+
+    def set_waker(self, wake: Callable[[], None] | None) -> None:
+        """Call `wake` whenever the device may have work its own steps did not make: a packet
+        received (called under the input lock, so `received_waiting` counts a packet only once
+        its wake is done), its queues reconfigured, a pipeline committed. A stepped fabric
+        steps only the devices woken (softswitch/schedule.py)."""
+        self._waker = wake
 
     def add_packet_in_listener(self, fn: Callable[[bytes], None]) -> None:
         self._packet_in.append(fn)
@@ -250,6 +262,8 @@ class Device:
     def _kick(self) -> None:
         with self._wake:
             self._kicks += 1
+            if self._waker is not None:
+                self._waker()
             self._wake.notify()
 
     # -- the dataplane --------------------------------------------------------------------------
@@ -420,7 +434,8 @@ class Device:
 
     def received_waiting(self) -> int:
         """Packets received (ports, packet-outs) and not yet taken in."""
-        return len(self._inbox)
+        with self._wake:   # a packet counts once `receive` is done with it, its wake too
+            return len(self._inbox)
 
     def pending(self) -> bool:
         """Anything received, queued or in flight."""
