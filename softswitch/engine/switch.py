@@ -128,8 +128,8 @@ class Switch:
             self._use_native(engine)
 
     def _use_native(self, engine: str) -> None:
-        """Run on the C engine: its pipeline, counters, registers and meters; tables
-        mirrored."""
+        """Run on the C engine: its pipeline, counters, registers, meters and value sets;
+        tables mirrored."""
         try:
             if self.trace is not None:
                 raise NativeUnsupported("tracing")
@@ -139,7 +139,7 @@ class Switch:
             from softswitch.native.attach import build_native  # cffi only when asked for
 
             parts = build_native(self.program, self.drop_port, self._tables, self.pre,
-                                 self._state, self.digests)
+                                 self._state, self.digests, self._value_sets)
         except (NativeUnsupported, NativeBuildError) as exc:
             if engine == "c":
                 raise
@@ -149,6 +149,7 @@ class Switch:
         self._counters.update(parts.counters)
         self._registers.update(parts.registers)
         self._meters.update(parts.meters)
+        self._value_sets.update(parts.value_sets)
         self.pipeline = parts.pipeline
         self.engine = "c"
 

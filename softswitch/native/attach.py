@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from softswitch.engine.externs import CounterArray, Digest, IndexedMeter, RegisterArray
+from softswitch.engine.externs import CounterArray, Digest, IndexedMeter, RegisterArray, ValueSet
 from softswitch.engine.pipeline import RunState
 from softswitch.engine.pre import PacketReplicationEngine
 from softswitch.engine.tables import Table
@@ -17,6 +17,7 @@ from softswitch.native.pipeline import NativeV1Pipeline
 from softswitch.native.profiles import NativeProfileMirror
 from softswitch.native.program import NativeInstance, load_program
 from softswitch.native.tables import NativeTableMirror
+from softswitch.native.valuesets import NativeValueSet
 
 
 @dataclass
@@ -27,11 +28,12 @@ class NativeParts:
     counters: dict[str, CounterArray]
     registers: dict[str, RegisterArray]
     meters: dict[str, IndexedMeter]
+    value_sets: dict[str, ValueSet]
 
 
 def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Table],
                  pre: PacketReplicationEngine, state: RunState, digests: list[Digest],
-                 ) -> NativeParts:
+                 value_sets: dict[str, ValueSet] | None = None) -> NativeParts:
     """The C engine's parts for `program`; the tables start following their C copies.
 
     Raises NativeUnsupported or NativeBuildError before changing anything."""
@@ -43,6 +45,7 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
     counters: dict[str, CounterArray] = {}
     registers: dict[str, RegisterArray] = {}
     meters: dict[str, IndexedMeter] = {}
+    native_sets: dict[str, ValueSet] = {}
     for x in loaded.gen.externs:
         cells = instance.cells[x.name]
         if x.kind == "counter":
@@ -51,6 +54,9 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
             registers[x.name] = NativeRegisterArray(x, cells, instance)
         elif x.kind == "meter":
             meters[x.name] = native_meter_array(x, instance.lib, cells[0])
+        elif x.kind == "value_set":
+            old = (value_sets or {}).get(x.name) or ValueSet(x.name, x.size, [0] * x.width)
+            native_sets[x.name] = NativeValueSet(old, cells[0])
     profiles: dict[str, NativeProfileMirror] = {}
     for info in loaded.gen.tables:
         profile = tables[info.name].profile
@@ -66,5 +72,5 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
         p.attach()
     for m in mirrors:
         m.attach()
-    return NativeParts(pipeline, counters, registers, meters)
+    return NativeParts(pipeline, counters, registers, meters, native_sets)
 

@@ -13,11 +13,13 @@ from softswitch.engine.codegen_parser import MAX_PARSER_STEPS, ParserGen
 from softswitch.errors import NativeUnsupported
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
+from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import CFnContext
 from softswitch.native.cgen_types import c_literal, is_composite, scalar_width, unwrap
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
+    from softswitch.native.cgen import NativeExtern
 
 
 def perr(code: str) -> str:
@@ -190,8 +192,6 @@ class CParserGen:
                     self.var_init(lname, local)
                 elif isinstance(local, ast.ConstantDecl):
                     ctx.env[local] = self.constant_code(local)
-                elif isinstance(local, ast.ValueSetDecl):
-                    raise NativeUnsupported("parser value sets", local.loc)
             cyclic = ParserGen.parser_has_cycle(decl)
             self.line("uint32_t _steps = 0; (void)_steps;")
             self.line(f"goto st_{start};")
@@ -239,16 +239,46 @@ class CParserGen:
             elems = case.keyset.elements if isinstance(case.keyset, ast.ListExpression) and len(
                 keys) > 1 else [case.keyset]
             conds = []
-            for kv, el in zip(keys, elems):
-                cond = self.keyset_cond(kv, el)
-                if cond:
-                    conds.append(cond)
+            if len(elems) == 1 and isinstance(elems[0], ast.PathExpression) and isinstance(
+                    elems[0].decl, ast.ValueSetDecl):
+                conds.append(self.value_set_cond(keys, elems[0].decl))  # the whole key tuple
+            else:
+                for kv, el in zip(keys, elems):
+                    cond = self.keyset_cond(kv, el)
+                    if cond:
+                        conds.append(cond)
             cond = " && ".join(conds) if conds else "1"
             self.line(f"if ({cond}) {{")
             with self.indent():
                 self.goto(case.state, states)
             self.line("}")
         self.line(no_match)
+
+    def value_set_cond(self, keys: list[str], decl: ast.ValueSetDecl) -> str:
+        """A value set matching the select keys `keys` (its cells in R->ext)."""
+        x = self.value_set_slot(decl)
+        ks = self.fn.fresh("vk")
+        self.line(f"u128 {ks}[{len(keys)}] = {{{', '.join(f'(u128){k}' for k in keys)}}};")
+        return (f"ss_vset_match((const uint64_t *)R->ext[{x.slot}], {x.width}, {ks}, "
+                f"{len(keys)})")
+
+    def value_set_slot(self, decl: ast.ValueSetDecl) -> NativeExtern:
+        """The value set's slot (`width`: its components), named as the Python engine names
+        it (codegen.value_set_global)."""
+        from softswitch.native.cgen import NativeExtern
+
+        block = self.fn.block
+        key = (id(decl), id(block) if block is not None else 0)
+        found = self._extern_slots.get(key)
+        if found is not None:
+            return found
+        et = unwrap(decl.element_type.resolved)
+        ncomp = len(et.fields) if isinstance(et, t.StructLikeType) else 1
+        x = NativeExtern(qualified_name(decl, block.path if block else None), "value_set",
+                         self.ext_slot(), int(decl.size.value or 0), ncomp)
+        self.externs.append(x)
+        self._extern_slots[key] = x
+        return x
 
     def keyset_cond(self, kv: str, el: ast.Expression) -> str:
         if isinstance(el, ast.DefaultExpression):
@@ -258,7 +288,7 @@ class CParserGen:
         if isinstance(el, ast.RangeExpression):
             return f"({self.ex(el.left)} <= {kv} && {kv} <= {self.ex(el.right)})"
         if isinstance(el, ast.PathExpression) and isinstance(el.decl, ast.ValueSetDecl):
-            raise NativeUnsupported("parser value sets", el.loc)
+            return self.value_set_cond([kv], el.decl)
         code = self.ex(el)
         if el.value is not None and isinstance(el.value, int) and not isinstance(
                 el.value, bool) and el.value < 0:

@@ -100,6 +100,11 @@ class NativeInstance:
             self.inst.ext[x.slot] = profile
             self._keep.append(profile)
             return (profile,)
+        if x.kind == "value_set":
+            cells = ffi.new("uint64_t[]", 1 + 4 * max(1, x.size) * max(1, x.width))
+            self.inst.ext[x.slot] = cells
+            self._keep.append(cells)
+            return (cells,)
         if x.kind == "direct_meter":
             color = ffi.new("uint64_t[1]")
             self.inst.ext[x.slot] = color

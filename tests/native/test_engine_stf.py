@@ -31,7 +31,6 @@ FALLBACK = {
     "tuple_elements": "tuple values",
     "header_union": "header unions",
     "header_union_emit": "header unions",
-    "value_set_struct_key": "parser value sets",
     "size_methods": "varbit values",
     "varbit": "varbit values",
     "varbit_length": "varbit values",

@@ -160,6 +160,24 @@ static inline uint64_t ss_hash_offset(uint64_t h, uint64_t base, uint64_t max, u
     return (h % d + base) & ss_mask64(w);
 }
 
+/* a parser value set's cells (native/valuesets.py writes them): cells[0] the member count,
+ * then per member `ncomp` components of 4 words (value lo, hi, mask lo, hi; value already
+ * masked); a key matches a member when every component both have matches (ValueSet.match) */
+static inline int ss_vset_match(const uint64_t *cells, int ncomp, const u128 *key, int nkey) {
+    int n = (int)cells[0], m = ncomp < nkey ? ncomp : nkey;
+    const uint64_t *c = cells + 1;
+    for (int i = 0; i < n; i++, c += 4 * ncomp) {
+        int j = 0;
+        for (; j < m; j++) {
+            u128 v = ((u128)c[4 * j + 1] << 64) | c[4 * j];
+            u128 mask = ((u128)c[4 * j + 3] << 64) | c[4 * j + 2];
+            if ((key[j] & mask) != v) break;
+        }
+        if (j == m) return 1;
+    }
+    return 0;
+}
+
 /* a calculation (hash, checksum) over a field list, then `payload` (the _with_payload forms) */
 static inline uint64_t ss_calc(int algo, const u128 *v, const uint16_t *w, int n,
                                const uint8_t *payload, uint32_t paylen) {
