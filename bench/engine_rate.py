@@ -15,7 +15,8 @@ to NIC B, under another T0, over every EV; each packet is then walked through th
 - `t1`: the packet into a T1 (uN: shift, route down to the destination T0);
 - `t0_down`: into the destination T0 (uN then uA: out of the NIC's port).
 
-The NIC paths are bench/nic_rate.py's, run on each engine. Every engine is tried: "python"
+The switch roles are also run in batches (`Switch.process_batch`, one call per switch per
+pass: engine "<engine>_batch"). The NIC paths are bench/nic_rate.py's, run on each engine. Every engine is tried: "python"
 always, "c" when `Switch(program, engine="c")` builds (else recorded as unavailable, with the
 reason). `python -m bench.engine_rate [--seconds S]` runs these only.
 """
@@ -212,6 +213,27 @@ def bench_role(role: str, hops: list[Hop], engine: str, seconds: float) -> Engin
                        "switches": len({id(h[0]) for h in hops})})
 
 
+def bench_role_batch(role: str, hops: list[Hop], engine: str, seconds: float) -> EngineRate:
+    """As `bench_role`, each switch's packets in one `Switch.process_batch` call (the C engine
+    crosses into C once per batch instead of once per packet); recorded as engine
+    "<engine>_batch"."""
+    outputs = {"forwarded": 0, "dropped_or_other": 0}
+    batches: dict[int, tuple[Any, list[tuple[int, bytes]]]] = {}
+    for sw, port, data in hops:
+        batches.setdefault(id(sw), (sw, []))[1].append((port, data))
+
+    def one_pass() -> None:
+        forwarded = 0
+        for sw, packets in batches.values():
+            forwarded += sum(len(o) == 1 for o in sw.process_batch(packets))
+        outputs["forwarded"] += forwarded
+        outputs["dropped_or_other"] += len(hops) - forwarded
+
+    passes, cpu = _cpu_timed(seconds, one_pass)
+    return EngineRate(f"srv6_switch.{role}", f"{engine}_batch", passes * len(hops), cpu,
+                      {**outputs, "distinct_packets": len(hops), "switches": len(batches)})
+
+
 def bench_nic(engine: str, program: CheckedProgram, seconds: float) -> list[EngineRate]:
     """bench/nic_rate.py's three paths on `engine`, in CPU seconds."""
     batch = nic_rate.Batch.build(program, make=lambda p: make_switch(p, engine))
@@ -242,6 +264,8 @@ def run_all(seconds: float, engines: Sequence[str] = ENGINES) -> list[EngineRate
             raise RuntimeError(f"{engine}: NIC B delivered {walk.delivered} of {walk.writes} "
                                "writes walked through the fabric")
         results += [bench_role(role, walk.hops[role], engine, seconds) for role in SWITCH_ROLES]
+        results += [bench_role_batch(role, walk.hops[role], engine, seconds)
+                    for role in SWITCH_ROLES]
         results += bench_nic(engine, nic_program, seconds)
     return results
 
@@ -250,7 +274,8 @@ CONFIGURATION: dict[str, object] = {
     "fabric": f"generated {FABRIC['planes']}-plane radix-{FABRIC['radix']} Clos, "
               f"{FABRIC['nics']} NICs, the controller's plan",
     "payload_bytes": PAYLOAD_BYTES, "distinct_packets": DISTINCT_PACKETS,
-    "timing": "time.process_time of this process (one core), Switch.process_packet only",
+    "timing": "time.process_time of this process (one core), Switch.process_packet only "
+              "(engine *_batch: Switch.process_batch, one call per switch per pass)",
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import tempfile
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from emulation.scenario import MODES
+from softswitch.engine.switch import ENGINES
 
 ROOT = Path(__file__).resolve().parents[1]
 SWITCH_PROGRAM = ROOT / "p4src" / "switch" / "srv6_switch.p4"
@@ -69,12 +71,28 @@ def add_emulate_parser(sub: Any) -> None:
     p.add_argument("--seed", type=seed_arg, default=None,
                    help="override the scenario's seed (0..2^32-1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_engine_argument(p)
     p.add_argument("--check", action="store_true",
                    help="exit 1 unless every mrc mode delivered every message intact and, "
                         "when ecmp ran too, mrc's p99 completion time is below ecmp's (an "
                         "undelivered message counts as an infinite time); prints what passed "
                         "and names each undelivered message's connection and its fate")
     p.set_defaults(func=cmd_emulate)
+
+
+def add_engine_argument(p: Any) -> None:
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="the softswitch engine of every switch and NIC: python, c (the "
+                        "programs compiled to C), auto (c where it can, else python with one "
+                        "warning); default $SOFTSWITCH_ENGINE, else python")
+
+
+def use_engine(engine: str | None) -> None:
+    """Make `engine` every Switch's default in this process and the workers it starts
+    (softswitch's Switch reads $SOFTSWITCH_ENGINE: the devices are built deep in the fabric
+    and by its P4Runtime servers)."""
+    if engine is not None:
+        os.environ["SOFTSWITCH_ENGINE"] = engine
 
 
 def seed_arg(text: str) -> int:
@@ -104,6 +122,7 @@ def cmd_emulate(args: Any) -> int:
     from emulation import report, scenario
     from emulation.run import run_mode
 
+    use_engine(args.engine)
     chosen = scenario.load(args.scenario)
     if args.seed is not None:
         chosen = dataclasses.replace(chosen, seed=args.seed)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from emulation.command import add_engine_argument, use_engine
 from emulation.report import cell
 from emulation.scenario import MODES, Scenario, ScenarioError
 
@@ -403,6 +404,7 @@ def add_sweep_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", default=str(DEFAULT_OUTPUT),
                    help=f"output directory (default {DEFAULT_OUTPUT})")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_engine_argument(p)
     p.add_argument("--invariants", action="store_true",
                    help="check the invariants mrc must hold (emulation/invariants.py): print "
                         "the matrix table and every breach, write DIR/invariants.md, exit 1 "
@@ -425,6 +427,7 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
 
 def cmd_sweep(args: Any, err: TextIO | None = None) -> int:
     err = err or sys.stderr
+    use_engine(getattr(args, "engine", None))
     scenarios, errors = load_scenarios(args.scenarios)
     if args.jobs is not None and args.jobs < 1:
         errors.append(f"--jobs: {args.jobs}: at least 1")

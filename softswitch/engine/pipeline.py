@@ -158,6 +158,11 @@ class PacketWalk:
             self._guarded(job, jobs, out, None)
         return out
 
+    def process_batch(self, packets: Sequence[tuple[int, bytes]]) -> list[list[OutputPacket]]:
+        """`process` of each (port, data) in turn: each one's outputs (the C engine runs a
+        batch in one native call)."""
+        return [self.process(port, data) for port, data in packets]
+
     def run(self, job: PacketJob, queue: QueueInfo | None = None
             ) -> tuple[list[OutputPacket], list[PacketJob]]:
         """One pass: an ingress job gives egress jobs (and resubmitted ingress jobs); an egress
@@ -251,8 +256,17 @@ class V1Pipeline(PacketWalk):
         payload = self._parse(data, hdr, meta, sm)
         if self.trace is not None:
             self._log("Parser 'parser': end")
-        if not self._run_ingress(hdr, meta, sm):
+        self._end_ingress(job, hdr, meta, sm, payload, self._run_ingress(hdr, meta, sm), jobs)
+
+    def _end_ingress(self, job: PacketJob, hdr: Any, meta: Any, sm: Any, payload: bytes,
+                     ok: bool, jobs: deque[PacketJob]) -> None:
+        """The end-of-ingress decisions, once the ingress pass ran (`ok`: no assert failed).
+        The C walk (native/cgen_walk.py) takes their common path itself and hands every other
+        case here, with the pass's state."""
+        if not ok:
             return
+        R = self.R
+        data = job.data
         # ingress clone
         if R.clone is not None:
             ctype, session, fl = R.clone
@@ -395,8 +409,17 @@ class V1Pipeline(PacketWalk):
         R.payload = job.payload
         if self.trace is not None:
             self._log(f"Egress packet on port {job.port} (instance type {sm.instance_type})")
-        if not self._run_egress(hdr, meta, sm):
+        self._end_egress(job, self._run_egress(hdr, meta, sm), jobs, out)
+
+    def _end_egress(self, job: PacketJob, ok: bool, jobs: deque[PacketJob],
+                    out: list[OutputPacket]) -> None:
+        """The end-of-egress decisions, once the egress pass ran on the job's headers and
+        metadata (`ok`: no assert failed); as `_end_ingress`, the C walk hands its uncommon
+        cases here."""
+        if not ok:
             return
+        R = self.R
+        hdr, meta, sm = job.hdr, job.meta, job.sm
         if R.clone is not None:
             ctype, session, fl = R.clone
             R.clone = None

@@ -34,14 +34,30 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.checked import BlockInstance, CheckedProgram
 from softswitch.ir.names import top_block_paths
+from softswitch.native.cgen_alias import by_reference
 from softswitch.native.cgen_expr import CExprGen, CFnContext, literal
 from softswitch.native.cgen_externs import CExternGen, DigestSite
 from softswitch.native.cgen_loops import CLoopGen
 from softswitch.native.cgen_parser import CParserGen
 from softswitch.native.cgen_tables import CTableGen, NativeTableInfo
 from softswitch.native.cgen_types import CTypes, c_literal, is_composite, scalar_width, unwrap
+from softswitch.native.cgen_walk import WALK_CDEF, walk_source
 
 _CONTROL_ROLES = ("verify_checksum", "ingress", "egress", "compute_checksum")
+
+#: a program write of an observed register cell goes to the log Python drains after the call
+#: (native/externs.py); the log grows by doubling, so no allocation per packet once warm
+OBSERVE_C = """
+static void ss_observed(I_t *R, int slot, uint64_t idx, u128 v) {
+    if (R->nobs == R->obs_cap) {
+        uint32_t cap = R->obs_cap ? 2 * R->obs_cap : 64;
+        ss_obs_t *grown = realloc(R->obs, cap * sizeof *grown);
+        if (!grown) return;
+        R->obs = grown; R->obs_cap = cap;
+    }
+    ss_obs_t *o = &R->obs[R->nobs++];
+    o->slot = slot; o->idx = idx; o->lo = (uint64_t)v; o->hi = (uint64_t)(v >> 64);
+}"""
 
 
 @dataclass
@@ -181,7 +197,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             "#pragma GCC diagnostic ignored \"-Wunused-label\"",
             "#pragma GCC diagnostic ignored \"-Wunused-variable\"",
             "#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"",
-            inst, *self.types.lines, *self.frames, *self.protos, *self.funcs, *entry, ""])
+            inst, OBSERVE_C, *self.types.lines, *self.frames, *self.protos, *self.funcs,
+            *entry, *walk_source(hdr, meta, sm), ""])
         cdef = "\n".join([
             inst, sm_cdef,
             "int ssp_init(I_t *R);",
@@ -195,6 +212,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             "int ssp_deparse(I_t *R, void *h, void *m, const uint8_t *payload, uint32_t paylen, "
             "uint8_t *out, uint32_t cap);",
             "void ssp_field_list(int idx, const void *src, void *dst);",
+            "void ssp_free(I_t *R);",
+            WALK_CDEF,
             ""])
         return NativeProgram(source, cdef, self.tables, self.externs, self.digest_sites,
                              field_lists, [f for f, _ in sm_u.fields])
@@ -218,6 +237,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         nx = max(1, sum(1 for x in self.externs if x.kind not in ("counter", "register")))
         nd = max(1, max((len(s.fields) for s in self.digest_sites), default=1))
         return (
+            "typedef struct ss_obs_t { int32_t slot; uint32_t pad; uint64_t idx, lo, hi; } "
+            "ss_obs_t;\n"
             "typedef struct I_t {\n"
             "    uint64_t plen, now, drop_port, truncate, clone_session;\n"
             "    const uint8_t *payload; uint32_t paylen, ppos; int32_t perr;\n"
@@ -228,7 +249,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             f" uint64_t dig_vals[8][{2 * nd}];\n"
             f"    void *tables[{nt}];\n"
             f"    uint64_t *cnt_p[{nc}]; uint64_t *cnt_b[{nc}];\n"
-            f"    void *reg[{nr}];\n"
+            f"    void *reg[{nr}]; uint8_t reg_obs[{nr}];\n"
+            "    uint32_t nobs, obs_cap; ss_obs_t *obs;\n"
             f"    void *ext[{nx}];\n"  # meters, direct meters, profiles, value sets (cgen_externs)
             "    uint32_t mt[624]; int32_t mti;\n"
             "} I_t;")
@@ -250,6 +272,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
                  "R->req = 0; R->ndig = 0; R->truncate = 0; R->sm = sm;")
         lines = [
             "int ssp_init(I_t *R) { ss_mt_seed((ss_mt *)R->mt, 0); return 0; }",
+            "void ssp_free(I_t *R) { free(R->obs); R->obs = NULL; R->obs_cap = R->nobs = 0; }",
             f"size_t ssp_sizeof(int which) {{ return which == 0 ? sizeof({hdr}) : which == 1 "
             f"? sizeof({meta}) : sizeof({sm}); }}",
             "uint32_t ssp_parse(I_t *R, void *h, void *m, void *sm, const uint8_t *pkt, "
@@ -611,11 +634,13 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
     def emit_call(self, fn: str, ctx_args: str, params: list[ast.Parameter],
                   args: list[ast.Expression | None], result: str | None,
                   cp_exprs: list[tuple[ast.Parameter, ast.Expression | None]] | None = None,
-                  parser: bool = False, cp_args: str | None = None) -> None:
+                  parser: bool = False, cp_args: str | None = None,
+                  isolated: bool = False) -> None:
         """Call `fn` with P4's copy-in/copy-out (spec 6.8): see codegen.emit_call. Every
         composite argument and every out/inout scalar goes through a temporary the callee
         gets a pointer to; the copy-out assigns them back left to right, also on exit (not
-        after a parser error)."""
+        after a parser error). `isolated`: the callee sees nothing of the caller but its
+        arguments, so cgen_alias may pass some composites by pointer instead."""
         codes = [ctx_args] if ctx_args else []
         if result is not None:
             codes.append(f"&{result}")
@@ -623,7 +648,13 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         pinned: list[ast.Node] = []
         evaluated = [*args, *(a for _, a in cp_exprs or [])]
         last_se = max((i for i, a in enumerate(evaluated) if self.side_effects(a)), default=-1)
+        direct = by_reference(params, args, self.sm_type, self.types.name) if isolated \
+            else set()
         for i, (p, a) in enumerate(zip(params, args)):
+            if i in direct:
+                assert a is not None
+                codes.append(f"&{self.ex(a)}")
+                continue
             composite = is_composite(p.type)
             writes = p.direction in ("out", "inout")
             ct = self.types.ctype(p.type)
@@ -803,7 +834,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         if not void and result is None:
             result = self.tmp("t", self.types.ctype(fdecl.return_type.resolved),
                               self.types.default(fdecl.return_type.resolved))
-        self.emit_call(fn, "R", list(fdecl.params), list(c.args), None if void else result)
+        self.emit_call(fn, "R", list(fdecl.params), list(c.args), None if void else result,
+                       isolated=True)
 
     def p4_function(self, decl: ast.FunctionDecl) -> str:
         name = self._function_fns.get(id(decl))
@@ -845,7 +877,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             self.emit_call(fn, "R, _pkt, _nb, _pp", params, args, None, parser=True)
             return
         fn = self.control_fn(child)
-        self.emit_call(fn, "R", params, args, None)
+        self.emit_call(fn, "R", params, args, None, isolated=True)
 
 
 def generate(checked: CheckedProgram) -> NativeProgram:

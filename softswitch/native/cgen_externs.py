@@ -137,8 +137,9 @@ class CExternGen:
         elif kind == "register" and m == "write":
             i = self.tmp("i", "uint64_t", self.ex(args[0]))
             ct = "u128" if x.width > 64 else "uint64_t"
-            self.line(f"if ({i} < {x.size}) (({ct} *)R->reg[{x.slot}])[{i}] = "
-                      f"{self.ex(args[1])};")
+            v = self.tmp("v", ct, self.ex(args[1]))
+            self.line(f"if ({i} < {x.size}) {{ (({ct} *)R->reg[{x.slot}])[{i}] = {v}; "
+                      f"if (R->reg_obs[{x.slot}]) ss_observed(R, {x.slot}, {i}, {v}); }}")
         elif kind == "meter" and m == "execute_meter":
             # out of range: no meter runs and the result keeps its value (as BMv2)
             i = self.tmp("i", "uint64_t", self.ex(args[0]))

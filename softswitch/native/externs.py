@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from softswitch.engine.externs import CounterArray, RegisterArray
-from softswitch.errors import NativeUnsupported
 from softswitch.native.cgen import NativeExtern
+from softswitch.native.program import NativeInstance
 
 _U64 = (1 << 64) - 1
 
@@ -24,20 +24,26 @@ def native_counter(x: NativeExtern, cells: tuple[Any, ...]) -> CounterArray:
 
 class RegisterCells:
     """A register's C cells as a list of ints: 128-bit cells are two words; int<W> cells hold
-    W-bit two's complement and read back as negative ints, as RegisterArray.values does."""
+    W-bit two's complement and read back as negative ints, as RegisterArray.values does.
+    `listener` (RegisterArray.observe) hears every write made through this object."""
 
     def __init__(self, cells: Any, size: int, width: int, signed: bool) -> None:
         self.cells, self.size, self.width, self.signed = cells, size, width, signed
         self.wide = width > 64
+        self.listener: Callable[[int, int], None] | None = None
 
     def __len__(self) -> int:
         return self.size
 
+    def value(self, raw: int) -> int:
+        """A cell's stored bits as the int RegisterArray.values holds."""
+        if self.signed and raw >> (self.width - 1):
+            raw -= 1 << self.width
+        return raw
+
     def _get(self, i: int) -> int:
         v = (self.cells[2 * i] | (self.cells[2 * i + 1] << 64)) if self.wide else self.cells[i]
-        if self.signed and v >> (self.width - 1):
-            v -= 1 << self.width
-        return int(v)
+        return self.value(int(v))
 
     def _set(self, i: int, value: int) -> None:
         v = value & ((1 << self.width) - 1)
@@ -45,6 +51,8 @@ class RegisterCells:
             self.cells[2 * i], self.cells[2 * i + 1] = v & _U64, v >> 64
         else:
             self.cells[i] = v
+        if self.listener is not None:
+            self.listener(i, self._get(i))
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
@@ -73,13 +81,24 @@ class RegisterCells:
 class NativeRegisterArray(RegisterArray):
     """A register whose cells live in C."""
 
-    def __init__(self, x: NativeExtern, cells: tuple[Any, ...]) -> None:
+    def __init__(self, x: NativeExtern, cells: tuple[Any, ...], instance: NativeInstance
+                 ) -> None:
         super().__init__(x.name, 0, x.width, x.signed)
         self.values = RegisterCells(cells[0], x.size, x.width, x.signed)  # type: ignore[assignment]
+        self._slot = x.slot
+        self._instance = instance
 
     def reset(self) -> None:
         self.values[:] = [0] * len(self.values)
 
     def observe(self, listener: Callable[[int, int], None] | None) -> None:
-        raise NativeUnsupported("observing register writes (emulation measurements): run "
-                                "with the Python engine")
+        """As RegisterArray.observe: the program's writes are logged in C and reported after
+        each pipeline call (native/pipeline.py drains the log), in the order made, before the
+        call returns; the control plane's as they are made."""
+        cells: RegisterCells = self.values  # type: ignore[assignment]
+        cells.listener = listener
+        if listener is None:
+            self._instance.observe(self._slot, None)
+        else:
+            self._instance.observe(self._slot,
+                                   lambda i, raw: listener(i, cells.value(raw)))

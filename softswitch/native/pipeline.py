@@ -1,26 +1,39 @@
-"""The v1model walk over the C engine's passes.
+"""The v1model walk over the C engine.
 
-`NativeV1Pipeline` is engine/pipeline.py's `V1Pipeline` (the one place the walk's logic lives:
-clone, digest, resubmit, multicast, drop, recirculate, truncate decisions and the job order)
-with its engine steps — parse, verify + ingress, egress, compute + deparse, copying a PHV —
-done by the generated C. A packet's headers and metadata are opaque C buffers (``char[]``),
-its standard_metadata the cffi ``sm_t`` struct the walk reads and writes by field; the
-end-of-pass requests the C code sets in ``R->req`` are turned into the RunState fields the
-walk reads. (Later work moves the walk itself into C; the pass functions are its steps.)
+`NativeV1Pipeline` is engine/pipeline.py's `V1Pipeline` with the common path in C
+(native/cgen_walk.py): `process` walks a packet through both passes in one C call,
+`process_batch` many packets in one call, and `run` (the Device's egress-queue path) one pass
+per call with the PHV in C buffers (an egress job holds the ``char[]`` headers and metadata
+and the cffi ``sm_t``). When a pass asks for what only the Python walk does (clone, digest,
+resubmit, recirculate, multicast, an assert failure), the C call returns after that pass and
+`V1Pipeline._end_ingress` / `_end_egress` continue with the same PHV and the pass's requests
+(`_resume`), so no pass runs twice; the jobs they make run through `_step` (C per pass).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Any
 
 from softswitch.engine.externs import Digest
-from softswitch.engine.pipeline import RunState, V1Pipeline
+from softswitch.engine.pipeline import (
+    MAX_JOBS,
+    OutputPacket,
+    PacketJob,
+    QueueInfo,
+    RunState,
+    V1Pipeline,
+)
 from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.native.cgen_walk import W_DROP, W_EGRESS, W_ERR, W_PY_IN, W_TX
 from softswitch.native.program import NativeInstance
 
 REQ_CLONE, REQ_RESUBMIT, REQ_RECIRC, REQ_DIGEST, REQ_TRUNCATE = 1, 2, 4, 8, 16
 OUT_CAPACITY = 1 << 16  # bytes the deparser may emit per packet (headers only)
+ARENA_BYTES = 1 << 22   # a batch's output arena (a batch needing more is run in parts)
+_DROPPED = (1 << 64) - 1
 
 
 class NativeV1Pipeline(V1Pipeline):
@@ -41,6 +54,11 @@ class NativeV1Pipeline(V1Pipeline):
         self.SM = lambda: ffi.new("sm_t *")
         self._sm_type = ffi.typeof("sm_t *")
         self._out = ffi.new("uint8_t[]", OUT_CAPACITY)
+        self._outbuf = ffi.buffer(self._out)
+        self._w = w = ffi.new("W_t *")
+        w.out, w.ocap = self._out, OUT_CAPACITY
+        self._scratch = (self.H(), self.M(), self.SM())
+        self._arena: Any = None
         gen = instance.program.gen
         self._sites = {s.site: s for s in gen.digests}
         self._field_lists: dict[int, Callable[..., None]] = {
@@ -55,7 +73,172 @@ class NativeV1Pipeline(V1Pipeline):
             copy(idx, smeta, dmeta)
         return fl
 
-    # -- the steps ----------------------------------------------------------------------------
+    # -- the walk in C -------------------------------------------------------------------------
+
+    def process(self, port: int, data: bytes) -> list[OutputPacket]:
+        data = bytes(data)
+        out: list[OutputPacket] = []
+        try:
+            r = self.lib.ssp_walk(self.inst, self._use_scratch(), data, len(data), port & 0x1FF,
+                                  self.now_us())
+            if r == W_TX:
+                out.append(self._transmitted(data, self._w.off))
+            elif r != W_DROP:
+                self._continue(r, port & 0x1FF, data, out)
+        except Exception as exc:  # an engine bug must not escape to the caller
+            self.internal_errors += 1
+            self._log(f"Internal error while processing the packet ({exc!r}): dropped")
+        if self.instance.observers:
+            self.instance.drain_observed()
+        return out
+
+    def process_batch(self, packets: Sequence[tuple[int, bytes]]) -> list[list[OutputPacket]]:
+        """`process` of each packet in turn, the common path in one C call for the batch."""
+        ffi, lib, inst = self.ffi, self.lib, self.inst
+        n = len(packets)
+        if not n:
+            return []
+        datas = [bytes(d) for _, d in packets]
+        lens = [len(d) for d in datas]
+        blob = b"".join(datas)
+        c_offs = ffi.new("uint32_t[]", [0, *accumulate(lens)][:n])
+        c_lens = ffi.new("uint32_t[]", lens)
+        c_ports = ffi.new("uint16_t[]", [p & 0x1FF for p, _ in packets])
+        c_res = ffi.new("uint64_t[]", 3 * n)
+        status = ffi.new("int *")
+        if self._arena is None:
+            self._arena = ffi.new("uint8_t[]", ARENA_BYTES)
+        arena = self._arena
+        view = ffi.buffer(arena)
+        new = tuple.__new__
+        results: list[list[OutputPacket]] = []
+        i = 0
+        while i < n:
+            w = self._use_scratch()
+            w.now = self.now_us()
+            done = lib.ssp_batch(inst, w, n - i, blob, c_offs + i, c_lens + i, c_ports + i, arena,
+                                 ARENA_BYTES, c_res + 3 * i, status)
+            if done == 0 and status[0] < 0:  # one packet larger than the arena
+                results.append(self.process(c_ports[i], datas[i]))
+                i += 1
+                continue
+            stopped = status[0] > 0
+            res = ffi.unpack(c_res + 3 * i, 3 * (done - stopped))
+            results += [[new(OutputPacket, (port, view[o:o + n]))] if port != _DROPPED else []
+                        for port, o, n in zip(res[0::3], res[1::3], res[2::3])]
+            i += done
+            if stopped:
+                out: list[OutputPacket] = []
+                try:
+                    self._continue(status[0], c_ports[i - 1], datas[i - 1], out)
+                except Exception as exc:  # an engine bug must not escape to the caller
+                    self.internal_errors += 1
+                    self._log(f"Internal error while processing the packet ({exc!r}): dropped")
+                results.append(out)
+            if self.instance.observers:
+                self.instance.drain_observed()
+        return results
+
+    def _use_scratch(self) -> Any:
+        w = self._w
+        w.h, w.m, w.sm = self._scratch
+        w.force_py = bool(self.R.digests)
+        return w
+
+    def _transmitted(self, payload: bytes, off: int = 0) -> OutputPacket:
+        """The packet the C walk deparsed into `_out`, followed by ``payload[off:]``, cut."""
+        w = self._w
+        data = b"".join((self._outbuf[0:w.olen], memoryview(payload)[off:]))
+        if len(data) > w.tlen:
+            data = data[:w.tlen]
+        return OutputPacket(w.eport, data)
+
+    def _continue(self, r: int, port: int, data: bytes, out: list[OutputPacket]) -> None:
+        """The Python walk from where `ssp_walk` handed the packet back (`r`), on the scratch
+        PHV (which becomes the packet's: the next packet gets new scratch), then the jobs it
+        made, each pass in C."""
+        if r == W_ERR:
+            raise RuntimeError("the C deparser stopped (output buffer full)")
+        w = self._w
+        h, m, sm = self._scratch
+        self._scratch = (self.H(), self.M(), self.SM())
+        jobs: deque[PacketJob] = deque()
+        payload = data[w.off:]
+        if r == W_PY_IN:
+            self._resume(sm, len(data), w.now, payload)
+            self._end_ingress(PacketJob(True, port, data), h, m, sm, payload, w.rc == 0, jobs)
+            count = 1
+        else:
+            job = PacketJob(False, w.eport, b"", h, m, sm, payload, 0, w.cut)
+            self._resume(sm, int(sm.packet_length), w.now, payload)
+            self._end_egress(job, w.rc == 0, jobs, out)
+            count = 2
+        while jobs:
+            job = jobs.popleft()
+            count += 1
+            if count > MAX_JOBS:
+                break
+            self._guarded(job, jobs, out, None)
+
+    def _resume(self, sm: Any, plen: int, now: int, payload: bytes) -> None:
+        """The RunState of the pass C just ran, as V1Pipeline's steps would have left it."""
+        R = self.R
+        R.begin(sm, plen, now)
+        R.payload = payload
+        if self.inst.req:
+            self._requests()
+
+    def run(self, job: PacketJob, queue: QueueInfo | None = None
+            ) -> tuple[list[OutputPacket], list[PacketJob]]:
+        result = super().run(job, queue)
+        if self.instance.observers:
+            self.instance.drain_observed()
+        return result
+
+    def _step(self, job: PacketJob, jobs: deque[PacketJob], out: list[OutputPacket],
+              queue: QueueInfo | None) -> None:
+        """One pass of `job` in C, its end decided in C when it can be, else in Python."""
+        w = self._w
+        now = self.now_us()
+        w.now = now
+        w.force_py = bool(self.R.digests)
+        if job.ingress:
+            data = job.data
+            h = self.H()
+            if job.sm is not None:
+                m, sm, w.fresh = job.meta, job.sm, 0
+            else:
+                m, sm, w.fresh = self.M(), self.SM(), 1
+            w.h, w.m, w.sm, w.port = h, m, sm, job.port
+            r = self.lib.ssp_walk_in(self.inst, w, data, len(data))
+            if r == W_DROP:
+                return
+            payload = data[w.off:]
+            if r == W_EGRESS:
+                jobs.append(PacketJob(False, w.eport, b"", h, m, sm, payload, 0, w.cut))
+                return
+            self._resume(sm, len(data), now, payload)
+            self._end_ingress(job, h, m, sm, payload, w.rc == 0, jobs)
+            return
+        sm = job.sm
+        w.h, w.m, w.sm = job.hdr, job.meta, sm
+        w.eport, w.cut, w.trunc, w.fresh = job.port, job.cut, job.trunc, 0
+        if queue is None:
+            w.queued = 0
+        else:
+            w.queued = 1
+            w.enq_ts, w.enq_qdepth, w.deq_td, w.deq_qdepth = queue
+        payload = job.payload
+        r = self.lib.ssp_walk_out(self.inst, w, payload, len(payload))
+        if r == W_TX:
+            out.append(self._transmitted(payload))
+        elif r == W_ERR:
+            raise RuntimeError("the C deparser stopped (output buffer full)")
+        elif r != W_DROP:
+            self._resume(sm, int(sm.packet_length), now, payload)
+            self._end_egress(job, w.rc == 0, jobs, out)
+
+    # -- the steps (the Python walk's, for what C hands back) ---------------------------------
 
     def _copy(self, obj: Any) -> Any:
         ffi = self.ffi

@@ -5,6 +5,7 @@ cells it points to, allocated here and owned by the instance."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,33 @@ class NativeInstance:
             self.cells[x.name] = self._alloc(x)
         sizes = [lib.ssp_sizeof(i) for i in range(3)]
         self.hdr_size, self.meta_size = sizes[0], sizes[1]
+        # observed registers by slot: what to tell of each program write the C log holds
+        self.observers: dict[int, Callable[[int, int], None]] = {}
+        weakref.finalize(self, lib.ssp_free, self.inst)
+
+    def observe(self, slot: int, report: Callable[[int, int], None] | None) -> None:
+        """Log the program's writes of register `slot` for `report(index, raw cell value)`
+        (None: stop)."""
+        self.drain_observed()
+        if report is None:
+            self.observers.pop(slot, None)
+        else:
+            self.observers[slot] = report
+        self.inst.reg_obs[slot] = report is not None
+
+    def drain_observed(self) -> None:
+        """Report the logged writes, in the order the program made them."""
+        inst = self.inst
+        n = inst.nobs
+        if not n:
+            return
+        log = self.ffi.unpack(inst.obs, n)
+        inst.nobs = 0
+        observers = self.observers
+        for o in log:
+            report = observers.get(o.slot)
+            if report is not None:
+                report(int(o.idx), int(o.lo) | (int(o.hi) << 64))
 
     def _alloc(self, x: NativeExtern) -> tuple[Any, ...]:
         ffi = self.ffi
