@@ -4,7 +4,11 @@ byte for byte. Virtual time makes the runs deterministic, so any difference is a
 engine. Prints a table (scenario, identical or differing, CPU seconds per engine) and writes
 it as JSON; exit 1 when a pair differs or a run fails.
 
-    python -m bench.engine_identity [SCENARIO.yaml ...] [--seed 1] [-o out/engine_identity]
+`--fabric` compares the fabric cores instead (issue 26, 2): both runs on the C engine, one
+with the Python fabric, one with the native core (`--fabric native`).
+
+    python -m bench.engine_identity [SCENARIO.yaml ...] [--seed 1] [--fabric]
+                                    [-o out/engine_identity]
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = ("python", "c")
+# the two runs compared: (label, mrc-ctl emulate options)
+ENGINE_RUNS = (("python", ("--engine", "python")), ("c", ("--engine", "c")))
+FABRIC_RUNS = (("python", ("--engine", "c", "--fabric", "python")),
+               ("native", ("--engine", "c", "--fabric", "native")))
 
 
 def scenarios() -> list[Path]:
@@ -32,12 +40,13 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def emulate(scenario: Path, engine: str, seed: int, out: Path) -> tuple[Path, float, str]:
+def emulate(scenario: Path, label: str, options: tuple[str, ...], seed: int,
+            out: Path) -> tuple[Path, float, str]:
     """One `mrc-ctl emulate` run: its report.json, CPU seconds and error output ("" if ok)."""
-    report_dir = out / scenario.stem / engine
+    report_dir = out / scenario.stem / label
     before = children_cpu()
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "emulate", str(scenario), "--engine", engine,
+        [sys.executable, "-m", "controller.cli", "emulate", str(scenario), *options,
          "--seed", str(seed), "--quiet", "-o", str(report_dir)],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     error = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["failed"])[-1]
@@ -49,26 +58,34 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenarios", nargs="*", type=Path, help="default: every scenario")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "out" / "engine_identity")
+    parser.add_argument("--fabric", action="store_true",
+                        help="compare the Python and native fabric cores (both on the C engine)")
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="default out/engine_identity (out/fabric_identity with --fabric)")
     args = parser.parse_args()
+    pair = FABRIC_RUNS if args.fabric else ENGINE_RUNS
+    output = args.output or ROOT / "out" / ("fabric_identity" if args.fabric
+                                            else "engine_identity")
+    (a, _), (b, _) = pair
     rows = []
     bad = 0
     for scenario in [s.resolve() for s in args.scenarios] or scenarios():
-        runs = {e: emulate(scenario, e, args.seed, args.output) for e in ENGINES}
+        runs = {label: emulate(scenario, label, options, args.seed, output)
+                for label, options in pair}
         errors = {e: r[2] for e, r in runs.items() if r[2]}
         if errors:
             verdict = "failed: " + "; ".join(f"{e}: {m}" for e, m in errors.items())
         else:
-            same = runs["python"][0].read_bytes() == runs["c"][0].read_bytes()
+            same = runs[a][0].read_bytes() == runs[b][0].read_bytes()
             verdict = "identical" if same else "DIFFERENT"
         bad += verdict != "identical"
         row = {"scenario": str(scenario.relative_to(ROOT)), "verdict": verdict,
                **{f"cpu_{e}": round(r[1], 1) for e, r in runs.items()}}
         rows.append(row)
-        print(f"{row['scenario']:<45} {verdict:<10} python {row['cpu_python']:>7.1f} s  "
-              f"c {row['cpu_c']:>7.1f} s", flush=True)
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / "identity.json").write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"{row['scenario']:<45} {verdict:<10} {a} {row[f'cpu_{a}']:>7.1f} s  "
+              f"{b} {row[f'cpu_{b}']:>7.1f} s", flush=True)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "identity.json").write_text(json.dumps(rows, indent=1) + "\n")
     return 1 if bad else 0
 
 

@@ -85,14 +85,20 @@ def add_engine_argument(p: Any) -> None:
                    help="the softswitch engine of every switch and NIC: python, c (the "
                         "programs compiled to C), auto (c where it can, else python with one "
                         "warning); default $SOFTSWITCH_ENGINE, else python")
+    p.add_argument("--fabric", choices=("python", "native"), default=None,
+                   help="the fabric core stepping devices, cables and queues: python, or "
+                        "native (in C, when every device runs the C engine; else python with "
+                        "one warning naming why); default $SOFTSWITCH_FABRIC, else python")
 
 
-def use_engine(engine: str | None) -> None:
+def use_engine(engine: str | None, fabric: str | None = None) -> None:
     """Make `engine` every Switch's default in this process and the workers it starts
     (softswitch's Switch reads $SOFTSWITCH_ENGINE: the devices are built deep in the fabric
-    and by its P4Runtime servers)."""
+    and by its P4Runtime servers), and `fabric` every Fabric's core ($SOFTSWITCH_FABRIC)."""
     if engine is not None:
         os.environ["SOFTSWITCH_ENGINE"] = engine
+    if fabric is not None:
+        os.environ["SOFTSWITCH_FABRIC"] = fabric
 
 
 def seed_arg(text: str) -> int:
@@ -122,7 +128,7 @@ def cmd_emulate(args: Any) -> int:
     from emulation import report, scenario
     from emulation.run import run_mode
 
-    use_engine(args.engine)
+    use_engine(args.engine, args.fabric)
     chosen = scenario.load(args.scenario)
     if args.seed is not None:
         chosen = dataclasses.replace(chosen, seed=args.seed)

@@ -427,7 +427,7 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
 
 def cmd_sweep(args: Any, err: TextIO | None = None) -> int:
     err = err or sys.stderr
-    use_engine(getattr(args, "engine", None))
+    use_engine(getattr(args, "engine", None), getattr(args, "fabric", None))
     scenarios, errors = load_scenarios(args.scenarios)
     if args.jobs is not None and args.jobs < 1:
         errors.append(f"--jobs: {args.jobs}: at least 1")

@@ -48,6 +48,7 @@ directions, `set_blackhole` a switch swallow whatever reaches it (both counted i
 from __future__ import annotations
 
 import math
+import os
 import random
 import threading
 import time
@@ -240,10 +241,20 @@ class Fabric:
     """Switches, links and hosts in one process."""
 
     def __init__(self, *, clock: VirtualClock | Callable[[], int] | None = None,
-                 trace: Callable[[str, str], None] | None = None) -> None:
+                 trace: Callable[[str, str], None] | None = None,
+                 native: bool | None = None) -> None:
         """`clock` (µs) is shared by every device (tests step it by hand); a `VirtualClock`
         also gives the fabric virtual time in ns (see the module docstring). `trace`, when
-        given, receives ``(switch name, line)`` for each device's BMv2-style log line."""
+        given, receives ``(switch name, line)`` for each device's BMv2-style log line.
+        `native` (None: ``$SOFTSWITCH_FABRIC == "native"``): stepped virtual time runs in
+        the native fabric core (softswitch/native/fabric_core.py) when every device runs
+        the C engine; otherwise, or when it cannot, the Python core does
+        (`native_reason` says why)."""
+        if native is None:
+            native = os.environ.get("SOFTSWITCH_FABRIC", "python") == "native"
+        self.native = native
+        self.native_reason: str | None = None if native else "not asked for"
+        self._native: Any = None   # the FabricCore once attached
         self.clock = clock
         self._vclock = clock if isinstance(clock, VirtualClock) else None
         self._wires: dict[str, dict[int, _Wire]] = {}  # switch → its port → where packets go
@@ -279,6 +290,7 @@ class Fabric:
         port) a P4Runtime server serves the switch."""
         if name in self._switches or name in self._hosts:
             raise ValueError(f"fabric already has a node named {name!r}")
+        self._not_native("add a switch")
         if device_id is None:
             device_id = len(self._switches) + 1
         trace = self._named_trace(name)
@@ -288,8 +300,13 @@ class Fabric:
         wake = None if self._vclock is None else partial(self._schedule.post,
                                                          len(self._nodes))
 
+        device_class = Device
+        if self.native:
+            from softswitch.native.fabric_device import FabricDevice
+            device_class = FabricDevice
+
         def make_device() -> Device:
-            device = Device(device_id, cpu_port=cpu_port, drop_port=drop_port,
+            device = device_class(device_id, cpu_port=cpu_port, drop_port=drop_port,
                             priority_queues=priority_queues, trace=trace,
                             dump_packet_data=dump_packet_data, clock=self.clock,
                             fine_clock=fine_clock)
@@ -359,6 +376,7 @@ class Fabric:
             raise ValueError("a link with a delay needs virtual time: Fabric(clock=VirtualClock())")
         if delay_ns and self._running:
             raise NotImplementedError("links with a delay run only in stepped mode")
+        self._not_native("add a cable")
         sa, sb = self.switch(a), self.switch(b)
         for sw, port in ((sa, a_port), (sb, b_port)):
             if port in self._wires[sw.name]:
@@ -383,12 +401,15 @@ class Fabric:
         wires = self._cable(switch, port)
         for wire in wires:
             wire.up = up
+        self._native_wires(wires)
         if not up:
             self.link_down_drops += self._purge(wires)
 
     def _purge(self, wires: tuple[_Wire, ...]) -> int:
         """Take the packets in flight on `wires` (virtual time: arriving after now) off them,
         as lost; how many there were."""
+        if self._native is not None:
+            return int(self._native.purge(wires))
         heap = self._heap
         if not heap or self._vclock is None:
             return 0
@@ -417,6 +438,7 @@ class Fabric:
         draw = (lambda _packet, r=rng: r.random()) if isinstance(rng, random.Random) else rng
         for wire in chosen:
             wire.loss, wire.draw = probability, draw
+        self._native_wires(chosen)
 
     def set_link_delay(self, switch: str, port: int, delay_ns: int) -> None:
         """The propagation delay of the cable at `port` of `switch`, both ways, from now on
@@ -428,6 +450,7 @@ class Fabric:
             raise ValueError("a link with a delay needs virtual time: Fabric(clock=VirtualClock())")
         for wire in self._cable(switch, port):
             wire.delay_ns = delay_ns
+        self._native_wires(self._cable(switch, port))
 
     def set_link_blackhole(self, switch: str, port: int, on: bool) -> None:
         """A silent failure of the cable at `port` of `switch`: while on, what either end sends
@@ -436,6 +459,7 @@ class Fabric:
         wires = self._cable(switch, port)
         for wire in wires:
             wire.blackhole = on
+        self._native_wires(wires)
         if on:
             self.blackhole_drops += self._purge(wires)
 
@@ -445,6 +469,8 @@ class Fabric:
         `blackhole_drops`; its links stay up."""
         self.switch(name)
         (self._blackholed.add if on else self._blackholed.discard)(name)
+        if self._native is not None:
+            self._native.set_blackholed(name, on)
 
     def set_wire_filter(self, switch: str, port: int,
                         drop: Callable[[bytes], bool] | None) -> None:
@@ -454,6 +480,7 @@ class Fabric:
         if wire is None:
             raise ValueError(f"port {port} of {switch!r} is not connected")
         wire.drop = drop
+        self._native_wires((wire,))
 
     def link_is_up(self, switch: str, port: int) -> bool:
         wire = self._wires.get(switch, {}).get(port)
@@ -471,7 +498,10 @@ class Fabric:
             node.server.stop(0)
         node.device.stop()
         assert node.make_device is not None
+        old = node.device
         node.device = node.make_device()   # no pipeline: drops whatever still reaches it
+        if self._native is not None:
+            self._native.replace(self._nodes.index(node), old, node.device)
         self._schedule.post(self._nodes.index(node))   # what the old device had is gone
 
     def power_on(self, name: str, program: ProgramSource | None = None) -> None:
@@ -495,6 +525,7 @@ class Fabric:
         """A host attached to `port` of `switch`."""
         if name in self._switches or name in self._hosts:
             raise ValueError(f"fabric already has a node named {name!r}")
+        self._not_native("add a host")
         self.switch(switch)
         if port in self._wires[switch]:
             raise ValueError(f"port {port} of {switch!r} is already connected")
@@ -588,29 +619,68 @@ class Fabric:
     def wire_hops(self) -> int:
         """Packets put on cables between two devices (switch to switch, NIC to switch and back:
         a packet-level simulator's hops), lost on the way or not; not those onto a cut cable."""
-        return sum(w.carried for wires in self._wires.values() for w in wires.values()
+        carried = self._carried
+        return sum(carried(w) for wires in self._wires.values() for w in wires.values()
                    if not w.to_host)
 
     @property
     def host_handoffs(self) -> int:
         """Packets between a device and a host attached to it (`add_host`), both ways: in the
         emulator, a NIC's host port and its transport; exact in stepped mode."""
-        return self._injected + sum(w.carried for wires in self._wires.values()
+        carried = self._carried
+        return self._injected + sum(carried(w) for wires in self._wires.values()
                                     for w in wires.values() if w.to_host)
+
+    def _carried(self, wire: _Wire) -> int:
+        return wire.carried if self._native is None else int(self._native.carried(wire))
 
     @property
     def in_flight(self) -> int:
         """Packets on wires that have not arrived yet (virtual time)."""
-        return len(self._heap)
+        return len(self._heap) if self._native is None else int(self._native.in_flight())
+
+    # -- the native core ------------------------------------------------------------------------
+
+    def _use_native(self) -> bool:
+        """Whether stepped virtual time runs in the native core (attached at the first step
+        that finds the fabric able; else `native_reason` says why not, once, and the Python
+        core runs)."""
+        if self._native is not None:
+            return True
+        if not self.native or self.native_reason is not None:
+            return False
+        from softswitch.native.fabric_core import attach
+
+        self._native, self.native_reason = attach(self)
+        if self._native is None:
+            import logging
+
+            logging.getLogger("softswitch.fabric").warning(
+                "native fabric core not used: %s", self.native_reason)
+            return False
+        return True
+
+    def _not_native(self, what: str) -> None:
+        if self._native is not None:
+            raise NotImplementedError(f"cannot {what} once the native fabric core runs")
+
+    def _native_wires(self, wires: tuple[_Wire, ...]) -> None:
+        if self._native is not None:
+            for wire in wires:
+                self._native.wire_changed(wire)
 
     # -- observing ------------------------------------------------------------------------------
 
     def add_observer(self, fn: Callable[[Delivery], None]) -> None:
         """Call `fn` for every packet put on a wire (from any device thread, before delivery)."""
         self._observers = [*self._observers, fn]  # copy: device threads iterate the old list
+        if self._native is not None:
+            self._native.observers(True)
 
     def remove_observer(self, fn: Callable[[Delivery], None]) -> None:
         self._observers = [o for o in self._observers if o != fn]  # bound methods: ==
+        if self._native is not None:
+            self._native.observers(bool(self._observers))
 
     def capture(self) -> Capture:
         """A new `Capture`, attached until `detach()`."""
@@ -658,6 +728,9 @@ class Fabric:
             self._wait_quiet([s.device for s in self._switches.values()], deadline)
             return
         if self._vclock is not None:
+            if self._use_native():
+                self._native.run_instant(self._vclock.now_ns)
+                return
             self._run_instant(self._vclock, deadline, timeout)
             return
         devices = [s.device for s in self._switches.values()]
@@ -713,6 +786,9 @@ class Fabric:
         vclock = self._vclock
         if vclock is None:
             raise RuntimeError("next_event_ns needs virtual time: Fabric(clock=VirtualClock())")
+        if not self._running and self._use_native():
+            t = self._native.next_event_ns(vclock.now_ns)
+            return None if t is None else int(t)
         now_ns = vclock.now_ns
         best = self._heap[0][0] if self._heap else None
         if best is not None and best <= now_ns:
@@ -753,6 +829,7 @@ class Fabric:
         """One dataplane thread per device. Wires then deliver at once: links with a delay
         raise NotImplementedError (they need stepped virtual time), and packets already in
         flight stay there until the fabric is stepped again."""
+        self._not_native("run threads")
         if any(w.delay_ns for ws in self._wires.values() for w in ws.values()):
             raise NotImplementedError("links with a delay run only in stepped virtual time "
                                       "(run_until_idle), not threaded")
@@ -770,6 +847,8 @@ class Fabric:
         self._timed = self._vclock is not None
         self._schedule.enabled = True
         self._schedule.wake_all()   # the threads changed what they held: look at every device
+        if self._native is not None:
+            self._native.wake_all()
 
     def close(self) -> None:
         """Stop threads and P4Runtime servers."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 #: status of a walk call (also the cffi constants native/pipeline.py reads)
 W_DROP, W_EGRESS, W_TX, W_PY_IN, W_PY_OUT, W_ERR = range(6)
 
-WALK_CDEF = """
+W_T_CDEF = """
 typedef struct W_t {
     void *h, *m, *sm;
     uint32_t port, off, fresh, force_py;
@@ -34,6 +34,8 @@ typedef struct W_t {
     uint8_t *out; uint32_t ocap, olen, tlen;
     int32_t rc;
 } W_t;
+"""
+WALK_CDEF = W_T_CDEF + """
 int ssp_walk_in(I_t *R, W_t *w, const uint8_t *pkt, uint32_t len);
 int ssp_walk_out(I_t *R, W_t *w, const uint8_t *payload, uint32_t paylen);
 int ssp_walk(I_t *R, W_t *w, const uint8_t *pkt, uint32_t len, uint32_t port, uint64_t now);

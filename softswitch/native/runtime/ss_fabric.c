@@ -1,0 +1,987 @@
+/* The native fabric core (issue 26, 2): a stepped virtual-time fabric of devices running the
+ * C engine, in C — devices' input buffers and egress queues (runtime/queues.py), the cables
+ * (delay, store-and-forward line rate, up/down, blackholes), the packets on them and the
+ * per-device schedule (softswitch/schedule.py) — so a packet goes from one device's egress
+ * through a cable into the next device's pipeline without returning to Python.
+ *
+ * Every rule here is a transcription of the Python fabric (fabric.py, schedule.py,
+ * runtime/device.py, runtime/queues.py), in the same order and with the same float
+ * arithmetic, so both give the same packets at the same times (see DESIGN.md, "native/ — the
+ * fabric core"). What must be Python is a callback (`py_pass`: a pipeline pass only the
+ * Python walk finishes; `py_wire`: a cable with a Python drop predicate or loss draw) or an
+ * entry in the log Python drains after each run (packets to hosts and CPU ports, what
+ * observers see, digests).
+ *
+ * Compiled on its own (not with a program): it calls each device's generated ssp_walk_in /
+ * ssp_walk_out through pointers. Built with -ffp-contract=off: no fused multiply-add, so
+ * every double operation rounds as Python's does.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* W_t (the walk's state, native/cgen_walk.py's W_T_CDEF) is prepended by fabric_core.py */
+
+enum { W_DROP, W_EGRESS, W_TX, W_PY_IN, W_PY_OUT, W_ERR };
+enum { LOG_HOST = 1, LOG_PIN = 2, LOG_OBS = 3, LOG_DIG = 4 };
+
+typedef int (*walk_in_fn)(void *R, W_t *w, const uint8_t *pkt, uint32_t len);
+typedef int (*walk_out_fn)(void *R, W_t *w, const uint8_t *payload, uint32_t paylen);
+/* a pass for Python to finish: returns bit 0 digests are pending delivery, bit 1 the
+ * pipeline holds digests of a failed pass (force_py for the next passes) */
+typedef int (*py_pass_fn)(int dev, int kind, W_t *w, const uint8_t *data, uint32_t len);
+/* a cable with a Python predicate: 0 on its way, 1 filtered (not counted here), 2 lost */
+typedef int (*py_wire_fn)(int wire, const uint8_t *data, uint32_t len);
+
+#define EPSILON_US 1e-6
+#define NPORTS 512
+#define BURST 64
+#define DRAIN_MAX 256
+#define OUT_CAP (1u << 16)
+
+typedef struct fj {
+    struct fj *next;
+    uint8_t *data; uint32_t len, off;   /* the packet (ingress) or the payload's (egress) */
+    uint32_t port, cut, trunc, fresh;
+    uint8_t *phv;                       /* h | m | sm */
+    double enq; uint64_t enq_qdepth, seq;
+} fj;
+
+typedef struct fq { fj *head, *tail; uint32_t n; } fq;
+
+typedef struct fport {
+    fq *q;
+    int64_t depth;
+    int has_interval; double interval;
+    int has_bps; double bps;
+    double free_at, sent_at;
+    uint32_t count;
+    int active;
+} fport;
+
+typedef struct fout { uint32_t port, len; uint8_t *data; double start, end; } fout;
+
+typedef struct fdev {
+    void *R; walk_in_fn win; walk_out_fn wout;
+    uint32_t hsize, msize, smsize, prio_off, prio_size;
+    int has_prog, force_py, dig_pending;
+    uint32_t nq;
+    int64_t def_depth; int def_has_interval; double def_interval; int def_has_bps; double def_bps;
+    fport *ports[NPORTS];
+    int32_t active[NPORTS]; int nactive;
+    uint64_t seq; uint32_t count;
+    int has_earliest; double earliest;
+    int32_t awaiting;
+    double departure;
+    fq inbox, jobs;
+    uint32_t capacity;
+    int32_t cpu_port; int blackholed;
+    int32_t wire[NPORTS];
+    uint64_t rx, tx, drop_input, drop_recirc, drop_nopipe, qdropped;
+    uint8_t *out;
+} fdev;
+
+typedef struct fwire {
+    int32_t to_dev, to_port;
+    int to_host, up, blackhole, slow;
+    int64_t delay;
+    uint64_t carried;
+} fwire;
+
+typedef struct fflight { int64_t arrival; uint64_t seq; int32_t wire; uint32_t len; uint8_t *data; } fflight;
+typedef struct ftimer { double when; int32_t dev; } ftimer;
+
+typedef struct flog {
+    int32_t kind, a, b, c;
+    int64_t time;
+    uint8_t *data; uint32_t len;
+} flog;
+
+typedef struct fcore {
+    fdev *dev; int ndev;
+    fwire *wires; int nwire;
+    fflight *fl; int nfl, capfl; uint64_t wire_seq;
+    /* the schedule */
+    uint8_t *marked; int32_t *now_h; int nnow; int32_t *next; int nnext; int cursor;
+    int32_t *posted; int nposted;
+    uint8_t *dirtyf; int32_t *dirty; int ndirty;   /* devices whose counters moved */
+    ftimer *timers; int ntimers, captimers;
+    uint8_t *has_due; double *due;
+    /* the instant */
+    int64_t now_ns; double now_us; uint64_t now_whole_us;
+    int observers;
+    flog *log; int nlog, caplog;
+    uint64_t unlinked, link_down, loss, blackholed;
+    fout *outs; int nout, capout;
+    py_pass_fn py_pass; py_wire_fn py_wire;
+    W_t w;
+    int error;   /* out of memory: the run stops, Python raises */
+} fcore;
+
+/* -- allocation helpers ------------------------------------------------------------------ */
+
+static void *grow(void *p, int *cap, int need, size_t size) {
+    if (need <= *cap) return p;
+    int n = *cap ? *cap * 2 : 64;
+    while (n < need) n *= 2;
+    void *q = realloc(p, (size_t)n * size);
+    if (!q) return NULL;
+    *cap = n;
+    return q;
+}
+
+static void fj_free(fj *j) {
+    if (!j) return;
+    free(j->data);
+    free(j->phv);
+    free(j);
+}
+
+static void fq_push(fq *q, fj *j) {
+    j->next = NULL;
+    if (q->tail) q->tail->next = j; else q->head = j;
+    q->tail = j;
+    q->n++;
+}
+
+static fj *fq_pop(fq *q) {
+    fj *j = q->head;
+    if (!j) return NULL;
+    q->head = j->next;
+    if (!q->head) q->tail = NULL;
+    q->n--;
+    return j;
+}
+
+static void fq_clear(fq *q) {
+    fj *j;
+    while ((j = fq_pop(q))) fj_free(j);
+}
+
+/* -- the core ------------------------------------------------------------------------------ */
+
+fcore *fc_new(int ndev, int nwire) {
+    fcore *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->dev = calloc((size_t)(ndev ? ndev : 1), sizeof *c->dev);
+    c->wires = calloc((size_t)(nwire ? nwire : 1), sizeof *c->wires);
+    c->marked = calloc((size_t)(ndev ? ndev : 1), 1);
+    c->now_h = calloc((size_t)(ndev ? ndev : 1), sizeof(int32_t));
+    c->next = calloc((size_t)(ndev ? ndev : 1), sizeof(int32_t));
+    c->posted = calloc((size_t)(ndev ? ndev : 1) * 4 + 16, sizeof(int32_t));
+    c->has_due = calloc((size_t)(ndev ? ndev : 1), 1);
+    c->due = calloc((size_t)(ndev ? ndev : 1), sizeof(double));
+    c->dirtyf = calloc((size_t)(ndev ? ndev : 1), 1);
+    c->dirty = calloc((size_t)(ndev ? ndev : 1), sizeof(int32_t));
+    if (!c->dev || !c->wires || !c->marked || !c->now_h || !c->next || !c->posted ||
+        !c->has_due || !c->due || !c->dirtyf || !c->dirty) return NULL;
+    c->ndev = ndev; c->nwire = nwire; c->cursor = -1;
+    for (int i = 0; i < ndev; i++) {
+        fdev *d = &c->dev[i];
+        for (int p = 0; p < NPORTS; p++) d->wire[p] = -1;
+        d->awaiting = -1; d->cpu_port = -1; d->nq = 1; d->def_depth = 64; d->capacity = 1024;
+        d->out = malloc(OUT_CAP);
+        if (!d->out) return NULL;
+    }
+    return c;
+}
+
+void fc_set_callbacks(fcore *c, py_pass_fn pass, py_wire_fn wire) {
+    c->py_pass = pass; c->py_wire = wire;
+}
+
+void fc_set_observers(fcore *c, int on) { c->observers = on; }
+
+int fc_error(fcore *c) { return c->error; }
+
+/* -- egress queues (runtime/queues.py) ----------------------------------------------------- */
+
+static fport *port_of(fdev *d, uint32_t port) {
+    fport *p = d->ports[port];
+    if (p) return p;
+    p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->q = calloc(d->nq, sizeof *p->q);
+    if (!p->q) { free(p); return NULL; }
+    p->depth = d->def_depth;
+    p->has_interval = d->def_has_interval; p->interval = d->def_interval;
+    p->has_bps = d->def_has_bps; p->bps = d->def_bps;
+    d->ports[port] = p;
+    return p;
+}
+
+enum { SET_RATE, SET_LINE_RATE, SET_DEPTH };
+
+/* a port setting (`what`: the packet rate's interval µs, the line rate in bit/s, each with
+ * `has` 0 for none; the depth in packets) of `port`, or with port -1 of every port and the
+ * default for ports seen later (EgressQueues.set_rate / set_line_rate / set_depth) */
+int fc_set_port(fcore *c, int i, int what, int port, int has, double value) {
+    fdev *d = &c->dev[i];
+    d->has_earliest = 0;
+    if (port < 0) {
+        if (what == SET_RATE) { d->def_has_interval = has; d->def_interval = value; }
+        else if (what == SET_LINE_RATE) { d->def_has_bps = has; d->def_bps = value; }
+        else d->def_depth = (int64_t)value;
+    }
+    for (int k = port < 0 ? 0 : port; k < (port < 0 ? NPORTS : port + 1); k++) {
+        fport *p = port < 0 ? d->ports[k] : port_of(d, (uint32_t)k);
+        if (!p) { if (port >= 0) return -1; continue; }
+        if (what == SET_RATE) {
+            p->has_interval = has; p->interval = value;
+            if (!has && !p->has_bps) p->free_at = 0.0;   /* unlimited: nothing to wait for */
+        } else if (what == SET_LINE_RATE) {
+            p->has_bps = has; p->bps = value;
+            if (!has && !p->has_interval) p->free_at = 0.0;
+        } else {
+            p->depth = (int64_t)value;
+        }
+    }
+    return 0;
+}
+
+/* a port's pacing state as the Python queues left it (at attach) */
+int fc_set_port_state(fcore *c, int i, int port, double free_at, double sent_at) {
+    fport *p = port_of(&c->dev[i], (uint32_t)port);
+    if (!p) return -1;
+    p->free_at = free_at; p->sent_at = sent_at;
+    return 0;
+}
+
+static int q_enqueue(fcore *c, fdev *d, fj *j, uint32_t priority) {
+    if (priority >= d->nq) { d->qdropped++; fj_free(j); return 0; }
+    fport *p = port_of(d, j->port);
+    if (!p) { c->error = 1; fj_free(j); return 0; }
+    fq *q = &p->q[priority];
+    if ((int64_t)q->n >= p->depth) { d->qdropped++; fj_free(j); return 0; }
+    d->seq++;
+    d->has_earliest = 0;
+    j->enq = c->now_us; j->enq_qdepth = q->n; j->seq = d->seq;
+    fq_push(q, j);
+    if (!p->count) { p->active = 1; d->active[d->nactive++] = (int32_t)j->port; }
+    p->count++;
+    d->count++;
+    return 1;
+}
+
+static double heads_earliest(fdev *d) {
+    double best = INFINITY;
+    for (int a = 0; a < d->nactive; a++) {
+        fport *p = d->ports[d->active[a]];
+        for (uint32_t k = 0; k < d->nq; k++) {
+            fj *h = p->q[k].head;
+            if (h) {
+                double t = h->enq >= p->free_at ? h->enq : p->free_at;
+                if (t < best) best = t;
+            }
+        }
+    }
+    return best;
+}
+
+typedef struct qinfo { uint64_t enq_ts, enq_qdepth, deq_td, deq_qdepth; } qinfo;
+
+static fj *q_pop(fcore *c, fdev *d, qinfo *info) {
+    if (!d->count) return NULL;
+    double now = c->now_us, limit = now + EPSILON_US;
+    if (d->has_earliest && d->earliest > limit) return NULL;
+    fport *best = NULL; int besta = -1; uint32_t qi = 0; double depart = 0; uint64_t bseq = 0;
+    for (int a = 0; a < d->nactive; a++) {
+        fport *p = d->ports[d->active[a]];
+        for (int k = (int)d->nq - 1; k >= 0; k--) {
+            fj *h = p->q[k].head;
+            if (h) {
+                double t = h->enq >= p->free_at ? h->enq : p->free_at;
+                if (t <= limit) {
+                    if (!best || t < depart || (t == depart && h->seq < bseq)) {
+                        best = p; besta = a; depart = t; bseq = h->seq; qi = (uint32_t)k;
+                    }
+                }
+                break;
+            }
+        }
+    }
+    if (!best) {
+        d->earliest = heads_earliest(d); d->has_earliest = 1;
+        return NULL;
+    }
+    d->has_earliest = 0;
+    fq *q = &best->q[qi];
+    fj *j = fq_pop(q);
+    best->count--;
+    if (!best->count) {
+        best->active = 0;
+        d->active[besta] = d->active[--d->nactive];
+    }
+    d->count--;
+    uint64_t enq_us = (uint64_t)j->enq;
+    if (best->has_bps) {
+        best->free_at = INFINITY;
+        best->sent_at = depart;
+        d->awaiting = (int32_t)j->port;
+    } else if (best->has_interval) {
+        best->free_at = depart + best->interval;
+    } else {
+        depart = now;
+    }
+    d->departure = depart;
+    int64_t td = (int64_t)(uint64_t)depart - (int64_t)enq_us;
+    info->enq_ts = enq_us; info->enq_qdepth = j->enq_qdepth;
+    info->deq_td = td > 0 ? (uint64_t)td : 0; info->deq_qdepth = q->n;
+    return j;
+}
+
+static double q_transmitted(fdev *d, uint32_t port, uint64_t nbytes) {
+    fport *p = d->ports[port];
+    d->awaiting = -1;
+    d->has_earliest = 0;
+    double depart = p->sent_at;
+    double end = depart + ((double)nbytes * 8e6) / p->bps;
+    p->free_at = (!p->has_interval || depart + p->interval < end) ? end : depart + p->interval;
+    return end;
+}
+
+static int q_may_leave(fcore *c, fdev *d) {
+    if (!d->count) return 0;
+    return !d->has_earliest || d->earliest <= c->now_us + EPSILON_US;
+}
+
+/* the device's next departure (µs); 0: none (*when unset) */
+static int q_next_departure(fdev *d, double *when) {
+    if (!d->count) return 0;
+    if (!d->has_earliest) { d->earliest = heads_earliest(d); d->has_earliest = 1; }
+    if (d->earliest == INFINITY) return 0;
+    *when = d->earliest;
+    return 1;
+}
+
+static void q_clear(fdev *d) {
+    for (int k = 0; k < NPORTS; k++) {
+        fport *p = d->ports[k];
+        if (!p) continue;
+        for (uint32_t n = 0; n < d->nq; n++) fq_clear(&p->q[n]);
+        p->count = 0; p->active = 0;
+        if (p->free_at == INFINITY) p->free_at = p->sent_at;
+    }
+    d->nactive = 0; d->count = 0; d->awaiting = -1; d->has_earliest = 0;
+}
+
+/* -- the schedule (softswitch/schedule.py) --------------------------------------------------- */
+
+/* binary min-heaps (as Python's heapq): sift a value up from slot k, or down from slot k of
+ * a heap of n, for each element type and its order */
+#define HEAP_FUNCS(NAME, T, LESS)                                                         \
+    static void NAME##_up(T *h, int k, T v) {                                             \
+        while (k > 0) { int p = (k - 1) / 2; if (!LESS(v, h[p])) break; h[k] = h[p]; k = p; } \
+        h[k] = v;                                                                          \
+    }                                                                                      \
+    static void NAME##_down(T *h, int n, int k, T v) {                                    \
+        while (1) {                                                                        \
+            int l = 2 * k + 1, r = l + 1, m = k;                                           \
+            T mv = v;                                                                      \
+            if (l < n && LESS(h[l], mv)) { m = l; mv = h[l]; }                             \
+            if (r < n && LESS(h[r], mv)) { m = r; }                                        \
+            if (m == k) break;                                                             \
+            h[k] = h[m]; k = m;                                                            \
+        }                                                                                  \
+        if (n) h[k] = v;                                                                   \
+    }
+
+#define INT_LESS(a, b) ((a) < (b))
+#define TIMER_LESS(a, b) ((a).when < (b).when || ((a).when == (b).when && (a).dev < (b).dev))
+#define FLIGHT_LESS(a, b) \
+    ((a).arrival < (b).arrival || ((a).arrival == (b).arrival && (a).seq < (b).seq))
+HEAP_FUNCS(ih, int32_t, INT_LESS)
+HEAP_FUNCS(th, ftimer, TIMER_LESS)
+HEAP_FUNCS(fh, fflight, FLIGHT_LESS)
+
+static void nh_push(fcore *c, int32_t v) { ih_up(c->now_h, c->nnow++, v); }
+
+static int32_t nh_pop(fcore *c) {
+    int32_t top = c->now_h[0];
+    c->nnow--;
+    ih_down(c->now_h, c->nnow, 0, c->now_h[c->nnow]);
+    return top;
+}
+
+static int timer_push(fcore *c, double when, int32_t dev) {
+    ftimer *t = grow(c->timers, &c->captimers, c->ntimers + 1, sizeof *t);
+    if (!t) { c->error = 1; return -1; }
+    c->timers = t;
+    ftimer v = {when, dev};
+    th_up(t, c->ntimers++, v);
+    return 0;
+}
+
+static void timer_pop(fcore *c) {
+    c->ntimers--;
+    th_down(c->timers, c->ntimers, 0, c->timers[c->ntimers]);
+}
+
+static void s_wake(fcore *c, int i) {
+    c->has_due[i] = 0;
+    if (!c->marked[i]) {
+        c->marked[i] = 1;
+        if (i > c->cursor) nh_push(c, i); else c->next[c->nnext++] = i;
+    }
+}
+
+void fc_wake_all(fcore *c) { for (int i = 0; i < c->ndev; i++) s_wake(c, i); }
+
+/* a wake from Python (what Device.set_waker posts), applied as the schedule applies posts */
+void fc_post(fcore *c, int i) {
+    if (c->nposted < c->ndev * 4 + 16) c->posted[c->nposted++] = i;
+    else s_wake(c, i);   /* (cannot happen: posts are applied before each pass) */
+}
+
+static void s_apply_posted(fcore *c) {
+    for (int k = 0; k < c->nposted; k++) s_wake(c, c->posted[k]);
+    c->nposted = 0;
+}
+
+static int s_start_pass(fcore *c, double limit) {
+    c->cursor = -1;
+    for (int k = 0; k < c->nnext; k++) nh_push(c, c->next[k]);
+    c->nnext = 0;
+    s_apply_posted(c);
+    while (c->ntimers && c->timers[0].when <= limit) {
+        ftimer t = c->timers[0];
+        timer_pop(c);
+        if (c->has_due[t.dev] && c->due[t.dev] == t.when) s_wake(c, t.dev);
+    }
+    return c->nnow > 0;
+}
+
+static void mark_dirty(fcore *c, int i) {
+    if (!c->dirtyf[i]) { c->dirtyf[i] = 1; c->dirty[c->ndirty++] = i; }
+}
+
+/* the devices whose counters may have moved since the last call (into out); how many */
+int fc_take_dirty(fcore *c, int32_t *out) {
+    int n = c->ndirty;
+    for (int k = 0; k < n; k++) { out[k] = c->dirty[k]; c->dirtyf[c->dirty[k]] = 0; }
+    c->ndirty = 0;
+    return n;
+}
+
+static int s_pop(fcore *c) {
+    if (c->nposted) s_apply_posted(c);
+    if (!c->nnow) { c->cursor = -1; return -1; }
+    int i = nh_pop(c);
+    c->marked[i] = 0;
+    c->cursor = i;
+    mark_dirty(c, i);
+    return i;
+}
+
+static void s_idle(fcore *c, int i, int has, double departure) {
+    if (c->marked[i]) return;
+    if (c->has_due[i] == has && (!has || c->due[i] == departure)) return;
+    /* Python: `due[i] == departure` with None == None: unchanged */
+    c->has_due[i] = (uint8_t)has; c->due[i] = departure;
+    if (has) timer_push(c, departure, i);
+}
+
+static int s_earliest(fcore *c, double *when) {
+    while (c->ntimers) {
+        ftimer t = c->timers[0];
+        if (c->has_due[t.dev] && c->due[t.dev] == t.when) { *when = t.when; return 1; }
+        timer_pop(c);
+    }
+    return 0;
+}
+
+/* -- the log Python drains ------------------------------------------------------------------ */
+
+static void log_add(fcore *c, int kind, int a, int b, int cc, int64_t time, uint8_t *data,
+                    uint32_t len) {
+    flog *l = grow(c->log, &c->caplog, c->nlog + 1, sizeof *l);
+    if (!l) { c->error = 1; free(data); return; }
+    c->log = l;
+    flog *e = &l[c->nlog++];
+    e->kind = kind; e->a = a; e->b = b; e->c = cc; e->time = time; e->data = data; e->len = len;
+}
+
+int fc_log_count(fcore *c) { return c->nlog; }
+flog *fc_log(fcore *c) { return c->log; }
+
+void fc_log_clear(fcore *c) {
+    for (int k = 0; k < c->nlog; k++) free(c->log[k].data);
+    c->nlog = 0;
+}
+
+static uint8_t *copy_bytes(const uint8_t *src, uint32_t len) {
+    uint8_t *b = malloc(len ? len : 1);
+    if (b && len) memcpy(b, src, len);
+    return b;
+}
+
+/* -- devices -------------------------------------------------------------------------------- */
+
+int fc_set_device(fcore *c, int i, uint32_t nq, int32_t cpu_port, uint32_t capacity) {
+    fdev *d = &c->dev[i];
+    if (nq < 1) return -1;
+    d->nq = nq; d->cpu_port = cpu_port; d->capacity = capacity;
+    return 0;
+}
+
+/* the program a device runs (R null: none, every packet is dropped) */
+void fc_set_program(fcore *c, int i, void *R, void *win, void *wout, uint32_t hsize,
+                    uint32_t msize, uint32_t smsize, uint32_t prio_off, uint32_t prio_size) {
+    fdev *d = &c->dev[i];
+    d->R = R; d->win = (walk_in_fn)win; d->wout = (walk_out_fn)wout;
+    d->hsize = hsize; d->msize = msize; d->smsize = smsize;
+    d->prio_off = prio_off; d->prio_size = prio_size;
+    d->has_prog = R != NULL;
+    d->force_py = 0;
+}
+
+void fc_set_force_py(fcore *c, int i, int on) { c->dev[i].force_py = on; }
+void fc_set_blackholed(fcore *c, int i, int on) { c->dev[i].blackholed = on; }
+
+/* a pipeline swap (Device.commit): what was queued and the resubmit buffer are gone */
+void fc_clear_device(fcore *c, int i) {
+    fdev *d = &c->dev[i];
+    q_clear(d);
+    fq_clear(&d->jobs);
+}
+
+/* a power cycle: a blank device in slot i (counters, buffers and port settings reset) */
+void fc_reset_device(fcore *c, int i) {
+    fdev *d = &c->dev[i];
+    q_clear(d);
+    fq_clear(&d->jobs);
+    fq_clear(&d->inbox);
+    for (int k = 0; k < NPORTS; k++) {
+        if (d->ports[k]) { free(d->ports[k]->q); free(d->ports[k]); d->ports[k] = NULL; }
+    }
+    d->def_depth = 64; d->def_has_interval = 0; d->def_has_bps = 0;
+    d->seq = 0; d->rx = d->tx = d->drop_input = d->drop_recirc = d->drop_nopipe = 0;
+    d->qdropped = 0; d->has_prog = 0; d->R = NULL; d->force_py = 0;
+}
+
+/* counters: rx, tx, input full, recirculation full, no pipeline, queue drops */
+void fc_counters(fcore *c, int i, uint64_t *out) {
+    fdev *d = &c->dev[i];
+    out[0] = d->rx; out[1] = d->tx; out[2] = d->drop_input; out[3] = d->drop_recirc;
+    out[4] = d->drop_nopipe; out[5] = d->qdropped;
+}
+
+uint32_t fc_queued(fcore *c, int i) { return c->dev[i].count; }
+uint32_t fc_inbox(fcore *c, int i) { return c->dev[i].inbox.n; }
+uint32_t fc_jobs(fcore *c, int i) { return c->dev[i].jobs.n; }
+uint32_t fc_depth(fcore *c, int i, int port, uint32_t prio) {
+    fport *p = c->dev[i].ports[port];
+    return p && prio < c->dev[i].nq ? p->q[prio].n : 0;
+}
+
+int fc_next_departure(fcore *c, int i, double *when) {
+    return q_next_departure(&c->dev[i], when);
+}
+
+static int dev_receive(fcore *c, int i, uint32_t port, uint8_t *data, uint32_t len) {
+    fdev *d = &c->dev[i];
+    if (d->inbox.n >= d->capacity) {
+        d->drop_input++; mark_dirty(c, i); free(data); return 0;
+    }
+    fj *j = calloc(1, sizeof *j);
+    if (!j) { c->error = 1; free(data); return 0; }
+    j->data = data; j->len = len; j->port = port; j->fresh = 1;
+    fq_push(&d->inbox, j);
+    fc_post(c, i);
+    return 1;
+}
+
+/* Device.receive from Python (a host's frame, a packet-out): copied */
+int fc_receive(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_t len) {
+    uint8_t *b = copy_bytes(data, len);
+    if (!b) { c->error = 1; return 0; }
+    return dev_receive(c, i, port, b, len);
+}
+
+static uint8_t *phv_new(fdev *d) {
+    return calloc(1, (size_t)d->hsize + d->msize + d->smsize + 16);
+}
+
+static uint32_t sm_priority(fdev *d, const uint8_t *sm) {
+    uint64_t v = 0;
+    memcpy(&v, sm + d->prio_off, d->prio_size > 8 ? 8 : d->prio_size);
+    return (uint32_t)v;
+}
+
+/* Device._dispatch of one job Python made (push) or C made */
+static void dispatch_egress(fcore *c, fdev *d, fj *j) {
+    q_enqueue(c, d, j, sm_priority(d, j->phv + d->hsize + d->msize));
+}
+
+static void dispatch_ingress(fdev *d, fj *j) {
+    if (d->jobs.n < d->capacity) fq_push(&d->jobs, j);
+    else { d->drop_recirc++; fj_free(j); }
+}
+
+/* jobs the Python walk made in a callback (copied): an egress job on `port` */
+int fc_push_egress(fcore *c, int i, uint32_t port, const void *h, const void *m, const void *sm,
+                   const uint8_t *payload, uint32_t paylen, uint32_t trunc, uint32_t cut) {
+    fdev *d = &c->dev[i];
+    fj *j = calloc(1, sizeof *j);
+    if (!j) { c->error = 1; return -1; }
+    j->phv = phv_new(d);
+    j->data = copy_bytes(payload, paylen);
+    if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
+    memcpy(j->phv, h, d->hsize);
+    memcpy(j->phv + d->hsize, m, d->msize);
+    memcpy(j->phv + d->hsize + d->msize, sm, d->smsize);
+    j->len = paylen; j->off = 0; j->port = port; j->trunc = trunc; j->cut = cut;
+    dispatch_egress(c, d, j);
+    return 0;
+}
+
+/* ... a resubmitted / recirculated ingress job (m, sm: the preserved metadata) */
+int fc_push_ingress(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_t len,
+                    const void *m, const void *sm) {
+    fdev *d = &c->dev[i];
+    fj *j = calloc(1, sizeof *j);
+    if (!j) { c->error = 1; return -1; }
+    j->phv = phv_new(d);
+    j->data = copy_bytes(data, len);
+    if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
+    memcpy(j->phv + d->hsize, m, d->msize);
+    memcpy(j->phv + d->hsize + d->msize, sm, d->smsize);
+    j->len = len; j->port = port; j->fresh = 0;
+    dispatch_ingress(d, j);
+    return 0;
+}
+
+static void add_out(fcore *c, uint32_t port, uint8_t *data, uint32_t len) {
+    fout *o = grow(c->outs, &c->capout, c->nout + 1, sizeof *o);
+    if (!o) { c->error = 1; free(data); return; }
+    c->outs = o;
+    o[c->nout].port = port; o[c->nout].data = data; o[c->nout].len = len;
+    o[c->nout].start = o[c->nout].end = 0;
+    c->nout++;
+}
+
+/* ... a packet it transmitted (the egress pass being finished) */
+int fc_push_output(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_t len) {
+    (void)i;
+    uint8_t *b = copy_bytes(data, len);
+    if (!b) { c->error = 1; return -1; }
+    add_out(c, port, b, len);
+    return 0;
+}
+
+static void py_pass(fcore *c, fdev *d, int i, int kind, const uint8_t *data, uint32_t len) {
+    int r = c->py_pass(i, kind, &c->w, data, len);
+    if (r & 1) d->dig_pending = 1;
+    d->force_py = (r & 2) != 0;
+}
+
+/* one ingress pass of `j` (Switch.run of an ingress job, then Device._dispatch) */
+static void run_ingress(fcore *c, fdev *d, int i, fj *j) {
+    W_t *w = &c->w;
+    uint8_t *phv = j->phv ? j->phv : phv_new(d);
+    if (!phv) { c->error = 1; fj_free(j); return; }
+    j->phv = NULL;
+    w->h = phv; w->m = phv + d->hsize; w->sm = phv + d->hsize + d->msize;
+    w->port = j->port; w->fresh = j->fresh; w->now = c->now_whole_us;
+    w->force_py = (uint32_t)d->force_py;
+    int r = d->win(d->R, w, j->data, j->len);
+    if (r == W_EGRESS) {
+        j->phv = phv; j->off = w->off; j->port = w->eport; j->cut = w->cut; j->trunc = 0;
+        dispatch_egress(c, d, j);
+        return;
+    }
+    if (r == W_PY_IN) py_pass(c, d, i, W_PY_IN, j->data, j->len);
+    free(phv);
+    fj_free(j);
+}
+
+/* one egress pass of queued `j` (Switch.run with its queueing metadata); its outputs added */
+static void run_egress(fcore *c, fdev *d, int i, fj *j, const qinfo *info) {
+    W_t *w = &c->w;
+    uint8_t *phv = j->phv;
+    w->h = phv; w->m = phv + d->hsize; w->sm = phv + d->hsize + d->msize;
+    w->eport = j->port; w->cut = j->cut; w->trunc = j->trunc; w->fresh = 0;
+    w->queued = 1;
+    w->enq_ts = info->enq_ts; w->enq_qdepth = info->enq_qdepth;
+    w->deq_td = info->deq_td; w->deq_qdepth = info->deq_qdepth;
+    w->now = c->now_whole_us;
+    w->force_py = (uint32_t)d->force_py;
+    w->out = d->out; w->ocap = OUT_CAP;
+    const uint8_t *payload = j->data + j->off;
+    uint32_t paylen = j->len - j->off;
+    int r = d->wout(d->R, w, payload, paylen);
+    if (r == W_TX) {
+        uint32_t n = w->tlen;
+        uint8_t *b = malloc(n ? n : 1);
+        if (!b) { c->error = 1; return; }
+        uint32_t head = w->olen < n ? w->olen : n;
+        memcpy(b, d->out, head);
+        if (n > head) memcpy(b + head, payload, n - head);
+        add_out(c, w->eport, b, n);
+    } else if (r == W_PY_OUT || r == W_ERR) {
+        py_pass(c, d, i, r, payload, paylen);
+    }
+}
+
+/* Device._drain: egress passes for what may leave now */
+static int drain(fcore *c, fdev *d, int i) {
+    int did = 0;
+    for (int k = 0; k < DRAIN_MAX; k++) {
+        qinfo info;
+        fj *j = q_pop(c, d, &info);
+        if (!j) break;
+        did = 1;
+        double start = d->departure, end;
+        int first = c->nout;
+        if (d->has_prog) run_egress(c, d, i, j, &info);
+        if (d->awaiting >= 0) {
+            uint64_t sent = 0;
+            for (int o = first; o < c->nout; o++)
+                if (c->outs[o].port == j->port) sent += c->outs[o].len;
+            end = q_transmitted(d, j->port, sent);
+        } else {
+            end = start;
+        }
+        for (int o = first; o < c->nout; o++) { c->outs[o].start = start; c->outs[o].end = end; }
+        fj_free(j);
+    }
+    return did;
+}
+
+/* -- wires (fabric.py's output function and _deliver_due) ----------------------------------- */
+
+int fc_set_wire(fcore *c, int k, int from_dev, int from_port, int to_dev, int to_port,
+                int to_host, int64_t delay) {
+    fwire *w = &c->wires[k];
+    w->to_dev = to_dev; w->to_port = to_port; w->to_host = to_host; w->delay = delay;
+    w->up = 1;
+    if (from_dev >= 0) c->dev[from_dev].wire[from_port] = k;
+    return 0;
+}
+
+void fc_wire_flags(fcore *c, int k, int up, int blackhole, int slow, int64_t delay) {
+    fwire *w = &c->wires[k];
+    w->up = up; w->blackhole = blackhole; w->slow = slow; w->delay = delay;
+}
+
+uint64_t fc_wire_carried(fcore *c, int k) { return c->wires[k].carried; }
+
+/* fabric counters: unlinked, link down, loss, blackhole (read and zeroed: Python adds them) */
+void fc_take_counters(fcore *c, uint64_t *out) {
+    out[0] = c->unlinked; out[1] = c->link_down; out[2] = c->loss; out[3] = c->blackholed;
+    c->unlinked = c->link_down = c->loss = c->blackholed = 0;
+}
+
+static void wire_target(fcore *c, int k, uint8_t *data, uint32_t len) {
+    fwire *w = &c->wires[k];
+    if (w->to_host) { log_add(c, LOG_HOST, k, 0, 0, 0, data, len); return; }
+    if (c->dev[w->to_dev].blackholed) { c->blackholed++; free(data); return; }
+    dev_receive(c, w->to_dev, (uint32_t)w->to_port, data, len);
+}
+
+static void fl_push(fcore *c, fflight v) {
+    fflight *h = grow(c->fl, &c->capfl, c->nfl + 1, sizeof *h);
+    if (!h) { c->error = 1; free(v.data); return; }
+    c->fl = h;
+    fh_up(h, c->nfl++, v);
+}
+
+static fflight fl_pop(fcore *c) {
+    fflight top = c->fl[0];
+    c->nfl--;
+    fh_down(c->fl, c->nfl, 0, c->fl[c->nfl]);
+    return top;
+}
+
+static void fl_heapify(fcore *c) {
+    for (int s = c->nfl / 2 - 1; s >= 0; s--) fh_down(c->fl, c->nfl, s, c->fl[s]);
+}
+
+int fc_in_flight(fcore *c) { return c->nfl; }
+
+/* a packet the Python fabric had on a wire when the core attached */
+int fc_add_in_flight(fcore *c, int64_t arrival, uint64_t seq, int wire, const uint8_t *data,
+                     uint32_t len) {
+    uint8_t *b = copy_bytes(data, len);
+    if (!b) { c->error = 1; return -1; }
+    fflight f = {arrival, seq, wire, len, b};
+    fl_push(c, f);
+    if (seq > c->wire_seq) c->wire_seq = seq;
+    return 0;
+}
+
+/* take the packets in flight on wires a and b (arriving after now) off them; how many */
+int fc_purge(fcore *c, int a, int b) {
+    int kept = 0, lost = 0;
+    for (int k = 0; k < c->nfl; k++) {
+        fflight e = c->fl[k];
+        if (e.arrival > c->now_ns && (e.wire == a || e.wire == b)) { free(e.data); lost++; }
+        else c->fl[kept++] = e;
+    }
+    c->nfl = kept;
+    if (lost) fl_heapify(c);
+    return lost;
+}
+
+static int64_t round_ns(double us) { return (int64_t)nearbyint(us * 1000.0); }
+
+static void output(fcore *c, int i, fout *o) {
+    fdev *d = &c->dev[i];
+    if (d->blackholed) { c->blackholed++; free(o->data); return; }
+    int k = d->wire[o->port & (NPORTS - 1)];
+    if (o->port >= NPORTS || k < 0) {
+        if (c->observers) log_add(c, LOG_OBS, -1, i, (int)o->port, round_ns(o->start),
+                                  o->data, o->len);
+        else free(o->data);
+        c->unlinked++;
+        return;
+    }
+    fwire *w = &c->wires[k];
+    if (!w->up) { c->link_down++; free(o->data); return; }
+    w->carried++;
+    if (c->observers) {
+        uint8_t *b = copy_bytes(o->data, o->len);
+        if (!b) { c->error = 1; free(o->data); return; }
+        log_add(c, LOG_OBS, k, i, (int)o->port, round_ns(o->start), b, o->len);
+    }
+    if (w->blackhole) { c->blackholed++; free(o->data); return; }
+    if (w->slow) {
+        int r = c->py_wire(k, o->data, o->len);
+        if (r) {
+            if (r == 2) c->loss++;
+            free(o->data);
+            return;
+        }
+    }
+    int64_t arrival = round_ns(o->end) + w->delay;
+    if (arrival > c->now_ns) {
+        fflight f = {arrival, ++c->wire_seq, k, o->len, o->data};
+        fl_push(c, f);
+        return;
+    }
+    wire_target(c, k, o->data, o->len);
+}
+
+/* -- stepping (Device.step, Fabric._run_instant) ------------------------------------------- */
+
+static int dev_step(fcore *c, int i) {
+    fdev *d = &c->dev[i];
+    if (!(d->inbox.n || d->jobs.n || q_may_leave(c, d))) return 0;
+    c->nout = 0;
+    d->dig_pending = 0;
+    int did = d->count ? drain(c, d, i) : 0;
+    fj *job = NULL;
+    if (d->jobs.n) {
+        job = fq_pop(&d->jobs);
+    } else if (d->inbox.n) {
+        job = fq_pop(&d->inbox);
+        did = 1;
+        d->rx++;
+        if (!d->has_prog) { d->drop_nopipe++; fj_free(job); job = NULL; }
+    }
+    if (job && d->has_prog) {
+        did = 1;
+        run_ingress(c, d, i, job);
+        drain(c, d, i);
+    } else if (job) {
+        fj_free(job);
+    }
+    int n = c->nout;
+    for (int k = 0; k < n; k++) {
+        fout *o = &c->outs[k];
+        d->tx++;
+        if ((int32_t)o->port == d->cpu_port) log_add(c, LOG_PIN, i, 0, 0, 0, o->data, o->len);
+        else output(c, i, o);
+    }
+    c->nout = 0;
+    if (d->dig_pending) log_add(c, LOG_DIG, i, 0, 0, 0, NULL, 0);
+    return did;
+}
+
+static void set_now(fcore *c, int64_t now_ns) {
+    c->now_ns = now_ns;
+    c->now_us = (double)now_ns / 1000.0;
+    c->now_whole_us = (uint64_t)(now_ns / 1000);
+}
+
+static int deliver_due(fcore *c) {
+    if (!c->nfl || c->fl[0].arrival > c->now_ns) return 0;
+    while (c->nfl && c->fl[0].arrival <= c->now_ns) {
+        fflight e = fl_pop(c);
+        wire_target(c, e.wire, e.data, e.len);
+    }
+    return 1;
+}
+
+/* Fabric._run_instant at `now_ns`: everything that can move now. 0, or -1 on an error. */
+int fc_run_instant(fcore *c, int64_t now_ns) {
+    set_now(c, now_ns);
+    double limit = c->now_us + EPSILON_US;
+    while (!c->error) {
+        deliver_due(c);
+        if (!s_start_pass(c, limit)) return 0;
+        int i;
+        while ((i = s_pop(c)) >= 0) {
+            int b;
+            for (b = 0; b < BURST; b++) {
+                if (!dev_step(c, i)) {
+                    double when = 0;
+                    int has = q_next_departure(&c->dev[i], &when);
+                    s_idle(c, i, has, when);
+                    break;
+                }
+                if (c->error) return -1;
+            }
+            if (b == BURST) s_wake(c, i);
+        }
+    }
+    return -1;
+}
+
+/* Fabric.next_event_ns: 1 and *out, or 0 (the fabric holds no packet) */
+int fc_next_event(fcore *c, int64_t now_ns, int64_t *out) {
+    set_now(c, now_ns);
+    int has_best = c->nfl > 0;
+    int64_t best = has_best ? c->fl[0].arrival : 0;
+    if (has_best && best <= now_ns) { *out = now_ns; return 1; }
+    double now_us = c->now_us;
+    s_apply_posted(c);
+    double departure = 0;
+    int has_dep = s_earliest(c, &departure);
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? c->nnext : c->nnow;
+        int32_t *list = pass ? c->next : c->now_h;
+        for (int k = 0; k < n; k++) {
+            fdev *d = &c->dev[list[k]];
+            if (d->inbox.n || d->jobs.n) { *out = now_ns; return 1; }
+            double when;
+            if (q_next_departure(d, &when) && (!has_dep || when < departure)) {
+                departure = when; has_dep = 1;
+            }
+        }
+    }
+    if (!has_dep) { *out = best; return has_best; }
+    if (departure <= now_us + EPSILON_US) { *out = now_ns; return 1; }
+    int64_t t = (int64_t)ceil((departure - EPSILON_US / 2) * 1000);
+    if (t < now_ns + 1) t = now_ns + 1;
+    *out = (!has_best || t < best) ? t : best;
+    return 1;
+}
+
+void fc_free(fcore *c) {
+    if (!c) return;
+    for (int i = 0; i < c->ndev; i++) {
+        fdev *d = &c->dev[i];
+        q_clear(d); fq_clear(&d->jobs); fq_clear(&d->inbox);
+        for (int k = 0; k < NPORTS; k++) if (d->ports[k]) { free(d->ports[k]->q); free(d->ports[k]); }
+        free(d->out);
+    }
+    for (int k = 0; k < c->nfl; k++) free(c->fl[k].data);
+    fc_log_clear(c);
+    for (int k = 0; k < c->nout; k++) free(c->outs[k].data);
+    free(c->dev); free(c->wires); free(c->fl); free(c->marked); free(c->now_h); free(c->next);
+    free(c->posted); free(c->timers); free(c->has_due); free(c->due); free(c->log);
+    free(c->outs); free(c->dirtyf); free(c->dirty);
+    free(c);
+}

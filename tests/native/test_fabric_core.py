@@ -1,0 +1,145 @@
+"""The native fabric core (softswitch/native/fabric_core.py, runtime/ss_fabric.c) against the
+Python fabric: the same small fabric — two switches on the C engine, four priority queues,
+line and packet rates, tail drops, propagation delays, a lossy cable (a seeded Python draw),
+digests (a pass the C walk hands back to Python), packets to unrouted ports and TTL drops —
+run by both cores gives the same deliveries at the same times, the same host packets,
+digests, device and fabric counters, and the same virtual instants."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from unit.test_device import FWD_P4, pkt
+
+from softswitch.clock import VirtualClock
+from softswitch.compiler import compile_file
+from softswitch.engine.tables import ExactMatch
+from softswitch.fabric import Fabric
+from softswitch.ir.checked import CheckedProgram
+from softswitch.native.build import compiler_available
+
+
+@pytest.fixture(scope="module")
+def fwd(tmp_path_factory: pytest.TempPathFactory) -> CheckedProgram:
+    if compiler_available() is None:
+        pytest.skip("no C compiler ($CC or cc): the native core cannot build")
+    path = Path(tmp_path_factory.mktemp("p4")) / "fwd.p4"
+    path.write_text(FWD_P4)
+    return compile_file(path)
+
+
+def build(fwd: CheckedProgram, native: bool, loss_seed: int) -> tuple[Fabric, VirtualClock]:
+    """h1 - A =(2: 1 µs, 3: lossy 300 ns)= B - h2; A's ports at 10 Gb/s with 5-packet
+    queues towards B, B's host port paced (2 Mpps) at 25 Gb/s."""
+    clock = VirtualClock()
+    fabric = Fabric(clock=clock, native=native)
+    for name in ("A", "B"):
+        fabric.add_switch(name, fwd, priority_queues=4)
+    a, b = fabric.switch("A").engine, fabric.switch("B").engine
+    for dst, port in ((2, 2), (3, 3)):
+        a.table("fwd").add_entry([ExactMatch(dst)], "set_port", [port])
+        b.table("fwd").add_entry([ExactMatch(dst)], "set_port", [2])
+    fabric.link("A", 2, "B", 1, delay_ns=1_000)
+    fabric.link("A", 3, "B", 3, delay_ns=300)
+    fabric.add_host("h1", "A", 1)
+    fabric.add_host("h2", "B", 2)
+    fabric.switch("A").device.set_line_rate(None, 10e9)
+    fabric.switch("A").device.set_queue_depth(2, 5)
+    fabric.switch("B").device.set_queue_rate(2, 2e6)
+    fabric.switch("B").device.set_line_rate(2, 25e9)
+    fabric.set_link_loss("A", 3, 0.3, random.Random(loss_seed))
+    return fabric, clock
+
+
+def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
+    fabric, clock = build(fwd, native, seed)
+    capture = fabric.capture()
+    digests: list[tuple[str, int, Any]] = []
+    for name in ("A", "B"):
+        fabric.switch(name).device.add_digest_listener(
+            lambda d, name=name: digests.append((name, clock.now_ns, d)))
+    rng = random.Random(seed)
+    instants = []
+    for k in range(200):
+        fabric.host("h1").send(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
+                                   prio=rng.randrange(5), tag=rng.randrange(3),
+                                   payload=bytes(rng.randrange(0, 1400))))
+        if k % 7 == 0:   # bursts, and time moving between them
+            fabric.run_until_idle()
+            while (t := fabric.next_event_ns()) is not None and t < clock.now_ns + 3_000:
+                clock.advance_to(t)
+                instants.append(t)
+                fabric.run_until_idle()
+    while (t := fabric.next_event_ns()) is not None:
+        clock.advance_to(t)
+        instants.append(t)
+        fabric.run_until_idle()
+    devices = {n: (d.rx_packets, d.tx_packets, d.queues.dropped, d.dropped_input_full)
+               for n in ("A", "B") for d in [fabric.switch(n).device]}
+    return {"native": fabric._native is not None,
+            "deliveries": [(d.sender, d.sender_port, d.receiver, d.receiver_port, d.time_ns,
+                            d.data) for d in capture.deliveries],
+            "h2": fabric.host("h2").received, "digests": digests, "devices": devices,
+            "fabric": (fabric.loss_drops, fabric.unlinked_drops, fabric.wire_hops,
+                       fabric.host_handoffs, fabric.in_flight),
+            "instants": instants}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_native_core_moves_packets_as_the_python_fabric(fwd: CheckedProgram, seed: int,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOFTSWITCH_ENGINE", "c")
+    python = run(fwd, False, seed)
+    native = run(fwd, True, seed)
+    assert native.pop("native") and not python.pop("native")
+    # the run exercises what it claims: drops of every kind, digests, losses
+    a, b = python["devices"]["A"], python["devices"]["B"]
+    assert a[2] > 0 and python["fabric"][0] > 0 and python["fabric"][1] == 0
+    assert python["digests"] and python["h2"] and b[0] < a[0]
+    for key in python:
+        assert native[key] == python[key], key
+
+
+def test_cut_cable_and_blackholes_in_flight(fwd: CheckedProgram,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cut takes the packets in flight on the cable (counted), a blackholed switch eats
+    what reaches it: the same counts and deliveries on both cores."""
+    monkeypatch.setenv("SOFTSWITCH_ENGINE", "c")
+
+    def cut(native: bool) -> tuple[Any, ...]:
+        fabric, clock = build(fwd, native, 5)
+        for k in range(20):
+            fabric.host("h1").send(pkt(2, tag=0, payload=bytes(900 + k)))
+        fabric.run_until_idle()
+        t = fabric.next_event_ns()
+        assert t is not None
+        clock.advance_to(t + 1_500)   # some on the cable, some still queued
+        fabric.run_until_idle()
+        fabric.set_link_up("A", 2, False)
+        fabric.set_blackhole("B", True)
+        while (t := fabric.next_event_ns()) is not None:
+            clock.advance_to(t)
+            fabric.run_until_idle()
+        return (fabric.link_down_drops, fabric.blackhole_drops, fabric.host("h2").received,
+                fabric.switch("A").device.tx_packets, clock.now_ns, fabric._native is not None)
+
+    python, native = cut(False), cut(True)
+    assert native[-1] and not python[-1]
+    assert python[0] > 0
+    assert native[:-1] == python[:-1]
+
+
+def test_falls_back_with_a_reason_on_the_python_engine(fwd: CheckedProgram,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOFTSWITCH_ENGINE", "python")
+    fabric, clock = build(fwd, True, 1)
+    fabric.host("h1").send(pkt(2))
+    while (t := fabric.next_event_ns()) is not None:
+        clock.advance_to(t)
+        fabric.run_until_idle()
+    assert fabric._native is None
+    assert fabric.native_reason is not None and "Python engine" in fabric.native_reason
+    assert len(fabric.host("h2").received) == 1
