@@ -133,13 +133,20 @@ class Switch:
         try:
             if self.trace is not None:
                 raise NativeUnsupported("tracing")
-            if self.arch != "v1model":
-                raise NativeUnsupported(f"architecture '{self.arch}'")
-            assert isinstance(self._state, RunState)
-            from softswitch.native.attach import build_native  # cffi only when asked for
+            if self.arch == "tna":
+                from softswitch.native.tna_attach import build_native_tna  # cffi when asked
 
-            parts = build_native(self.program, self.drop_port, self._tables, self.pre,
-                                 self._state, self.digests, self._value_sets)
+                assert isinstance(self._state, TnaRunState)
+                assert isinstance(self.generated, codegen_tna.TnaGeneratedProgram)
+                parts = build_native_tna(self.program, self.generated, self.drop_port,
+                                         self._tables, self.pre, self._state, self.digests)
+            elif self.arch != "v1model":
+                raise NativeUnsupported(f"architecture '{self.arch}'")
+            else:
+                from softswitch.native.attach import build_native  # cffi only when asked for
+
+                parts = build_native(self.program, self.drop_port, self._tables, self.pre,
+                                     self._state, self.digests, self._value_sets)
         except (NativeUnsupported, NativeBuildError) as exc:
             if engine == "c":
                 raise
@@ -151,6 +158,8 @@ class Switch:
         self._meters.update(parts.meters)
         self._value_sets.update(parts.value_sets)
         self.pipeline = parts.pipeline
+        if isinstance(self.pipeline, TnaPipeline):
+            self.new_packet = self.pipeline.new_job  # type: ignore[method-assign]
         self.engine = "c"
 
     def _make_pipeline(self, gen: codegen.GeneratedProgram,

@@ -259,10 +259,14 @@ class TnaPipeline(PacketWalk):
             return None
         payload = buf[(pos + 7) >> 3 :]
         self._call(gress, objs)
+        return self._deparse(gress, objs) + payload
+
+    def _deparse(self, gress: str, objs: dict[str, Any]) -> bytes:
+        """What `gress`'s deparser emits (the headers: the payload follows)."""
         chunks: list[bytes] = []
         objs["pkt"] = chunks.append
         self._call(f"{gress}_deparser", objs)
-        return b"".join(chunks) + payload
+        return b"".join(chunks)
 
     # -- ingress --------------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ Switch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from softswitch.engine.externs import CounterArray, Digest, IndexedMeter, RegisterArray, ValueSet
 from softswitch.engine.pipeline import RunState
@@ -24,7 +26,7 @@ from softswitch.native.valuesets import NativeValueSet
 class NativeParts:
     """What a Switch swaps in to run on the C engine."""
 
-    pipeline: NativeV1Pipeline
+    pipeline: Any  # NativeV1Pipeline or NativeTnaPipeline
     counters: dict[str, CounterArray]
     registers: dict[str, RegisterArray]
     meters: dict[str, IndexedMeter]
@@ -33,8 +35,10 @@ class NativeParts:
 
 def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Table],
                  pre: PacketReplicationEngine, state: RunState, digests: list[Digest],
-                 value_sets: dict[str, ValueSet] | None = None) -> NativeParts:
+                 value_sets: dict[str, ValueSet] | None = None,
+                 make_pipeline: Callable[[NativeInstance], Any] | None = None) -> NativeParts:
     """The C engine's parts for `program`; the tables start following their C copies.
+    `make_pipeline` (TNA: native/tna_attach.py) makes the pipeline, else NativeV1Pipeline.
 
     Raises NativeUnsupported or NativeBuildError before changing anything."""
     loaded = load_program(program)
@@ -67,7 +71,8 @@ def build_native(program: CheckedProgram, drop_port: int, tables: dict[str, Tabl
             mirror = profiles[info.profile] = NativeProfileMirror(
                 instance.ffi, instance.lib, instance.cells[info.profile][0], {}, profile)
         mirror.actions.update(info.actions)
-    pipeline = NativeV1Pipeline(instance, pre, state, digests)
+    pipeline = (make_pipeline(instance) if make_pipeline is not None
+                else NativeV1Pipeline(instance, pre, state, digests))
     for p in profiles.values():
         p.attach()
     for m in mirrors:

@@ -90,10 +90,10 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
     """Walks a CheckedProgram once and writes the C translation unit."""
 
     def __init__(self, checked: CheckedProgram) -> None:
-        if checked.arch != "v1model":
+        if checked.arch != self.ARCH:
             raise NativeUnsupported(f"architecture '{checked.arch}'")
         self.checked = checked
-        self.types = CTypes()
+        self.types = self.new_types()
         self.top_paths = top_block_paths(checked)
         self.errors = checked.errors
         self.protos: list[str] = []
@@ -115,10 +115,20 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         self._counter = 0
         self._side_effects: dict[ast.Node, bool] = {}
         self._loops: list[tuple[CFnContext, list[ast.Statement]]] = []
-        ingress = checked.blocks["ingress"].decl
+        self.sm_type = self.standard_metadata_type()
+
+    ARCH = "v1model"  # the architecture this generator compiles (cgen_tna: "tna")
+
+    @staticmethod
+    def new_types() -> CTypes:
+        return CTypes()
+
+    def standard_metadata_type(self) -> str:
+        """The C name of standard_metadata's struct (cgen_alias keeps its copies)."""
+        ingress = self.checked.blocks["ingress"].decl
         if len(ingress.params) < 3:
             raise NativeUnsupported("an ingress control without standard_metadata")
-        self.sm_type = self.types.name(ingress.params[2].type)
+        return self.types.name(ingress.params[2].type)
 
     # -- small utilities ---------------------------------------------------------------------
 

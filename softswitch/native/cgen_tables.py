@@ -41,6 +41,12 @@ class NativeTableInfo:
 class CTableGen:
     """Mixin of `cgen.CGenerator`."""
 
+    # BMv2 counts and meters a table's direct counter and meter on every hit; TNA (cgen_tna)
+    # turns that off (the action's count()/execute() does it) and records the entry hit in
+    # R->hit for those calls, as engine/codegen_tables.py
+    direct_on_hit = True
+    record_hit = False
+
     def table_fn(self, decl: ast.TableDecl, block: BlockInstance) -> str:
         key = (id(decl), id(block))
         name = self._table_fns.get(key)
@@ -79,7 +85,7 @@ class CTableGen:
                     self.line(f"*(uint64_t *)R->ext[{meter.slot}] = 0;")
             self.line("} else {")
             with self.indent():
-                if info.direct_counter:
+                if info.direct_counter and self.direct_on_hit:
                     # BMv2 counts a direct counter on every hit of its table, and meters it
                     self.line("_e->packets++; _e->bytes += R->plen;")
                 if meter is not None:
@@ -89,6 +95,8 @@ class CTableGen:
                     self.profile_choice(profile, sel_keys)
             self.line("}")
             self.line("*_hit = _e != NULL; *_aid = _x->action;")
+            if self.record_hit:
+                self.line("R->hit = _e;")
             self.line("switch (_x->action) {")
             dispatched: set[int] = set()
             for ref in decl.actions:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from softswitch.ir.checked import CheckedProgram
-from softswitch.native import cgen
+from softswitch.native import cgen, cgen_tna
 from softswitch.native.build import SS_KIND, SS_MODE, NativeLibrary, load_library
 from softswitch.native.cgen import NativeExtern, NativeProgram
 
@@ -41,11 +41,12 @@ def load_program(checked: CheckedProgram) -> LoadedProgram:
     found = _loaded.get(checked)
     if found is not None:
         return found
-    gen = cgen.generate(checked)
+    tna = checked.arch == "tna"
+    gen = cgen_tna.generate(checked) if tna else cgen.generate(checked)
     name = (checked.source_file or "program").rsplit("/", 1)[-1].removesuffix(".p4")
     native = load_library(f"p4_{name}", [gen.source], gen.cdef)
     sizes = [native.lib.ssp_sizeof(i) for i in range(3)]
-    if sizes[2] != native.ffi.sizeof("sm_t"):  # the cdef and C layouts must agree
+    if not tna and sizes[2] != native.ffi.sizeof("sm_t"):  # the cdef and C layouts must agree
         raise RuntimeError("standard_metadata layout differs between C and cffi")
     loaded = LoadedProgram(gen, native)
     _loaded[checked] = loaded
@@ -130,6 +131,11 @@ class NativeInstance:
             return (profile,)
         if x.kind == "value_set":
             cells = ffi.new("uint64_t[]", 1 + 4 * max(1, x.size) * max(1, x.width))
+            self.inst.ext[x.slot] = cells
+            self._keep.append(cells)
+            return (cells,)
+        if x.kind.startswith("tna_"):  # TNA hash matrices, parser checksums and counters
+            cells = ffi.new("uint64_t[]", max(1, x.size))
             self.inst.ext[x.slot] = cells
             self._keep.append(cells)
             return (cells,)
