@@ -402,15 +402,15 @@ class FabricCore:
                         self._deliver_digests(e.a)
             finally:
                 lib.fc_log_clear(c)
-        for node in self.nodes:
-            walk = node.device.engine_pipeline() if isinstance(node.device, FabricDevice) \
-                else None
-            if walk is not None and walk.instance.observers:
-                walk.instance.drain_observed()
+        # only the devices stepped since the last drain can have written registers or counted
         m = lib.fc_take_dirty(c, self._dirty)
         for k in range(m):
             i = self._dirty[k]
-            self.sync_device(i, self.nodes[i].device)
+            device = self.nodes[i].device
+            walk = device.engine_pipeline() if isinstance(device, FabricDevice) else None
+            if walk is not None and walk.instance.observers:
+                walk.instance.drain_observed()
+            self.sync_device(i, device)
         counts = self._counters
         lib.fc_take_counters(c, counts)
         fabric.unlinked_drops += counts[0]
