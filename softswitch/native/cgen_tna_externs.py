@@ -125,28 +125,32 @@ class CTnaExternGen:
 
     # -- register cells -----------------------------------------------------------------------
 
+    @staticmethod
+    def cell_fields(cell: t.StructLikeType) -> list[tuple[str, int, int]]:
+        """(field, width, shift) of a struct cell's fields in the packed integer, first field
+        highest (codegen_tna.cell_to_value)."""
+        shift = sum(bit_width(ft) for _, ft in cell.fields)
+        out = []
+        for fname, ft in cell.fields:
+            w = bit_width(ft)
+            shift -= w
+            out.append((fname, w, shift))
+        return out
+
     def cell_get(self, raw: str, cell: t.Type) -> str:
         """The value of a stored cell `raw` (a struct: its fields from the packed integer)."""
         if not isinstance(cell, t.StructLikeType):
             return raw
-        shift = sum(bit_width(ft) for _, ft in cell.fields)
-        parts = []
-        for fname, ft in cell.fields:
-            w = bit_width(ft)
-            shift -= w
-            parts.append(f".{fname} = (uint64_t)(({raw}) >> {shift}) & {c_literal((1 << w) - 1, 64)}")
+        parts = [f".{f} = (uint64_t)(({raw}) >> {shift}) & {c_literal((1 << w) - 1, 64)}"
+                 for f, w, shift in self.cell_fields(cell)]
         return f"(({self.types.ctype(cell)}){{{', '.join(parts)}}})"
 
     def cell_put(self, value: str, cell: t.Type) -> str:
         if not isinstance(cell, t.StructLikeType):
             return value
-        shift = sum(bit_width(ft) for _, ft in cell.fields)
-        parts = []
-        for fname, ft in cell.fields:
-            w = bit_width(ft)
-            shift -= w
-            parts.append(f"(((u128)({value}.{fname}) & {c_literal((1 << w) - 1, 128)}) << {shift})")
-        return "(" + " | ".join(parts) + ")"
+        return "(" + " | ".join(
+            f"(((u128)({value}.{f}) & {c_literal((1 << w) - 1, 128)}) << {shift})"
+            for f, w, shift in self.cell_fields(cell)) + ")"
 
     def register_access(self, reg: TnaExtern) -> tuple[str, str, str]:
         """(raw C type, cells pointer, initial constant) of a register."""

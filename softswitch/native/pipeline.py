@@ -27,6 +27,7 @@ from softswitch.engine.pipeline import (
     V1Pipeline,
 )
 from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.native.cgen_externs import DigestSite
 from softswitch.native.cgen_walk import W_DROP, W_EGRESS, W_ERR, W_PY_IN, W_TX
 from softswitch.native.program import NativeInstance
 
@@ -292,14 +293,22 @@ class NativeV1Pipeline(V1Pipeline):
         if req & REQ_TRUNCATE:
             R.truncate = int(inst.truncate)
         if req & REQ_DIGEST:
-            for k in range(inst.ndig):
-                site = self._sites[inst.dig_site[k]]
-                vals = inst.dig_vals[k]
-                values = []
-                for i, (_name, width, signed) in enumerate(site.fields):
-                    v = int(vals[2 * i]) | (int(vals[2 * i + 1]) << 64)
-                    if signed and v >> (width - 1):
-                        v -= 1 << width
-                    values.append(v)
-                R.digests.append(Digest(site.name, int(inst.dig_recv[k]), tuple(values),
-                                        tuple(n for n, _, _ in site.fields)))
+            R.digests += c_digests(inst, self._sites)
+
+
+def c_digests(inst: Any, sites: dict[int, DigestSite]) -> list[Digest]:
+    """The digests a C pass left in ``inst`` (``R->dig_*``), as the generated Python makes
+    them (int<W> fields negative)."""
+    out = []
+    for k in range(inst.ndig):
+        site = sites[inst.dig_site[k]]
+        vals = inst.dig_vals[k]
+        values = []
+        for i, (_name, width, signed) in enumerate(site.fields):
+            v = int(vals[2 * i]) | (int(vals[2 * i + 1]) << 64)
+            if signed and v >> (width - 1):
+                v -= 1 << width
+            values.append(v)
+        out.append(Digest(site.name, int(inst.dig_recv[k]), tuple(values),
+                          tuple(n for n, _, _ in site.fields)))
+    return out

@@ -35,7 +35,7 @@ from softswitch.native.cgen_tna import (
     REQ_RESUBMIT_TNA,
     TnaNativeProgram,
 )
-from softswitch.native.pipeline import OUT_CAPACITY, REQ_DIGEST
+from softswitch.native.pipeline import OUT_CAPACITY, REQ_DIGEST, c_digests
 from softswitch.native.program import NativeInstance
 
 _GRESS = {"ingress": 0, "egress": 1}
@@ -136,17 +136,7 @@ class NativeTnaPipeline(TnaPipeline):
         if req & REQ_RESUBMIT_TNA:
             R.resub = bytes(ffi.buffer(inst.res, inst.res_len))
         if req & REQ_DIGEST:
-            for k in range(inst.ndig):
-                site = self._sites[inst.dig_site[k]]
-                vals = inst.dig_vals[k]
-                values = []
-                for i, (_name, width, signed) in enumerate(site.fields):
-                    v = int(vals[2 * i]) | (int(vals[2 * i + 1]) << 64)
-                    if signed and v >> (width - 1):
-                        v -= 1 << width
-                    values.append(v)
-                R.dq.append(Digest(site.name, 0, tuple(values),
-                                   tuple(n for n, _, _ in site.fields)))
+            R.dq += c_digests(inst, self._sites)
         inst.req = 0
         inst.ndig = 0
 

@@ -67,15 +67,24 @@ static inline uint64_t ss_tna_hash(const ss_crc_config *cfg, int random, unsigne
     return out;
 }
 
+/* the bytes of a field list as ss_fields_to_bytes makes them, in `small` when they fit, else
+ * in a buffer the caller frees (when it is not `small`) */
+static inline uint8_t *ss_tna_field_bytes(const u128 *v, const uint16_t *w, int n,
+                                          uint8_t *small, size_t room, size_t *len) {
+    size_t bits = 0;
+    for (int i = 0; i < n; i++) bits += w[i];
+    size_t cap = (bits + 7) / 8;
+    uint8_t *buf = cap <= room ? small : (uint8_t *)malloc(cap ? cap : 1);
+    *len = ss_fields_to_bytes(v, w, n, buf, cap);
+    return buf;
+}
+
 /* the parser Checksum (ParserChecksum): st[0] the ones'-complement sum, st[1] bytes fed */
 static inline void ss_tna_csum_feed(uint64_t *st, const u128 *v, const uint16_t *w, int n,
                                     int negate) {
     uint8_t small[512];
-    size_t bits = 0;
-    for (int i = 0; i < n; i++) bits += w[i];
-    size_t cap = (bits + 7) / 8;
-    uint8_t *buf = cap <= sizeof small ? small : (uint8_t *)malloc(cap ? cap : 1);
-    size_t len = ss_fields_to_bytes(v, w, n, buf, cap);
+    size_t len;
+    uint8_t *buf = ss_tna_field_bytes(v, w, n, small, sizeof small, &len);
     uint64_t sum = 0;
     int odd = (int)(st[1] & 1); /* the first byte is the low half of a word */
     for (size_t i = 0; i < len; i++)
@@ -92,11 +101,8 @@ static inline void ss_tna_csum_feed(uint64_t *st, const u128 *v, const uint16_t 
 /* Checksum.update in a deparser (csum_update) over the fields of valid headers */
 static inline uint64_t ss_tna_csum_update(const u128 *v, const uint16_t *w, int n, int zao) {
     uint8_t small[512];
-    size_t bits = 0;
-    for (int i = 0; i < n; i++) bits += w[i];
-    size_t cap = (bits + 7) / 8;
-    uint8_t *buf = cap <= sizeof small ? small : (uint8_t *)malloc(cap ? cap : 1);
-    size_t len = ss_fields_to_bytes(v, w, n, buf, cap);
+    size_t len;
+    uint8_t *buf = ss_tna_field_bytes(v, w, n, small, sizeof small, &len);
     uint64_t r = ss_csum16(buf, len);
     if (buf != small) free(buf);
     return zao && r == 0 ? 0xFFFF : r;
