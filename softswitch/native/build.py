@@ -53,6 +53,9 @@ typedef struct ss_entry {
     ss_meter meter;
     int64_t member;
     int64_t group;
+    uint64_t dreg[2];
+    int64_t dreg_set;
+    int64_t dreg_pad;
 } ss_entry;
 typedef struct ss_table ss_table;
 ss_entry *ss_table_default(ss_table *t);

@@ -88,7 +88,7 @@ class CTableGen:
                 if info.direct_counter and self.direct_on_hit:
                     # BMv2 counts a direct counter on every hit of its table, and meters it
                     self.line("_e->packets++; _e->bytes += R->plen;")
-                if meter is not None:
+                if meter is not None and self.direct_on_hit:
                     self.line(f"*(uint64_t *)R->ext[{meter.slot}] = (uint64_t)ss_meter_execute("
                               f"&_e->meter, R->now, {self.meter_need(meter)});")
                 if profile is not None:

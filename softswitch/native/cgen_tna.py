@@ -62,11 +62,12 @@ int sst_deparse(I_t *R, int g, void **o, uint8_t *out, uint32_t cap);
 @dataclass
 class TnaNativeProgram(NativeProgram):
     """NativeProgram plus the C struct name of each of TnaPipeline's classes ("ingress_hdr",
-    "ingress_md", "egress_hdr", "egress_md" and the intrinsic type names) and each Register's
-    initial cell (by control-plane name)."""
+    "ingress_md", "egress_hdr", "egress_md" and the intrinsic type names), each Register's
+    initial cell and a struct cell's (field, width)s (by control-plane name)."""
 
     classes: dict[str, str] = field(default_factory=dict)
     initial: dict[str, int] = field(default_factory=dict)
+    cell_fields: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 class CTnaTypes(CTypes):
@@ -188,10 +189,12 @@ class CTnaGenerator(CTnaExternGen, CGenerator):
             inst, OBSERVE_C, *self.types.lines, *self.frames, *self.protos, *self.funcs,
             *entry, ""])
         cdef = "\n".join([inst, *intrinsic, TNA_CDEF])
-        initial = {x.native.name: int(x.args["initial"]) for x in self.tna_externs.values()
-                   if x.native.kind == "register"}
+        regs = [x for x in self.tna_externs.values() if x.native.kind == "register"]
+        initial = {x.native.name: int(x.args["initial"]) for x in regs}
+        cell_fields = {x.native.name: tuple((f, w) for f, w, _ in self.cell_fields(
+            x.args["cell"])) for x in regs if isinstance(x.args["cell"], t.StructLikeType)}
         return TnaNativeProgram(source, cdef, self.tables, self.externs, self.digest_sites, [],
-                                [], classes, initial)
+                                [], classes, initial, cell_fields)
 
     def instance_struct(self) -> str:
         """CGenerator's instance plus the TNA pass state: the entry the last table hit, the

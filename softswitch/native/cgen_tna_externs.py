@@ -5,8 +5,10 @@ and DirectCounter (+ the FCS bytes in R->plen; a direct counter counts the entry
 ``R->hit``, when the action calls count()), Hash (bf-utils CRCs, IDENTITY, the RANDOM matrix,
 runtime/ss_tna.h), Random (Python's Random(0) in R->mt), the parser Checksum and ParserCounter
 (cells in R->ext the parse entry resets), the deparser's Checksum.update, Mirror/Resubmit/Digest
-(requests in R the pipeline turns into TnaRunState's) and port_metadata_unpack. Meters,
-direct registers and action selectors raise `NativeUnsupported`."""
+(requests in R the pipeline turns into TnaRunState's), port_metadata_unpack, Meter and
+DirectMeter (runtime/ss_meters.c's cells; TNA's colour values, pre-coloured execute), DirectRegister
+and DirectRegisterAction (the cell in the hit ``ss_entry``), ActionProfile and ActionSelector (the
+v1model C profiles, the selector hashing with its TnaHash)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from softswitch.engine.codegen import Generator
 from softswitch.engine.codegen_tna import PORT_METADATA_BITS, TnaGenerator
-from softswitch.engine.tna_objects import _counter_kind, _hash
+from softswitch.engine.tna_objects import _colors, _counter_kind, _hash, _meter_kind
 from softswitch.errors import NativeUnsupported
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
@@ -50,13 +52,8 @@ class CTnaExternGen:
     def extern_slot(self, decl: ast.InstanceDecl) -> Any:
         et = decl.resolved
         kind = et.name if isinstance(et, t.ExternType) else ""
-        if kind not in ("Register", "Counter", "Hash", "Checksum", "ParserCounter"):
-            if kind in ("Meter", "DirectMeter"):
-                raise NativeUnsupported("TNA meters", decl.loc)
-            if kind in ("DirectRegister", "DirectRegisterAction"):
-                raise NativeUnsupported("TNA direct registers", decl.loc)
-            if kind in ("ActionSelector", "ActionProfile"):
-                raise NativeUnsupported("TNA action profiles and selectors", decl.loc)
+        if kind not in ("Register", "Counter", "Hash", "Checksum", "ParserCounter", "Meter",
+                        "DirectMeter", "DirectRegister", "ActionProfile", "ActionSelector"):
             raise NativeUnsupported(f"extern '{kind}'", decl.loc)
         return self.tna_slot(decl, kind).native
 
@@ -75,7 +72,7 @@ class CTnaExternGen:
         args = Generator.ctor_args(self, decl, in_block)  # type: ignore[arg-type]
         targs = et.type_args
         extra: dict[str, Any] = {}
-        if kind == "Register":
+        if kind in ("Register", "DirectRegister"):
             cell = unwrap(targs[0]) if targs else t.BitType(32)
             init = dict(zip((p.name for p in decl.ctor_params), decl.ctor_args)).get(
                 "initial_value")
@@ -83,11 +80,13 @@ class CTnaExternGen:
             width = bit_width(cell)
             if width > 128:
                 raise NativeUnsupported(f"register cells of {width} bits", decl.loc)
-            signed = isinstance(cell, t.BitType) and cell.signed
-            slot = sum(1 for x in self.externs if x.kind == "register")
-            x = NativeExtern(cp_name, "register", slot, int(args.get("size") or 0), width,
-                             signed)
             extra = {"cell": cell, "initial": initial & ((1 << width) - 1)}
+            if kind == "Register":
+                slot = sum(1 for x in self.externs if x.kind == "register")
+                x = NativeExtern(cp_name, "register", slot, int(args.get("size") or 0), width,
+                                 isinstance(cell, t.BitType) and cell.signed)
+            else:  # its cells are in the entries (ss_entry.dreg)
+                x = NativeExtern(cp_name, "tna_dreg", self.ext_slot(), 1, width)
         elif kind == "Counter":
             slot = sum(1 for x in self.externs if x.kind == "counter")
             x = NativeExtern(cp_name, "counter", slot, int(args.get("size") or 0),
@@ -100,12 +99,66 @@ class CTnaExternGen:
                 spec["poly"] = TnaGenerator.crc_polynomial(self, poly)  # type: ignore[arg-type]
             extra = {"hash": self.hash_params(_hash(spec, cp_name))}
             x = NativeExtern(cp_name, "tna_hash", self.ext_slot(), 1)
+        elif kind in ("Meter", "DirectMeter"):
+            mkind = _meter_kind(args.get("type"))
+            x = NativeExtern(cp_name, "meter" if kind == "Meter" else "direct_meter",
+                             self.ext_slot(), int(args.get("size") or 1) if kind == "Meter" else 1,
+                             counter_type=mkind)
+            extra = {"colors": _colors(args)}
+        elif kind in ("ActionProfile", "ActionSelector"):
+            extra = self.selector_hash(decl) if kind == "ActionSelector" else {}
+            x = NativeExtern(cp_name, "action_selector" if extra else "action_profile",
+                             self.ext_slot(), 1, width=-1)
         else:
             x = NativeExtern(cp_name, "tna_csum" if kind == "Checksum" else "tna_pcnt",
                              self.ext_slot(), 2)
         self.externs.append(x)
         found = self.tna_externs[key] = TnaExtern(x, extra)
         return found
+
+    def selector_hash(self, decl: ast.InstanceDecl) -> dict[str, Any]:
+        """An ActionSelector's hash: its Hash instance's parameters and RANDOM columns
+        (`hash`, `cols`: the TnaExtern holding them), or an inline ``Hash<W>(...)``'s."""
+        h = dict(zip((p.name for p in decl.ctor_params), decl.ctor_args)).get("hash")
+        if isinstance(h, ast.PathExpression) and isinstance(h.decl, ast.InstanceDecl):
+            found = self.tna_slot(h.decl, "Hash")
+            return {"hash": found.args["hash"], "cols": found}
+        if isinstance(h, ast.MethodCall) and h.call is not None:
+            spec = TnaGenerator.inline_hash(self, h)  # type: ignore[arg-type]
+            name = f"{decl.name}.hash"
+            from softswitch.native.cgen import NativeExtern
+
+            x = NativeExtern(name, "tna_hash", self.ext_slot(), 1)
+            self.externs.append(x)
+            return {"hash": self.hash_params(_hash(spec, name)), "cols": TnaExtern(x)}
+        raise NativeUnsupported(f"ActionSelector '{decl.name}' without a Hash", decl.loc)
+
+    def crc_polynomial(self, e: ast.Expression) -> dict[str, Any]:
+        return TnaGenerator.crc_polynomial(self, e)  # type: ignore[arg-type]
+
+    def profile_choice(self, profile: Any, sel_keys: list[ast.KeyElement]) -> None:
+        """On a hit, the entry's member, or the member its selector's TnaHash of the selector
+        fields' bytes picks (engine/codegen_tables.py: invalid headers left out); none: the
+        default action."""
+        sel = next((x for x in self.tna_externs.values() if x.native is profile), None)
+        p = f"(ss_profile *)R->ext[{profile.slot}]"
+        self.line(f"if (_e->member >= 0) _x = ss_profile_member({p}, _e->member);")
+        self.line("else {")
+        with self.indent():
+            if sel is not None and sel.args:
+                leaves = [leaf for k in sel_keys for leaf in self.checksum_leaves(k.expr)]
+                nbits = (sum(w for _, _, w in leaves) + 7) // 8 * 8
+                hp, cols = sel.args["hash"], sel.args["cols"].native
+                cols.size = max(cols.size, 1 + nbits)
+                colp = f"(uint64_t *)R->ext[{cols.slot}]" if hp["random"] else "NULL"
+                self.leaf_data(leaves)
+                self.line(f"_x = ss_profile_choose({p}, _e->group, ss_tna_select({hp['cfg']}, "
+                          f"{hp['random']}, {hp['width']}, {hp['msb']}, {hp['extend']}, "
+                          f"{colp}, _fv, _fw, _fn));")
+            else:
+                self.line("_x = NULL;")
+        self.line("}")
+        self.line("if (!_x) _x = ss_table_default(_t);")
 
     def hash_params(self, h: Any) -> dict[str, Any]:
         """The C form of a TnaHash: its CRC config (a static ss_crc_config), RANDOM or not."""
@@ -196,10 +249,24 @@ class CTnaExternGen:
             self.block(impl.body)
         return name, ctx.ctx_args
 
+    def dreg_access(self, reg: TnaExtern) -> tuple[str, str, str]:
+        """(the hit entry, its cell's raw value or the initial one, the raw C type) of a
+        DirectRegister: the cell of the entry the last table apply hit (R->hit)."""
+        raw = "u128" if reg.native.width > 64 else "uint64_t"
+        init = c_literal(reg.args["initial"], reg.native.width)
+        h = self.tmp("rh", "ss_entry *", "(ss_entry *)R->hit")
+        cur = (f"((u128)({h})->dreg[1] << 64 | ({h})->dreg[0])" if raw == "u128"
+               else f"({h})->dreg[0]")
+        return h, f"({h} && {h}->dreg_set ? ({raw}){cur} : ({raw}){init})", raw
+
+    def dreg_store(self, h: str, raw: str, value: str) -> None:
+        v = self.tmp("rv", raw, f"({raw})({value})")
+        hi = f"(uint64_t)({v} >> 64)" if raw == "u128" else "0"
+        self.line(f"if ({h}) {{ {h}->dreg[0] = (uint64_t){v}; {h}->dreg[1] = {hi}; "
+                  f"{h}->dreg_set = 1; }}")
+
     def execute_register_action(self, decl: ast.InstanceDecl, c: ast.CallInfo,
                                 index: ast.Expression | None, result: str | None) -> None:
-        if index is None:
-            raise NativeUnsupported("TNA direct registers", decl.loc)
         et = decl.resolved
         assert isinstance(et, t.ExternType)
         targs = et.type_args
@@ -211,16 +278,28 @@ class CTnaExternGen:
             raise NativeUnsupported(f"RegisterAction '{decl.name}' on a register that is not "
                                     "a named instance", decl.loc)
         rk = reg_arg.decl.resolved
-        if not (isinstance(rk, t.ExternType) and rk.name == "Register"):
-            raise NativeUnsupported("TNA direct registers", decl.loc)
-        reg = self.tna_slot(reg_arg.decl, "Register")
+        direct = index is None
+        want = "DirectRegister" if direct else "Register"
+        if not (isinstance(rk, t.ExternType) and rk.name == want):
+            raise NativeUnsupported(f"{et.name} '{decl.name}' on a {rk}", decl.loc)
+        reg = self.tna_slot(reg_arg.decl, want)
         fn, ctx_args = self.register_action_fn(decl, cell, out_t)
+        out_ct = self.types.ctype(out_t) if out_t is not None else "uint64_t"
+        if index is None:  # the cell of the entry the table hit
+            h, cur, raw = self.dreg_access(reg)
+            v = self.tmp("rc", self.types.ctype(cell), self.cell_get(cur, cell))
+            rv = self.tmp("rr", out_ct, self.types.default(out_t) if out_t is not None else "0")
+            self.line(f"_rc = {fn}({ctx_args}, &{v}, &{rv});")
+            self.check_rc()
+            self.dreg_store(h, raw, self.cell_put(v, cell))
+            if result is not None:
+                self.line(f"{result} = {rv};")
+            return
         raw, cells, init = self.register_access(reg)
         x = reg.native
         i = self.tmp("ri", "uint64_t", f"(uint64_t)({self.ex(index)})")
         v = self.tmp("rc", self.types.ctype(cell),
                      self.cell_get(f"({i} < {x.size} ? {cells}[{i}] : ({raw}){init})", cell))
-        out_ct = self.types.ctype(out_t) if out_t is not None else "uint64_t"
         rv = self.tmp("rr", out_ct, self.types.default(out_t) if out_t is not None else "0")
         self.line(f"_rc = {fn}({ctx_args}, &{v}, &{rv});")
         self.check_rc()
@@ -255,6 +334,19 @@ class CTnaExternGen:
                 value = a["value"]
                 assert value is not None
                 self.store_cell(reg, i, self.value_ex(value, self.types.default(value.type)))
+        elif kind == "DirectRegister" and m in ("read", "write"):
+            reg = self.tna_slot(decl, kind)
+            h, cur, raw = self.dreg_access(reg)
+            if m == "read":
+                if result is not None:
+                    self.line(f"{result} = {self.cell_get(cur, reg.args['cell'])};")
+            else:
+                value = a["value"]
+                assert value is not None
+                self.dreg_store(h, raw, self.cell_put(
+                    self.value_ex(value, self.types.default(value.type)), reg.args["cell"]))
+        elif kind in ("Meter", "DirectMeter") and m == "execute":
+            self.meter_execute(decl, kind, a, result)
         elif kind == "Counter" and m == "count":
             x = self.tna_slot(decl, kind).native
             i = self.tmp("i", "uint64_t", f"(uint64_t)({self.ex(a['index'])})")
@@ -301,6 +393,31 @@ class CTnaExternGen:
             self.tna_digest(qualified_name(decl, in_block.path if in_block else None), data)
         else:
             raise NativeUnsupported(f"extern method {kind}.{m}", e.loc)
+
+    def meter_execute(self, decl: ast.InstanceDecl, kind: str,
+                      a: dict[str, ast.Expression | None], result: str | None) -> None:
+        """``Meter.execute(index[, color][, adjust])`` / ``DirectMeter.execute(...)``: BMv2's
+        trTCM (ss_meter_execute), at least the pre-colour (MeterColor_t RED 3 as BMv2's 2), as
+        the constructor's colour value; an index out of range or no entry hit: the green value
+        and no meter runs (engine/codegen_tna.py)."""
+        m = self.tna_slot(decl, kind)
+        x = m.native
+        green, yellow, red = m.args["colors"]
+        need = self.byte_count(a) if x.counter_type == "bytes" else "1"
+        color = a.get("color")
+        pre = self.tmp("mp", "uint64_t", f"(uint64_t)({self.ex(color)})" if color is not None
+                       else "0")
+        c = self.tmp("mc", "int", "0")
+        if kind == "Meter":
+            i = self.tmp("i", "uint64_t", f"(uint64_t)({self.ex(a['index'])})")
+            cell, cond = f"&((ss_meter *)R->ext[{x.slot}])[{i}]", f"{i} < {x.size}"
+        else:
+            cell, cond = "&((ss_entry *)R->hit)->meter", "R->hit"
+        self.line(f"if ({cond}) {{ {c} = ss_meter_execute({cell}, R->now, {need}); "
+                  f"if ((uint64_t){c} < ({pre} >= 2 ? 2 : {pre})) {c} = (int)({pre} >= 2 ? 2 "
+                  f": {pre}); }}")
+        if result is not None:
+            self.line(f"{result} = {c} == 0 ? {green} : {c} == 1 ? {yellow} : {red};")
 
     def byte_count(self, a: dict[str, ast.Expression | None]) -> str:
         adj = a.get("adjust_byte_count")

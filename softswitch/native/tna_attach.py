@@ -22,6 +22,7 @@ class NativeTnaRegister(NativeRegisterArray):
     """A TNA Register in C: `initial` is where its cells start and reset to."""
 
     initial = 0
+    fields: tuple[tuple[str, int], ...] = ()  # a struct cell's (P4Runtime reads it as one)
 
     def reset(self) -> None:
         self.values[:] = [self.initial] * len(self.values)
@@ -49,6 +50,7 @@ def build_native_tna(program: CheckedProgram, pygen: TnaGeneratedProgram, drop_p
         assert isinstance(reg, NativeTnaRegister)
         initial = gen.initial.get(name, 0)
         reg.initial = reg.values.value(initial)  # type: ignore[attr-defined]
+        reg.fields = gen.cell_fields.get(name, ())
         if initial:
             reg.reset()
     return parts

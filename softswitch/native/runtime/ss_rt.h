@@ -106,6 +106,9 @@ typedef struct ss_entry {
     ss_meter meter;   /* direct meter */
     int64_t member;   /* action profile member the entry points to, or -1 */
     int64_t group;    /* action selector group, or -1 */
+    uint64_t dreg[2]; /* TNA DirectRegister cell (low word first), when dreg_set */
+    int64_t dreg_set; /* 0: the cell still holds the register's initial value */
+    int64_t dreg_pad; /* keeps the size a multiple of 16 */
 } ss_entry;
 
 typedef struct ss_table ss_table;

@@ -25,17 +25,12 @@ static inline size_t ss_tna_concat(const u128 *v, const uint16_t *w, int n, uint
     return len;
 }
 
-/* Hash<W>.get (TnaHash.get): `cfg` the CRC (NULL: IDENTITY or RANDOM); `cols` the RANDOM
+/* TnaHash over the `bits`-bit integer whose bytes (big-endian, zero-extended on the left to
+ * whole bytes) are buf[0..len): `cfg` the CRC (NULL: IDENTITY or RANDOM); `cols` the RANDOM
  * matrix state (cols[0] the columns made so far, then the columns), grown as TnaHash._random */
-static inline uint64_t ss_tna_hash(const ss_crc_config *cfg, int random, unsigned width,
-                                   int msb, int extend, uint64_t *cols, const u128 *v,
-                                   const uint16_t *w, int n) {
-    uint8_t small[512];
-    size_t bits = 0;
-    for (int i = 0; i < n; i++) bits += w[i];
-    size_t cap = (bits + 7) >> 3;
-    uint8_t *buf = cap <= sizeof small ? small : (uint8_t *)malloc(cap ? cap : 1);
-    size_t len = ss_tna_concat(v, w, n, buf, cap);
+static inline uint64_t ss_tna_hash_bytes(const ss_crc_config *cfg, int random, unsigned width,
+                                         int msb, int extend, uint64_t *cols,
+                                         const uint8_t *buf, size_t len, size_t bits) {
     uint64_t out = 0;
     if (cfg) {
         uint64_t crc = ss_crc(cfg, buf, len);
@@ -63,6 +58,20 @@ static inline uint64_t ss_tna_hash(const ss_crc_config *cfg, int random, unsigne
         for (size_t b = 0; b < bits; b++) /* bit b of the integer: from the last byte */
             if ((buf[len - 1 - (b >> 3)] >> (b & 7)) & 1) out ^= cols[1 + b];
     }
+    return out;
+}
+
+/* Hash<W>.get (TnaHash.get) over a field list */
+static inline uint64_t ss_tna_hash(const ss_crc_config *cfg, int random, unsigned width,
+                                   int msb, int extend, uint64_t *cols, const u128 *v,
+                                   const uint16_t *w, int n) {
+    uint8_t small[512];
+    size_t bits = 0;
+    for (int i = 0; i < n; i++) bits += w[i];
+    size_t cap = (bits + 7) >> 3;
+    uint8_t *buf = cap <= sizeof small ? small : (uint8_t *)malloc(cap ? cap : 1);
+    size_t len = ss_tna_concat(v, w, n, buf, cap);
+    uint64_t out = ss_tna_hash_bytes(cfg, random, width, msb, extend, cols, buf, len, bits);
     if (buf != small) free(buf);
     return out;
 }
@@ -77,6 +86,20 @@ static inline uint8_t *ss_tna_field_bytes(const u128 *v, const uint16_t *w, int 
     uint8_t *buf = cap <= room ? small : (uint8_t *)malloc(cap ? cap : 1);
     *len = ss_fields_to_bytes(v, w, n, buf, cap);
     return buf;
+}
+
+/* an ActionSelector's hash (TnaHash.__call__): over the selector fields' bytes as
+ * ss_fields_to_bytes makes them (the last byte zero-padded on the right), taken as one
+ * integer of 8 * len bits */
+static inline uint64_t ss_tna_select(const ss_crc_config *cfg, int random, unsigned width,
+                                     int msb, int extend, uint64_t *cols, const u128 *v,
+                                     const uint16_t *w, int n) {
+    uint8_t small[512];
+    size_t len;
+    uint8_t *buf = ss_tna_field_bytes(v, w, n, small, sizeof small, &len);
+    uint64_t out = ss_tna_hash_bytes(cfg, random, width, msb, extend, cols, buf, len, len * 8);
+    if (buf != small) free(buf);
+    return out;
 }
 
 /* the parser Checksum (ParserChecksum): st[0] the ones'-complement sum, st[1] bytes fed */
