@@ -618,7 +618,6 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         self.line("}")
 
     def assign(self, lhs: ast.Expression, rhs: str) -> None:
-        ty = unwrap(lhs.type)
         if isinstance(lhs, ast.Slice):
             assert lhs.high is not None and lhs.low is not None
             bw = scalar_width(lhs.expr.type)
@@ -630,14 +629,9 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
                    f"{c_literal(field_mask, bw)}))")
             self.assign(lhs.expr, new)
             return
-        if isinstance(ty, t.HeaderUnionType) or (
-                isinstance(lhs, ast.Member) and isinstance(unwrap(lhs.expr.type),
-                                                           t.HeaderUnionType)):
-            raise NativeUnsupported("header unions", lhs.loc)
-        if isinstance(ty, t.VarbitType):
-            raise NativeUnsupported("varbit values", lhs.loc)
         target = self.ex(lhs)
         self.line(f"{target} = {rhs};")
+        self.union_member_set(lhs, f"{target}._v")
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -663,7 +657,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         for i, (p, a) in enumerate(zip(params, args)):
             if i in direct:
                 assert a is not None
-                codes.append(f"&{self.ex(a)}")
+                codes.append(f"&{self.addressable(a, self.ex(a))}")
                 continue
             composite = is_composite(p.type)
             writes = p.direction in ("out", "inout")
@@ -783,7 +777,7 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             rt = unwrap(c.receiver.type)
             if c.name == "isValid":
                 if isinstance(rt, t.HeaderUnionType):
-                    raise NativeUnsupported("header unions", e.loc)
+                    return self.union_valid(recv, rt)
                 return f"{recv}._v"
             raise NativeUnsupported(f"builtin '{c.name}' as a value", e.loc)
         if kind == "packet":
@@ -808,13 +802,12 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         if name == "isValid":
             return
         rt = unwrap(c.receiver.type)
-        if isinstance(rt, t.HeaderUnionType) or (
-                isinstance(c.receiver, ast.Member)
-                and isinstance(unwrap(c.receiver.expr.type), t.HeaderUnionType)):
-            raise NativeUnsupported("header unions", e.loc)
+        if isinstance(rt, t.HeaderUnionType):
+            raise NativeUnsupported(f"{name}() of a whole header union", e.loc)
         recv = self.ex(c.receiver)
         if name == "setValid":
             self.line(f"if (!{recv}._v) {{ memset(&{recv}, 0, sizeof {recv}); {recv}._v = 1; }}")
+            self.union_member_set(c.receiver, None)
         elif name == "setInvalid":
             self.line(f"{recv}._v = 0;")
         elif name in ("push_front", "pop_front"):

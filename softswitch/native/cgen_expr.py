@@ -30,6 +30,7 @@ from softswitch.native.cgen_types import (
     c_literal,
     c_mask,
     is_composite,
+    is_value_struct,
     scalar_width,
     unwrap,
 )
@@ -58,6 +59,8 @@ class CFnContext:
         return f"_{base}{self.counter}"
 
 
+# an addressable C expression: names, members, elements, dereferences (not a built value)
+_LVALUE_RE = re.compile(r"[\w.>\-\[\]()*&]+")
 # temporaries assigned once, and constants: reading them again gives the same value
 _TEMP_RE = re.compile(r"_(?:t|o|ix|b|q|h|a)\d+|(?:0x[0-9a-f]+|\d+)ULL|\d+")
 
@@ -303,12 +306,12 @@ class CExprGen:
             st = unwrap(e.expr.type)
             assert isinstance(st, t.HeaderStackType)
             return c_literal(st.size, 32)
-        if isinstance(unwrap(e.expr.type), t.HeaderUnionType):
-            raise NativeUnsupported("header unions", e.loc)
         return f"{base}.{e.member}"
 
     def ex_ArrayIndex(self, e: ast.ArrayIndex) -> str:
         bt = unwrap(e.expr.type)
+        if isinstance(bt, t.TupleType | t.ListType) and isinstance(e.index.value, int):
+            return f"{self.ex(e.expr)}.f{int(e.index.value)}"  # a constant index (spec 8.12)
         if not isinstance(bt, t.HeaderStackType):
             raise NativeUnsupported("indexing a tuple", e.loc)
         base = self.ex(e.expr)
@@ -371,8 +374,8 @@ class CExprGen:
         a, b = self.ex_seq([e.left, e.right])
         lt = unwrap(e.left.type)
         if op in ("==", "!="):
-            if is_composite(lt):
-                name = self.types.name(lt)
+            if is_composite(lt) or is_value_struct(lt):
+                name = self.types.ctype(lt)
                 eq = f"EQ_{name}(&{self.addressable(e.left, a)}, &{self.addressable(e.right, b)})"
                 return eq if op == "==" else f"(!{eq})"
             return f"({a} {op} {b})"
@@ -429,7 +432,8 @@ class CExprGen:
 
     def addressable(self, e: ast.Expression, code: str) -> str:
         """An lvalue holding the composite value `code` (a temporary for a built value)."""
-        if isinstance(e, ast.ListExpression | ast.StructExpression | ast.InvalidHeaderExpression):
+        if isinstance(e, ast.ListExpression | ast.StructExpression | ast.InvalidHeaderExpression) \
+                or not _LVALUE_RE.fullmatch(code):
             return self.tmp("o", self.types.ctype(e.type), code)
         return code
 
@@ -484,7 +488,12 @@ class CExprGen:
         ty = unwrap(e.type) if e.type is not None else None
         if isinstance(ty, t.StructLikeType):
             return self.build_struct(ty, list(e.elements))
-        raise NativeUnsupported("tuple values", e.loc)
+        if isinstance(ty, t.TupleType | t.ListType):
+            name = self.types.ctype(ty)
+            codes = self.ex_seq(list(e.elements))
+            parts = "".join(f" _m.f{i} = {c};" for i, c in enumerate(codes))
+            return f"({{ {name} _m = {{0}};{parts} _m; }})"
+        raise NativeUnsupported("a list expression without a tuple or struct type", e.loc)
 
     def ex_StructExpression(self, e: ast.StructExpression) -> str:
         ty = unwrap(e.type)
@@ -502,6 +511,26 @@ class CExprGen:
         parts = "".join(f" _m.{f} = {c};" for (f, _), c in zip(given, codes))
         valid = " _m._v = 1;" if isinstance(ty, t.HeaderType) else ""
         return f"({{ {name} _m = {{0}};{parts}{valid} _m; }})"
+
+    # -- header unions -------------------------------------------------------------------
+
+    @staticmethod
+    def union_valid(code: str, u: t.HeaderUnionType) -> str:
+        """``u.isValid()``: some member is valid."""
+        return "(" + " || ".join(f"{code}.{m}._v" for m, _ in u.fields) + ")" if u.fields \
+            else "0"
+
+    def union_member_set(self, member: ast.Expression, valid: str | None) -> None:
+        """After `member` of a header union became valid (`valid`: only if this C condition
+        holds), the union's other members are invalid (the Python engine's ``_only``)."""
+        if not (isinstance(member, ast.Member) and member.kind == "field"):
+            return
+        u = unwrap(member.expr.type)
+        if not isinstance(u, t.HeaderUnionType):
+            return
+        others = self.types.union_only(u, self.ex(member.expr), member.member)
+        if others:
+            self.line(f"if ({valid}) {{ {others} }}" if valid else others)
 
     def ex_InvalidHeaderExpression(self, e: ast.InvalidHeaderExpression) -> str:
         return self.types.default(e.type)

@@ -16,7 +16,7 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import signed_width
-from softswitch.native.cgen_types import bit_width, scalar_width, unwrap
+from softswitch.native.cgen_types import bit_width, limbs, scalar_width, unwrap
 
 if TYPE_CHECKING:
     from softswitch.native.cgen import NativeExtern
@@ -246,8 +246,9 @@ class CExternGen:
 
     def leaf_data(self, leaves: list[tuple[str | None, str, int]], known: str | None = None
                   ) -> None:
-        """`field_data` of the (validity, value, width) leaves of one or more expressions."""
-        n = max(1, len(leaves))
+        """`field_data` of the (validity, value, width) leaves of one or more expressions (a
+        varbit leaf: width -K, the V_N value of K limbs pushed at its current width)."""
+        n = max(1, sum(-w if w < 0 else 1 for _, _, w in leaves))
         self.line(f"u128 _fv[{n}]; uint16_t _fw[{n}]; int _fn = 0;")
         current: str | None = None
         for valid, value, width in leaves:
@@ -259,7 +260,10 @@ class CExternGen:
                 if valid is not None:
                     self.line(f"if ({valid}) {{")
                 current = valid
-            self.line(f"_fv[_fn] = (u128)({value}); _fw[_fn++] = {width};")
+            if width < 0:
+                self.line(f"ss_push_limbs(_fv, _fw, &_fn, {value}.d, {value}.w);")
+            else:
+                self.line(f"_fv[_fn] = (u128)({value}); _fw[_fn++] = {width};")
         if current is not None:
             self.line("}")
 
@@ -271,7 +275,7 @@ class CExternGen:
         ty = unwrap(e.type)
         if isinstance(ty, t.StructLikeType | t.HeaderStackType):
             return self.value_leaves(self.ex(e), ty, self.header_valid_code(e))
-        return [(self.header_valid_code(e), self.ex(e), scalar_width(ty))]
+        return self.value_leaves(self.ex(e), ty, self.header_valid_code(e))
 
     def value_leaves(self, code: str, ty: t.Type, valid: str | None
                      ) -> list[tuple[str | None, str, int]]:
@@ -279,13 +283,13 @@ class CExternGen:
         if isinstance(u, t.HeaderStackType):
             return [leaf for i in range(u.size)
                     for leaf in self.value_leaves(f"{code}.h[{i}]", u.element, None)]
-        if isinstance(u, t.HeaderUnionType):
-            raise NativeUnsupported("header unions")
         if isinstance(u, t.HeaderType):
             valid = f"{code}._v"
         if isinstance(u, t.StructLikeType):
             return [leaf for fname, ftype in u.fields
                     for leaf in self.value_leaves(f"{code}.{fname}", ftype, valid)]
+        if isinstance(u, t.VarbitType):
+            return [(valid, code, -limbs(u.max_width))]
         return [(valid, code, scalar_width(u))]
 
     def header_valid_code(self, e: ast.Expression) -> str | None:

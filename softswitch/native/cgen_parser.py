@@ -15,7 +15,7 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import CFnContext
-from softswitch.native.cgen_types import c_literal, is_composite, scalar_width, unwrap
+from softswitch.native.cgen_types import c_literal, is_composite, limbs, scalar_width, unwrap
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
@@ -35,9 +35,7 @@ class CParserGen:
         if name == "extract":
             target = c.args[0]
             assert target is not None
-            if len(c.args) > 1:
-                raise NativeUnsupported("varbit extract", e.loc)
-            self.extract(target)
+            self.extract(target, c.args[1] if len(c.args) > 1 else None)
         elif name == "lookahead":
             ty = unwrap(c.type_bindings.get("T") or e.type)
             if result is None:
@@ -90,37 +88,87 @@ class CParserGen:
         if isinstance(ty, t.HeaderType):
             self.line(f"{obj}._v = 1;")
 
-    def extract(self, target: ast.Expression) -> None:
+    def extract(self, target: ast.Expression, varlen: ast.Expression | None = None) -> None:
         ty = unwrap(target.type)
         if not isinstance(ty, t.HeaderType):
-            raise NativeUnsupported("extract of a header union member", target.loc)
+            raise NativeUnsupported(f"extract of {ty}", target.loc)
         too_short = self.error_code("PacketTooShort")
         is_next = isinstance(target, ast.Member) and target.kind == "stack_next"
-        if isinstance(target, ast.Member) and isinstance(target.expr, ast.Member) \
-                and target.expr.kind == "stack_next":
-            raise NativeUnsupported("header union stacks", target.loc)
+        # `us.next.m` of a header union stack: member m of the next union (BMv2's union_stack)
+        union_next = (isinstance(target, ast.Member) and target.kind == "field"
+                      and isinstance(target.expr, ast.Member)
+                      and target.expr.kind == "stack_next")
         h = self.fn.fresh("h")
         hc = self.types.ctype(ty)
-        if is_next:
+        if is_next or union_next:
             assert isinstance(target, ast.Member)
-            stack = self.ex(target.expr)
-            st = unwrap(target.expr.type)
+            at = target.expr if union_next else target
+            assert isinstance(at, ast.Member)
+            stack = self.ex(at.expr)
+            st = unwrap(at.expr.type)
             assert isinstance(st, t.HeaderStackType)
             oob = self.error_code("StackOutOfBounds")
             self.line(f"if ({stack}.nxt >= {st.size}) {perr(str(oob))}")
-            self.line(f"{hc} *{h} = &{stack}.h[{stack}.nxt];")
+            elem = f"{stack}.h[{stack}.nxt]"
+            self.line(f"{hc} *{h} = &{elem}{'.' + target.member if union_next else ''};")
         else:
             self.line(f"{hc} *{h} = &{self.ex(target)};")
         fixed = ty.bit_width()
-        self.line(f"if ((uint64_t)*_pp + {fixed} > _nb) {perr(str(too_short))}")
-        self.unpack_at(f"(*{h})", ty, "*_pp")
-        self.line(f"*_pp += {fixed};")
-        if is_next:
+        varbits = [f for f, ft in ty.fields if isinstance(unwrap(ft), t.VarbitType)]
+        if varlen is None:
+            if varbits:
+                raise NativeUnsupported("extract of a header with a varbit field without a "
+                                        "length", target.loc)
+            self.line(f"if ((uint64_t)*_pp + {fixed} > _nb) {perr(str(too_short))}")
+            self.unpack_at(f"(*{h})", ty, "*_pp")
+            self.line(f"*_pp += {fixed};")
+        else:
+            self.extract_varbit(h, ty, varlen)
+        if union_next:
+            assert isinstance(target, ast.Member)
+            u = unwrap(target.expr.type)
+            assert isinstance(u, t.HeaderUnionType)
+            self.line(self.types.union_only(u, elem, target.member))
+        if is_next or union_next:
             self.line(f"{stack}.nxt += 1;")
+        else:
+            self.union_member_set(target, None)
+
+    def extract_varbit(self, h: str, ty: t.HeaderType, varlen: ast.Expression) -> None:
+        """Two-argument extract: BMv2's extract_VL checks in this order: a length that is not
+        whole bytes, then the packet's end, then the varbit's maximum (p4c's max header
+        bytes); the header is written only when all pass."""
+        vw = self.tmp("vw", "uint64_t", f"(uint64_t)({self.ex(varlen)})")
+        vmax = next(unwrap(ft).max_width for _, ft in ty.fields  # type: ignore[attr-defined]
+                    if isinstance(unwrap(ft), t.VarbitType))
+        fixed = ty.bit_width()
+        self.line(f"if ({vw} & 7) {perr(str(self.error_code('ParserInvalidArgument')))}")
+        self.line(f"if ((uint64_t)*_pp + {fixed} + {vw} > _nb) "
+                  f"{perr(str(self.error_code('PacketTooShort')))}")
+        self.line(f"if ({vw} > {vmax}) {perr(str(self.error_code('HeaderTooShort')))}")
+        pos = self.tmp("vp", "uint32_t", "*_pp")
+        for fname, ftype, w in self.types.header_layout(ty):
+            if isinstance(ftype, t.VarbitType):
+                self.line(f"(*{h}).{fname}.w = (uint32_t){vw};")
+                self.line(f"ss_get_limbs((*{h}).{fname}.d, {limbs(ftype.max_width)}, _pkt, "
+                          f"{pos}, (unsigned){vw});")
+                self.line(f"{pos} += (uint32_t){vw};")
+                continue
+            get = "ss_get" if w <= 64 else "ss_get128"
+            code = f"{get}(_pkt, {pos}, {w})"
+            if isinstance(ftype, t.BoolType):
+                code = f"({code} != 0)"
+            self.line(f"(*{h}).{fname} = {code};")
+            self.line(f"{pos} += {w};")
+        self.line(f"(*{h})._v = 1;")
+        self.line(f"*_pp = {pos};")
 
     def emit_value(self, code: str, ty: t.Type) -> None:
         if isinstance(ty, t.HeaderType):
             layout = self.types.header_layout(ty)
+            if any(isinstance(ft, t.VarbitType) for _, ft, _ in layout):
+                self.emit_varbit_header(code, layout)
+                return
             total = sum(w for _, _, w in layout)
             if total % 8:
                 raise NativeUnsupported(f"emit of header '{ty.name}' of {total} bits "
@@ -144,13 +192,32 @@ class CParserGen:
         elif isinstance(ty, t.HeaderStackType):
             for i in range(ty.size):
                 self.emit_value(f"{code}.h[{i}]", unwrap(ty.element))
-        elif isinstance(ty, t.HeaderUnionType):
-            raise NativeUnsupported("header unions")
-        elif isinstance(ty, t.StructLikeType):
+        elif isinstance(ty, t.StructLikeType):  # structs, and a union's members in order
             for fname, ftype in ty.fields:
                 self.emit_value(f"{code}.{fname}", unwrap(ftype))
         else:
             raise NativeUnsupported(f"emit of {ty}")
+
+    def emit_varbit_header(self, code: str, layout: list[tuple[str, t.Type, int]]) -> None:
+        """A header with a varbit field: its fields at their current widths, the last byte
+        zero-padded when the total is not whole bytes (as the Python engine)."""
+        fixed = sum(w for _, _, w in layout)
+        vbits = " + ".join(f"{code}.{f}.w" for f, ft, _ in layout
+                           if isinstance(ft, t.VarbitType))
+        self.line(f"if ({code}._v) {{")
+        with self.indent():
+            self.line(f"uint32_t _nbits = {fixed} + {vbits}, _nby = (_nbits + 7) >> 3, _off = 0;")
+            self.line("if (R->olen + _nby > R->ocap) { _rc = SS_FULL; goto _end; }")
+            self.line("uint8_t *_o = R->out + R->olen;")
+            self.line("memset(_o, 0, _nby);")
+            for fname, ftype, w in layout:
+                if isinstance(ftype, t.VarbitType):
+                    self.line(f"ss_put_limbs(_o, _off, {code}.{fname}.w, {code}.{fname}.d);")
+                    self.line(f"_off += {code}.{fname}.w;")
+                elif w:
+                    self.line(f"ss_put(_o, _off, {w}, (u128){code}.{fname}); _off += {w};")
+            self.line("R->olen += _nby;")
+        self.line("}")
 
     # -- parsers ------------------------------------------------------------------------------
 

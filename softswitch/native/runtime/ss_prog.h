@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include "ss_rt.h"
+#include "ss_wide.h"
 
 typedef __int128 s128;
 
