@@ -38,6 +38,8 @@ from emulation.scenario import Scenario
 from emulation.workloads import Message, connections, messages
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.nic_host import Connection, NicHost
+from softswitch.fabric import Host as FabricHost
+from softswitch.schedule import DeviceSchedule
 
 VA_BASE = 0x1000
 # (virtual µs now, messages arrived, messages in all, wire hops so far)
@@ -107,9 +109,21 @@ class RunState:
         self.hosts: dict[str, NicHost] = {}
         self.ends: dict[str, list[_End]] = {}   # NIC -> its connections' ends
         self.by_peer: dict[tuple[str, str], _End] = {}
+        # Hosts by index, in the order an instant visits them (by name). Only hosts with
+        # something to do are visited: the fabric handed them frames (`_inbox`, from the
+        # wire's waker), a message was posted to them, or their transport's deadline is due
+        # (`_host_schedule`: its timers are the deadlines each host reported after its visit).
+        self._host_list: list[tuple[str, NicHost, FabricHost, list[_End]]] = []
+        self._host_index: dict[str, int] = {}
+        self._host_schedule = DeviceSchedule()
+        self._inbox: set[int] = set()
         for name, nic in sorted(self.net.nics.items()):
             me = self.topology.nic(name)
             host = self.hosts[name] = NicHost()
+            index = self._host_schedule.add()   # visited at the first instant
+            self._host_index[name] = index
+            self._host_list.append((name, host, nic.wire, self.ends.setdefault(name, [])))
+            nic.wire.set_waker(functools.partial(self._inbox.add, index))
             for c in nic.connections.values():
                 offsets, at = {}, VA_BASE
                 for mid, size in incoming.get((name, c.peer), {}).items():
@@ -128,7 +142,7 @@ class RunState:
                               self.topology.planes),
                     tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes))
                 end = _End(host.add_connection(config, at), offsets)
-                self.ends.setdefault(name, []).append(end)
+                self.ends[name].append(end)
                 self.by_peer[(name, c.peer)] = end
 
     def _repairer(self) -> Repairer:
@@ -172,6 +186,7 @@ class RunState:
         far = self.by_peer[(m.dst, m.src)]
         self.by_peer[(m.src, m.dst)].sender.write(_data(self.scenario.seed, m), far.offsets[mid],
                                                   immediate=mid, now_us=self.clock())
+        self._host_schedule.wake(self._host_index[m.src])   # its sender has packets to send
         self.records[mid].posted_us = self.clock.us()
 
     def _post_all(self, ids: Sequence[int]) -> None:
@@ -199,31 +214,45 @@ class RunState:
     # -- the loop --------------------------------------------------------------------------
 
     def _settle(self) -> None:
-        """Everything that can happen at this instant."""
+        """Everything that can happen at this instant: passes of the fabric run until idle,
+        the frames it handed hosts given to their transports, then the hosts polled, until
+        nothing moves. A pass visits, in host order, only the hosts with frames, then only
+        those with something to do (woken, or their deadline due): a host left out would have
+        taken no frame and its poll would have sent nothing and changed nothing."""
         now_us = self.clock()
         fabric = self.net.fabric
         meter = self.meter
+        hosts = self._host_list
+        inbox = self._inbox
+        schedule = self._host_schedule
         self.drop_counter.watch()   # a switch powered off or on: its pipeline replaced
         while True:
             fabric.run_until_idle()
             moved = False
-            for name, host in self.hosts.items():
-                frames = self.net.nics[name].wire.take()
-                for frame in frames:
-                    meter.host_frame(name, frame, now_us)
-                    host.on_frame(frame, now_us)
-                if frames:
-                    moved = True
-                    for end in self.ends[name]:
-                        self._arrive(name, end)
-            for name, host in self.hosts.items():
-                wire = self.net.nics[name].wire
-                for frame in host.poll(now_us):
-                    moved = True
-                    wire.send(frame)
-                if len(failed := host.failed) != self._failed_seen[name]:
-                    self._failed_seen[name] = len(failed)
-                    self._note_gave_up(name, failed)
+            if inbox:
+                handed = sorted(inbox)
+                inbox.clear()
+                for i in handed:
+                    name, host, wire, ends = hosts[i]
+                    frames = wire.take()
+                    for frame in frames:
+                        meter.host_frame(name, frame, now_us)
+                        host.on_frame(frame, now_us)
+                    if frames:
+                        moved = True
+                        schedule.wake(i)   # what arrived may let it send, or stop a timer
+                        for end in ends:
+                            self._arrive(name, end)
+            if schedule.start_pass(now_us):   # a deadline d is due when d <= now (int µs)
+                while (i := schedule.pop()) is not None:
+                    name, host, wire, _ = hosts[i]
+                    for frame in host.poll(now_us):
+                        moved = True
+                        wire.send(frame)
+                    schedule.idle(i, host.next_deadline_us(now_us))
+                    if len(failed := host.failed) != self._failed_seen[name]:
+                        self._failed_seen[name] = len(failed)
+                        self._note_gave_up(name, failed)
             if not moved:
                 return
 
@@ -246,10 +275,16 @@ class RunState:
                      if ev in denied or EV_STATES[register.read(conn * EV_SLOTS + ev)] != "GOOD")
 
     def _next_timer_ns(self) -> int | None:
-        """When a transport's timer (a timeout, a resend, a probe) next needs it polled."""
+        """When a transport's timer (a timeout, a resend, a probe) next needs it polled: the
+        earliest deadline the hosts reported after their visits (unchanged since: only a
+        frame, a posted message or a poll changes it, and each wakes the host), and those of
+        hosts woken but not visited yet, asked."""
         now_us = self.clock()
-        times = [t for host in self.hosts.values()
-                 if (t := host.next_deadline_us(now_us)) is not None]
+        schedule = self._host_schedule
+        times = [t for i in schedule.ready()
+                 if (t := self._host_list[i][1].next_deadline_us(now_us)) is not None]
+        if (earliest := schedule.earliest()) is not None:
+            times.append(int(earliest))
         return max(min(times) * 1000, self.clock.now_ns + 1) if times else None
 
     def _sample(self, final: bool = False) -> None:

@@ -155,6 +155,12 @@ class Host:
         self.received: list[bytes] = []
         self._read = 0
         self._cond = threading.Condition()
+        self._waker: Callable[[], None] | None = None
+
+    def set_waker(self, wake: Callable[[], None] | None) -> None:
+        """Call `wake` after each packet delivered here: a stepping loop then reads only the
+        hosts that had packets (emulation/run.py), not every host at every instant."""
+        self._waker = wake
 
     def send(self, data: bytes) -> None:
         self.fabric._inject(self.switch, self.port, data)
@@ -163,6 +169,8 @@ class Host:
         with self._cond:
             self.received.append(data)
             self._cond.notify_all()
+        if self._waker is not None:
+            self._waker()
 
     @contextmanager
     def _wait(self, timeout: float, run_fabric: bool = True) -> Iterator[None]:

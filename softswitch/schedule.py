@@ -16,6 +16,9 @@ this pass when its index comes after the one being stepped, else in the next pas
 Invariant between passes: a device is either marked ready (and has no timer) or has a timer
 at its queues' next departure exactly (or none, with nothing queued), so the earliest valid
 timer is the fabric's next departure (`earliest`).
+
+The emulator (emulation/run.py) schedules its NIC hosts with the same class: woken by frames
+handed to them and messages posted, their transports' deadlines (int µs) as the timers.
 """
 
 from __future__ import annotations
