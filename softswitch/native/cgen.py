@@ -40,7 +40,14 @@ from softswitch.native.cgen_externs import CExternGen, DigestSite
 from softswitch.native.cgen_loops import CLoopGen
 from softswitch.native.cgen_parser import CParserGen
 from softswitch.native.cgen_tables import CTableGen, NativeTableInfo
-from softswitch.native.cgen_types import CTypes, c_literal, is_composite, scalar_width, unwrap
+from softswitch.native.cgen_types import (
+    CTypes,
+    c_literal,
+    is_composite,
+    is_wide,
+    scalar_width,
+    unwrap,
+)
 from softswitch.native.cgen_walk import WALK_CDEF, walk_source
 
 _CONTROL_ROLES = ("verify_checksum", "ingress", "egress", "compute_checksum")
@@ -481,6 +488,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         with self.function(f"{name}({', '.join(params)})", ctx):
             cp = [p for p in decl.params if not p.direction]
             for i, p in enumerate(cp):
+                if is_wide(p.type):  # an entry's arguments are u128 cells
+                    raise NativeUnsupported("action data wider than 128 bits", p.loc)
                 ct = self.types.ctype(p.type)
                 self.line(f"{ct} a_{p.name} = ({ct})_a[{i}];")
                 ctx.env[p] = f"a_{p.name}"
@@ -620,6 +629,9 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
     def assign(self, lhs: ast.Expression, rhs: str) -> None:
         if isinstance(lhs, ast.Slice):
             assert lhs.high is not None and lhs.low is not None
+            if is_wide(lhs.expr.type):
+                self.assign(lhs.expr, self.wide_set_slice(lhs, self.ex(lhs.expr), rhs))
+                return
             bw = scalar_width(lhs.expr.type)
             field_mask = ((1 << (lhs.high - lhs.low + 1)) - 1) << lhs.low
             keep = ((1 << bw) - 1) & ~field_mask

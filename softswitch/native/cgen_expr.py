@@ -31,9 +31,11 @@ from softswitch.native.cgen_types import (
     c_mask,
     is_composite,
     is_value_struct,
+    is_wide,
     scalar_width,
     unwrap,
 )
+from softswitch.native.cgen_wide import CWideGen, wide_literal
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
@@ -77,7 +79,7 @@ def literal(value: object, ty: t.Type | None) -> str:
         if isinstance(u, t.EnumType) and u.underlying is not None:
             u = u.underlying
         if isinstance(u, t.BitType):
-            return c_literal(value, u.width)
+            return wide_literal(value, u.width) if u.width > 128 else c_literal(value, u.width)
         if value < 0:
             return f"((int64_t)({value}LL))"
         return c_literal(value, 128)
@@ -104,7 +106,7 @@ def reduce(code: str, width: int) -> str:
     return f"(({code}) & {m})" if m else f"({code})"
 
 
-class CExprGen:
+class CExprGen(CWideGen):
     """Mixin of the C generator: expressions. Subclasses provide `fn`, `types`, `call_expr`,
     `line`, `indent`, `error_code`, `constant_code` and `name_fallback`."""
 
@@ -333,6 +335,8 @@ class CExprGen:
         assert e.high is not None and e.low is not None
         width = e.high - e.low + 1
         base = self.ex(e.expr)
+        if is_wide(e.expr.type):
+            return self.wide_slice(e, base)
         code = f"({base} >> {e.low})" if e.low else base
         code = reduce(code, width) if width < scalar_width(e.expr.type) or e.low else code
         if width <= 64 < scalar_width(e.expr.type):
@@ -347,6 +351,8 @@ class CExprGen:
             return f"(!{a})"
         if e.op == "+":
             return a
+        if is_wide(e.type):
+            return self.wide_unary(e, a)
         w = scalar_width(e.type)
         if e.op == "-":
             return reduce(f"-{self.widen(a, e.operand.type, w)}", w)
@@ -379,6 +385,8 @@ class CExprGen:
                 eq = f"EQ_{name}(&{self.addressable(e.left, a)}, &{self.addressable(e.right, b)})"
                 return eq if op == "==" else f"(!{eq})"
             return f"({a} {op} {b})"
+        if is_wide(lt) or is_wide(e.type) or is_wide(e.right.type):
+            return self.wide_binary(e, a, b)
         if op in ("<", "<=", ">", ">="):
             sw = signed_width(lt)
             if sw:
@@ -430,12 +438,15 @@ class CExprGen:
             return f"(({left} << {rw}) | {b})"
         raise NativeUnsupported(f"binary operator '{op}'", e.loc)
 
+    def addressable_value(self, code: str, ty: t.Type | None) -> str:
+        """`code` itself when it names a place, else a temporary holding its value now."""
+        return code if _LVALUE_RE.fullmatch(code) else self.tmp("o", self.types.ctype(ty), code)
+
     def addressable(self, e: ast.Expression, code: str) -> str:
         """An lvalue holding the composite value `code` (a temporary for a built value)."""
-        if isinstance(e, ast.ListExpression | ast.StructExpression | ast.InvalidHeaderExpression) \
-                or not _LVALUE_RE.fullmatch(code):
+        if isinstance(e, ast.ListExpression | ast.StructExpression | ast.InvalidHeaderExpression):
             return self.tmp("o", self.types.ctype(e.type), code)
-        return code
+        return self.addressable_value(code, e.type)
 
     def ex_Ternary(self, e: ast.Ternary) -> str:
         default = self.types.default(e.type)
@@ -462,6 +473,8 @@ class CExprGen:
             target = target.underlying
         if isinstance(src, t.EnumType) and src.underlying is not None:
             src = src.underlying
+        if is_wide(target) or is_wide(src):
+            return self.wide_cast(e, a, target, src)
         if isinstance(target, t.BitType):
             tw = target.width
             if tw > 128:

@@ -16,7 +16,7 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import signed_width
-from softswitch.native.cgen_types import bit_width, limbs, scalar_width, unwrap
+from softswitch.native.cgen_types import bit_width, is_wide, limbs, scalar_width, unwrap
 
 if TYPE_CHECKING:
     from softswitch.native.cgen import NativeExtern
@@ -205,11 +205,12 @@ class CExternGen:
                                      f"ss_mask64({w}))")
             self.line("}")
         elif name == "random":
-            if scalar_width(args[0].type) > 64:
-                raise NativeUnsupported("random() of more than 64 bits", e.loc)
-            lo = self.tmp("o", "uint64_t", self.ex(args[1]))
+            # Python's randint(lo, max(lo, hi)), drawing the same words
+            ct, fn = ("u128", "ss_randint128") if scalar_width(args[0].type) > 64 \
+                else ("uint64_t", "ss_randint")
+            lo = self.tmp("o", ct, self.ex(args[1]))
             hi = self.ex(args[2])
-            self.assign(args[0], f"ss_randint((ss_mt *)R->mt, {lo}, {hi} > {lo} ? {hi} : {lo})")
+            self.assign(args[0], f"{fn}((ss_mt *)R->mt, {lo}, {hi} > {lo} ? {hi} : {lo})")
         elif name == "digest":
             self.digest(args[0], args[1])
         elif name in ("clone", "clone3", "clone_preserving_field_list"):
@@ -247,7 +248,8 @@ class CExternGen:
     def leaf_data(self, leaves: list[tuple[str | None, str, int]], known: str | None = None
                   ) -> None:
         """`field_data` of the (validity, value, width) leaves of one or more expressions (a
-        varbit leaf: width -K, the V_N value of K limbs pushed at its current width)."""
+        leaf of width -K is K limbs, its value the ``limbs, width`` arguments of
+        ss_push_limbs: a varbit at its current width, a wide value)."""
         n = max(1, sum(-w if w < 0 else 1 for _, _, w in leaves))
         self.line(f"u128 _fv[{n}]; uint16_t _fw[{n}]; int _fn = 0;")
         current: str | None = None
@@ -261,7 +263,7 @@ class CExternGen:
                     self.line(f"if ({valid}) {{")
                 current = valid
             if width < 0:
-                self.line(f"ss_push_limbs(_fv, _fw, &_fn, {value}.d, {value}.w);")
+                self.line(f"ss_push_limbs(_fv, _fw, &_fn, {value});")
             else:
                 self.line(f"_fv[_fn] = (u128)({value}); _fw[_fn++] = {width};")
         if current is not None:
@@ -289,7 +291,11 @@ class CExternGen:
             return [leaf for fname, ftype in u.fields
                     for leaf in self.value_leaves(f"{code}.{fname}", ftype, valid)]
         if isinstance(u, t.VarbitType):
-            return [(valid, code, -limbs(u.max_width))]
+            return [(valid, f"{code}.d, {code}.w", -limbs(u.max_width))]
+        if is_wide(u):
+            w = bit_width(u)
+            held = self.addressable_value(code, u)
+            return [(valid, f"{held}.l, {w}", -limbs(w))]
         return [(valid, code, scalar_width(u))]
 
     def header_valid_code(self, e: ast.Expression) -> str | None:

@@ -15,7 +15,14 @@ from softswitch.frontend import ast
 from softswitch.frontend import types as t
 from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import CFnContext
-from softswitch.native.cgen_types import c_literal, is_composite, limbs, scalar_width, unwrap
+from softswitch.native.cgen_types import (
+    c_literal,
+    is_composite,
+    is_wide,
+    limbs,
+    scalar_width,
+    unwrap,
+)
 
 if TYPE_CHECKING:
     from softswitch.ir.checked import BlockInstance
@@ -45,6 +52,8 @@ class CParserGen:
             if isinstance(ty, t.HeaderType | t.StructType):
                 # as p4c's ExpandLookahead: one lookahead of the whole width, sliced
                 self.unpack_at(result, ty, "*_pp")
+            elif is_wide(ty):
+                self.line(f"ss_get_limbs({result}.l, {limbs(w)}, _pkt, *_pp, {w});")
             else:
                 get = "ss_get" if w <= 64 else "ss_get128"
                 code = f"{get}(_pkt, *_pp, {w})"
@@ -78,6 +87,8 @@ class CParserGen:
             w = t.type_bit_width(fu)
             if isinstance(fu, t.StructLikeType):
                 self.unpack_at(f"{obj}.{fname}", fu, f"{pos} + {off}")
+            elif is_wide(fu):
+                self.line(f"ss_get_limbs({obj}.{fname}.l, {limbs(w)}, _pkt, {pos} + {off}, {w});")
             else:
                 get = "ss_get" if scalar_width(fu) <= 64 else "ss_get128"
                 code = f"{get}(_pkt, {pos} + {off}, {w})"
@@ -154,6 +165,10 @@ class CParserGen:
                           f"{pos}, (unsigned){vw});")
                 self.line(f"{pos} += (uint32_t){vw};")
                 continue
+            if is_wide(ftype):
+                self.line(f"ss_get_limbs((*{h}).{fname}.l, {limbs(w)}, _pkt, {pos}, {w}); "
+                          f"{pos} += {w};")
+                continue
             get = "ss_get" if w <= 64 else "ss_get128"
             code = f"{get}(_pkt, {pos}, {w})"
             if isinstance(ftype, t.BoolType):
@@ -182,8 +197,10 @@ class CParserGen:
                     self.line("uint8_t *_o = R->out + R->olen;")
                     self.line(f"memset(_o, 0, {nbytes});")
                     off = 0
-                    for fname, _ftype, w in layout:
-                        if w:
+                    for fname, ftype, w in layout:
+                        if is_wide(ftype):
+                            self.line(f"ss_put_limbs(_o, {off}, {w}, {code}.{fname}.l);")
+                        elif w:
                             self.line(f"ss_put(_o, {off}, {w}, (u128){code}.{fname});")
                         off += w
                     self.line(f"R->olen += {nbytes};")
@@ -214,6 +231,8 @@ class CParserGen:
                 if isinstance(ftype, t.VarbitType):
                     self.line(f"ss_put_limbs(_o, _off, {code}.{fname}.w, {code}.{fname}.d);")
                     self.line(f"_off += {code}.{fname}.w;")
+                elif is_wide(ftype):
+                    self.line(f"ss_put_limbs(_o, _off, {w}, {code}.{fname}.l); _off += {w};")
                 elif w:
                     self.line(f"ss_put(_o, _off, {w}, (u128){code}.{fname}); _off += {w};")
             self.line("R->olen += _nby;")

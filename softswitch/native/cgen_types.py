@@ -8,8 +8,10 @@ W-bit two's complement); ``bool`` is ``uint8_t`` 0/1. A header is a struct with 
 uint32_t nxt;}``; a header union a struct of its member headers (no validity of its own); a
 tuple ``T_n {f0; f1; ...}``; a ``varbit<N>`` ``V_N {uint32_t w; uint64_t d[K];}`` (its current
 width travels with the value, as BMv2's assign_VL; limbs least significant first, zero above
-`w`). These are C structs, so every value is copied with plain C assignment (copy-in/copy-out).
-What has no C form yet (widths over 128) raises `NativeUnsupported`.
+`w`); a ``bit<W>``/``int<W>`` over 128 bits ``W_K {uint64_t l[K];}`` (limbs, reduced to W bits,
+runtime/ss_wide.h). These are C structs, so every value is copied with plain C assignment
+(copy-in/copy-out). Where a wide value cannot go yet (table keys, action data, registers,
+digests, select keys) raises `NativeUnsupported`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "c_mask",
     "is_composite",
     "is_value_struct",
+    "is_wide",
     "limbs",
     "scalar_width",
     "unwrap",
@@ -53,10 +56,18 @@ def limbs(width: int) -> int:
     return (width + 63) // 64
 
 
+def is_wide(ty: t.Type | None) -> bool:
+    """A bit<W>/int<W> (or an enum over one) of more than 128 bits: a W_K struct of limbs."""
+    u = unwrap(ty)
+    if isinstance(u, t.EnumType) and u.underlying is not None:
+        u = u.underlying
+    return isinstance(u, t.BitType) and u.width > 128
+
+
 def is_value_struct(ty: t.Type | None) -> bool:
-    """A P4 value (not a P4 composite) whose C form is a struct: tuples and varbits. They
-    compare with their EQ_ function and have no literal form."""
-    return isinstance(unwrap(ty), t.TupleType | t.ListType | t.VarbitType)
+    """A P4 value (not a P4 composite) whose C form is a struct: tuples, varbits and wide
+    bit<W>. They compare with their EQ_ function."""
+    return isinstance(unwrap(ty), t.TupleType | t.ListType | t.VarbitType) or is_wide(ty)
 
 
 def c_literal(value: int, width: int) -> str:
@@ -100,7 +111,18 @@ class CTypes:
             return self.tuple_name(u)
         if isinstance(u, t.VarbitType):
             return self.varbit_name(u)
+        if is_wide(u):
+            return self.wide_name(bit_width(u))
         return "uint64_t" if scalar_width(u) <= 64 else "u128"
+
+    def wide_name(self, width: int) -> str:
+        """``W_K``: a bit<W>/int<W> of W > 128 bits in K limbs (runtime/ss_wide.h's SS_WIDE)."""
+        k = limbs(width)
+        key = ("wide", "", k)
+        if key not in self._names:
+            self._names[key] = f"W_{k}"
+            self.lines.append(f"SS_WIDE({k})")
+        return f"W_{k}"
 
     def default(self, ty: t.Type | None) -> str:
         """A C expression for the uninitialised value of `ty` (zeros, invalid headers)."""
@@ -242,5 +264,6 @@ class CTypes:
             if isinstance(fu, t.StructLikeType):
                 out += [(f"{fname}.{f}", ft, w) for f, ft, w in self.header_layout(fu)]
                 continue
-            out.append((fname, fu, 0 if isinstance(fu, t.VarbitType) else scalar_width(fu)))
+            out.append((fname, fu, 0 if isinstance(fu, t.VarbitType)
+                        else bit_width(fu) if is_wide(fu) else scalar_width(fu)))
         return out

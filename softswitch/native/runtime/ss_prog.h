@@ -155,6 +155,24 @@ static inline uint64_t ss_randint(ss_mt *s, uint64_t lo, uint64_t hi) {
     return lo + (uint64_t)r;
 }
 
+/* randint(lo, hi) for 64 < width <= 128: n = hi - lo + 1 may be 2**128, whose bit length 129
+ * makes getrandbits draw a fifth word (its one bit set means r >= n: drawn again) */
+static inline u128 ss_randint128(ss_mt *s, u128 lo, u128 hi) {
+    u128 span = hi - lo;
+    if (span == ~(u128)0) {
+        for (;;) {
+            u128 r = ss_mt_bits(s, 128);
+            if (!(ss_mt_next(s) >> 31)) return lo + r;
+        }
+    }
+    u128 n = span + 1;
+    unsigned k = 0;
+    for (u128 x = n; x; x >>= 1) k++;
+    u128 r = ss_mt_bits(s, k);
+    while (r >= n) r = ss_mt_bits(s, k);
+    return lo + r;
+}
+
 /* v1model hash(): base + (h % max) (max 0 acts as 1), in 64 bits, then the result's width */
 static inline uint64_t ss_hash_offset(uint64_t h, uint64_t base, uint64_t max, unsigned w) {
     uint64_t d = max ? max : 1;
