@@ -147,8 +147,12 @@ class PacketWalk:
 
     def process(self, port: int, data: bytes) -> list[OutputPacket]:
         out: list[OutputPacket] = []
-        jobs: deque[PacketJob] = deque([self.new_job(port, data)])
-        count = 0
+        self._run_jobs(deque([self.new_job(port, data)]), out)
+        return out
+
+    def _run_jobs(self, jobs: deque[PacketJob], out: list[OutputPacket], count: int = 0) -> None:
+        """Run `jobs` and the jobs they make, up to MAX_JOBS passes per input packet (`count`:
+        the passes it took already)."""
         while jobs:
             job = jobs.popleft()
             count += 1
@@ -156,7 +160,6 @@ class PacketWalk:
                 self._log(f"Too many packet instances ({MAX_JOBS}): dropping the rest")
                 break
             self._guarded(job, jobs, out, None)
-        return out
 
     def process_batch(self, packets: Sequence[tuple[int, bytes]]) -> list[list[OutputPacket]]:
         """`process` of each (port, data) in turn: each one's outputs (the C engine runs a

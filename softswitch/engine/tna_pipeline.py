@@ -495,6 +495,15 @@ class TnaPipeline(PacketWalk):
         data = self._gress("egress", buf, objs, eg_intr, intr, prsr, now_ns)
         if data is None:
             return
+        self._end_egress(job, dprsr, data, jobs, out)
+
+    def _end_egress(
+        self, job: TnaJob, dprsr: Any, data: bytes, jobs: deque[PacketJob], out: list[OutputPacket]
+    ) -> None:
+        """After the egress deparser emitted `data`: digests refused, the egress mirror,
+        drop_ctl, transmit (the one copy: the C walk hands its egress passes here)."""
+        R = self.R
+        port = job.port
         if R.dq:
             self._log("Digest packed in egress: Tofino sends digests from ingress only")
             R.dq = []

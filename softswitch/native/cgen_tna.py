@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from softswitch.engine.codegen_tna import INTRINSIC_TYPES, TNA_ROLES
+from softswitch.engine.codegen_tna import INTRINSIC_TYPES, TNA_ROLES, TnaGenerator
 from softswitch.errors import NativeUnsupported, P4Error
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
@@ -31,7 +31,8 @@ from softswitch.native.cgen_tna_externs import (
     CTnaExternGen,
     TnaExtern,
 )
-from softswitch.native.cgen_types import CTypes, is_composite, unwrap
+from softswitch.native.cgen_tna_walk import TW_CDEF, tna_walk_source
+from softswitch.native.cgen_types import CTypes, bit_width, is_composite, unwrap
 
 __all__ = ["OBJECT_SLOTS", "REQ_MIRROR", "REQ_RESUBMIT_TNA", "TnaNativeProgram", "generate"]
 
@@ -68,6 +69,7 @@ class TnaNativeProgram(NativeProgram):
     classes: dict[str, str] = field(default_factory=dict)
     initial: dict[str, int] = field(default_factory=dict)
     cell_fields: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    walk: bool = False  # the C walk (cgen_tna_walk.py) is there
 
 
 class CTnaTypes(CTypes):
@@ -163,16 +165,24 @@ class CTnaGenerator(CTnaExternGen, CGenerator):
                 classes[f"{gress}_hdr"] = self.types.name(params["hdr"].type)
                 classes[f"{gress}_md"] = self.types.name(md.type)
             intrinsic: list[str] = []
+            layouts: dict[str, list[tuple[str, int]]] = {}
             for d in self.checked.program.declarations:
                 if isinstance(d, ast.StructLikeDecl) and d.name in INTRINSIC_TYPES:
                     assert isinstance(d.resolved, t.StructLikeType)
                     classes[d.name] = self.types.name(d.resolved)
                     assert isinstance(self.types, CTnaTypes)
                     intrinsic.append(self.types.cdef(d.resolved))
+                    layouts[d.name] = [(f, bit_width(ft)) for f, ft in d.resolved.fields]
             missing = [n for n in INTRINSIC_TYPES if n not in classes]
             if missing:
                 raise NativeUnsupported(f"a TNA program without the type {missing[0]}")
             entry = self.entry_points(fns, blocks, classes)
+            # the walk packs the intrinsic headers the parsers extract (else Python fills them)
+            walk = all(k in blocks[f"{g}_parser"].arch_params
+                       for g, k in (("ingress", "ig_intr_md"), ("egress", "eg_intr_md")))
+            if walk:
+                drop = {g: not r for g, r in TnaGenerator.parser_err_readers(self).items()}  # type: ignore[arg-type]
+                entry += tna_walk_source(classes, layouts, self.checked.errors, drop)
         except P4Error:
             raise
         except Exception as exc:  # a gap in the generator: report it, never a traceback
@@ -188,13 +198,13 @@ class CTnaGenerator(CTnaExternGen, CGenerator):
             "#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"",
             inst, OBSERVE_C, *self.types.lines, *self.frames, *self.protos, *self.funcs,
             *entry, ""])
-        cdef = "\n".join([inst, *intrinsic, TNA_CDEF])
+        cdef = "\n".join([inst, *intrinsic, TNA_CDEF, TW_CDEF if walk else ""])
         regs = [x for x in self.tna_externs.values() if x.native.kind == "register"]
         initial = {x.native.name: int(x.args["initial"]) for x in regs}
         cell_fields = {x.native.name: tuple((f, w) for f, w, _ in self.cell_fields(
             x.args["cell"])) for x in regs if isinstance(x.args["cell"], t.StructLikeType)}
         return TnaNativeProgram(source, cdef, self.tables, self.externs, self.digest_sites, [],
-                                [], classes, initial, cell_fields)
+                                [], classes, initial, cell_fields, walk)
 
     def instance_struct(self) -> str:
         """CGenerator's instance plus the TNA pass state: the entry the last table hit, the

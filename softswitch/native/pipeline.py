@@ -95,50 +95,11 @@ class NativeV1Pipeline(V1Pipeline):
 
     def process_batch(self, packets: Sequence[tuple[int, bytes]]) -> list[list[OutputPacket]]:
         """`process` of each packet in turn, the common path in one C call for the batch."""
-        ffi, lib, inst = self.ffi, self.lib, self.inst
-        n = len(packets)
-        if not n:
-            return []
-        datas = [bytes(d) for _, d in packets]
-        lens = [len(d) for d in datas]
-        blob = b"".join(datas)
-        c_offs = ffi.new("uint32_t[]", [0, *accumulate(lens)][:n])
-        c_lens = ffi.new("uint32_t[]", lens)
-        c_ports = ffi.new("uint16_t[]", [p & 0x1FF for p, _ in packets])
-        c_res = ffi.new("uint64_t[]", 3 * n)
-        status = ffi.new("int *")
-        if self._arena is None:
-            self._arena = ffi.new("uint8_t[]", ARENA_BYTES)
-        arena = self._arena
-        view = ffi.buffer(arena)
-        new = tuple.__new__
-        results: list[list[OutputPacket]] = []
-        i = 0
-        while i < n:
+        def call(*args: Any) -> int:
             w = self._use_scratch()
             w.now = self.now_us()
-            done = lib.ssp_batch(inst, w, n - i, blob, c_offs + i, c_lens + i, c_ports + i, arena,
-                                 ARENA_BYTES, c_res + 3 * i, status)
-            if done == 0 and status[0] < 0:  # one packet larger than the arena
-                results.append(self.process(c_ports[i], datas[i]))
-                i += 1
-                continue
-            stopped = status[0] > 0
-            res = ffi.unpack(c_res + 3 * i, 3 * (done - stopped))
-            results += [[new(OutputPacket, (port, view[o:o + n]))] if port != _DROPPED else []
-                        for port, o, n in zip(res[0::3], res[1::3], res[2::3])]
-            i += done
-            if stopped:
-                out: list[OutputPacket] = []
-                try:
-                    self._continue(status[0], c_ports[i - 1], datas[i - 1], out)
-                except Exception as exc:  # an engine bug must not escape to the caller
-                    self.internal_errors += 1
-                    self._log(f"Internal error while processing the packet ({exc!r}): dropped")
-                results.append(out)
-            if self.instance.observers:
-                self.instance.drain_observed()
-        return results
+            return int(self.lib.ssp_batch(self.inst, w, *args))
+        return walk_batch(self, packets, call)
 
     def _use_scratch(self) -> Any:
         w = self._w
@@ -294,6 +255,56 @@ class NativeV1Pipeline(V1Pipeline):
             R.truncate = int(inst.truncate)
         if req & REQ_DIGEST:
             R.digests += c_digests(inst, self._sites)
+
+
+def walk_batch(pipe: Any, packets: Sequence[tuple[int, bytes]],
+               call: Callable[..., int]) -> list[list[OutputPacket]]:
+    """`pipe.process` of each packet in turn through a generated batch walk: `call(n, blob,
+    offs, lens, ports, arena, cap, res, status)` runs ssp_batch / sst_batch on the packets
+    left; a packet it stops at is finished by ``pipe._continue`` (a packet larger than the
+    arena by ``pipe.process``)."""
+    ffi = pipe.ffi
+    n = len(packets)
+    if not n:
+        return []
+    datas = [bytes(d) for _, d in packets]
+    lens = [len(d) for d in datas]
+    blob = b"".join(datas)
+    c_offs = ffi.new("uint32_t[]", [0, *accumulate(lens)][:n])
+    c_lens = ffi.new("uint32_t[]", lens)
+    c_ports = ffi.new("uint16_t[]", [p & 0x1FF for p, _ in packets])
+    c_res = ffi.new("uint64_t[]", 3 * n)
+    status = ffi.new("int *")
+    if pipe._arena is None:
+        pipe._arena = ffi.new("uint8_t[]", ARENA_BYTES)
+    arena = pipe._arena
+    view = ffi.buffer(arena)
+    new = tuple.__new__
+    results: list[list[OutputPacket]] = []
+    i = 0
+    while i < n:
+        done = call(n - i, blob, c_offs + i, c_lens + i, c_ports + i, arena, ARENA_BYTES,
+                    c_res + 3 * i, status)
+        if done == 0 and status[0] < 0:  # one packet larger than the arena
+            results.append(pipe.process(c_ports[i], datas[i]))
+            i += 1
+            continue
+        stopped = status[0] > 0
+        res = ffi.unpack(c_res + 3 * i, 3 * (done - stopped))
+        results += [[new(OutputPacket, (port, view[o:o + k]))] if port != _DROPPED else []
+                    for port, o, k in zip(res[0::3], res[1::3], res[2::3])]
+        i += done
+        if stopped:
+            out: list[OutputPacket] = []
+            try:
+                pipe._continue(status[0], c_ports[i - 1], datas[i - 1], out)
+            except Exception as exc:  # an engine bug must not escape to the caller
+                pipe.internal_errors += 1
+                pipe._log(f"Internal error while processing the packet ({exc!r}): dropped")
+            results.append(out)
+        if pipe.instance.observers:
+            pipe.instance.drain_observed()
+    return results
 
 
 def c_digests(inst: Any, sites: dict[int, DigestSite]) -> list[Digest]:

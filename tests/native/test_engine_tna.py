@@ -5,6 +5,7 @@ every Switch a TwinSwitch (each call compared between the engines as it happens)
 
 from __future__ import annotations
 
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,12 +17,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
 import test_engine_stf as engine_stf
 import test_mrc_nic_hostile as hostile
 import test_mrc_nic_tna as tna_tests
+import test_tna_engine as unit_tna
 from test_engine_programs import fabric_switch, switch_packets
 from twin import TwinSwitch, assert_same_state
 from unit import test_srv6_switch_program as sw_tests
 
 from softswitch.compiler import compile_file
 from softswitch.engine.externs import Digest
+from softswitch.engine.pipeline import QueueInfo
+from softswitch.engine.tables import ExactMatch
+from softswitch.engine.tna_pipeline import TnaJob
 from softswitch.ir.checked import CheckedProgram
 from softswitch.native.build import compiler_available
 
@@ -100,3 +105,73 @@ def test_tna_nic_pairs_behave_alike(scenario: Callable[[dict[str, CheckedProgram
     assert any(sw.native.arch == "tna" for sw in made)
     for sw in made:
         assert_same_state(sw)
+
+
+# -- the C walk (native/cgen_tna_walk.py) against the Python walk --------------------------------
+
+
+def unit_twin(tmp_path: Path) -> TwinSwitch:
+    """test_tna_engine's program (digests, copy to CPU, meters, bridged metadata) on both
+    engines, with a CPU port and a fixed clock."""
+    path = tmp_path / "tna_unit.p4"
+    path.write_text(unit_tna.TNA_UNIT)
+    sw = TwinSwitch(compile_file(path))
+    for engine in (sw.python, sw.native):
+        engine.set_clock(lambda: 7)
+        fwd = engine.table("fwd")
+        fwd.add_entry([ExactMatch(1)], "counted", [1])
+        fwd.add_entry([ExactMatch(2)], "uncounted", [2])
+        fwd.add_entry([ExactMatch(3)], "uncounted", [511])  # the drop port
+    sw.set_cpu_port(64)
+    sw.set_port_metadata(5, 0x1234 << 48)
+    return sw
+
+
+def unit_packets(count: int) -> list[tuple[int, bytes]]:
+    """Unicast, drops, digests and copies to the CPU (handed to Python), short packets (a
+    parser error: dropped), on ports with and without port metadata."""
+    rng = random.Random(3)
+    out = []
+    for _ in range(count):
+        op = rng.choice((0, 0, 0, 1, 2, 3))
+        data = unit_tna.h(rng.choice((1, 2, 3, 4)), rng.randrange(8), op,
+                          bytes(rng.randrange(40)))
+        if rng.random() < 0.1:
+            data = data[:rng.randrange(unit_tna.H_BYTES)]
+        out.append((rng.choice((0, 5)), data))
+    return out
+
+
+def test_tna_batches_walk_as_packet_by_packet(tmp_path: Path) -> None:
+    """process_batch in C (hand-backs to Python in the middle of a batch) gives each packet
+    what the Python engine's process gives it, and the same counters and digests."""
+    sw = unit_twin(tmp_path)
+    packets = unit_packets(300)
+    expected = [sw.python.process_packet(port, data) for port, data in packets]
+    assert sw.native.process_batch(packets) == expected
+    assert any(len(o) == 2 for o in expected) and any(not o for o in expected)
+    assert sw.python.digests and sw.python.digests == sw.native.digests
+    assert_same_state(sw)
+
+
+def test_tna_pass_by_pass_with_queue_metadata(tmp_path: Path) -> None:
+    """run(), as the Device's queues call it: each ingress pass gives the same egress jobs
+    (port, packet, queue, class, kind, length), each egress pass with queue fields the same
+    packets."""
+    sw = unit_twin(tmp_path)
+    rng = random.Random(5)
+    for port, data in unit_packets(150):
+        job = TnaJob(True, port, data)
+        (py_out, py_jobs), (c_out, c_jobs) = sw.python.run(job), sw.native.run(job)
+        assert py_out == c_out
+
+        def fields(j: TnaJob) -> tuple[object, ...]:
+            return (j.ingress, j.port, bytes(j.data), j.qid, j.kind, j.cos, j.pkt_length,
+                    j.rid, j.port_md, j.resubmitted)
+
+        assert [fields(j) for j in py_jobs] == [fields(j) for j in c_jobs]
+        for j in py_jobs:
+            j.enq_cells, j.deq_cells = rng.randrange(1 << 19), rng.randrange(1 << 19)
+            queue = QueueInfo(rng.randrange(1000), 0, rng.randrange(300), 0)
+            assert sw.python.run(j, queue) == sw.native.run(j, queue)
+    assert_same_state(sw)
