@@ -17,7 +17,7 @@ P4Runtime groups replicate in the same order as on simple_switch_grpc.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from softswitch.errors import ControlPlaneError
@@ -114,6 +114,21 @@ class PacketReplicationEngine:
         self._cache: dict[int, tuple[Replica, ...]] = {}
         # the largest P4Runtime clone session id (PI's 511 for BMv2; a TNA switch sets Tofino's)
         self.max_clone_session_id = P4RT_MAX_CLONE_SESSION_ID
+        # called with this engine after every change (the native fabric core's mirror of what
+        # `replicate` and `clone_targets` answer: native/fabric_core.py)
+        self.native: Callable[[PacketReplicationEngine], None] | None = None
+
+    def _changed(self) -> None:
+        if self.native is not None:
+            self.native(self)
+
+    def sessions(self) -> list[int]:
+        """Every mirroring session id (CLI and P4Runtime), in creation order."""
+        return list(self._mirrors)
+
+    def groups(self) -> list[int]:
+        """Every multicast group id (CLI and P4Runtime, clone sessions' hidden ones too)."""
+        return list(self._groups)
 
     # ---- BMv2 CLI view -------------------------------------------------------------------
 
@@ -125,6 +140,7 @@ class PacketReplicationEngine:
         if len(self._groups) >= MGID_TABLE_SIZE:
             raise ControlPlaneError(f"cannot create multicast group {mgid}: the table is full")
         self._groups[mgid] = []
+        self._changed()
 
     def mc_mgrp_destroy(self, mgid: int) -> None:
         """Delete group `mgid` (a missing group is not an error, as BMv2); its nodes stay,
@@ -133,6 +149,7 @@ class PacketReplicationEngine:
         for handle in handles or ():
             self._nodes[handle].group = None
         self._cache.clear()
+        self._changed()
 
     def mc_node_create(self, rid: int, ports: Iterable[int], lags: Iterable[int] = ()) -> int:
         """Create a node replicating to `ports` (and one member of each LAG in `lags`) with
@@ -152,6 +169,7 @@ class PacketReplicationEngine:
         node = self._node(handle)
         node.ports, node.lags = self._port_set(ports), self._lag_set(lags)
         self._cache.clear()
+        self._changed()
 
     def mc_node_associate(self, mgid: int, handle: int) -> None:
         """Append node `handle` to group `mgid`'s replication list."""
@@ -164,6 +182,7 @@ class PacketReplicationEngine:
         handles.append(handle)
         node.group = mgid
         self._cache.clear()
+        self._changed()
 
     def mc_node_dissociate(self, mgid: int, handle: int) -> None:
         """Remove node `handle` from group `mgid`."""
@@ -174,6 +193,7 @@ class PacketReplicationEngine:
         handles.remove(handle)
         node.group = None
         self._cache.clear()
+        self._changed()
 
     def mc_node_destroy(self, handle: int) -> None:
         """Delete node `handle`, dissociating it first if needed (BMv2 allows that)."""
@@ -182,12 +202,14 @@ class PacketReplicationEngine:
             self._groups[node.group].remove(handle)
         del self._nodes[handle]
         self._cache.clear()
+        self._changed()
 
     def mc_set_lag_membership(self, lag_index: int, ports: Iterable[int]) -> None:
         """Set the member ports of LAG `lag_index`."""
         _check_range("LAG index", lag_index, 0, LAG_COUNT - 1)
         self._lags[lag_index] = self._port_set(ports)
         self._cache.clear()
+        self._changed()
 
     def mirroring_add(self, session_id: int, egress_port: int) -> None:
         """Clone session `session_id` to one port (CLI ``mirroring_add``)."""
@@ -205,11 +227,13 @@ class PacketReplicationEngine:
         if session.packet_length_bytes < 0:
             raise ControlPlaneError("clone packet_length_bytes must not be negative")
         self._mirrors[session_id] = session
+        self._changed()
 
     def mirroring_delete(self, session_id: int) -> None:
         """Delete mirroring session `session_id`."""
         if self._mirrors.pop(session_id, None) is None:
             raise ControlPlaneError(f"mirroring session {session_id} does not exist")
+        self._changed()
 
     def mirroring_get(self, session_id: int) -> MirrorSession | None:
         """Session `session_id`, or None (a clone to it is then silently skipped)."""
@@ -322,6 +346,7 @@ class PacketReplicationEngine:
         session = self._clone_session(session_id, class_of_service, packet_length_bytes)
         self._p4rt_create(P4RT_CLONE_GROUP_BASE + session_id, replicas)
         self._mirrors[session_id] = session
+        self._changed()
 
     def modify_clone_session(
         self,
@@ -336,6 +361,7 @@ class PacketReplicationEngine:
         session = self._clone_session(session_id, class_of_service, packet_length_bytes)
         self._p4rt_modify(P4RT_CLONE_GROUP_BASE + session_id, replicas)
         self._mirrors[session_id] = session
+        self._changed()
 
     def delete_clone_session(self, session_id: int) -> None:
         """P4Runtime DELETE of clone session `session_id`."""
@@ -343,6 +369,7 @@ class PacketReplicationEngine:
             raise ControlPlaneError(f"clone session {session_id} does not exist")
         self._mirrors.pop(session_id, None)
         self._p4rt_delete(P4RT_CLONE_GROUP_BASE + session_id)
+        self._changed()
 
     def clone_session_ids(self) -> list[int]:
         """The P4Runtime clone sessions, ascending."""
@@ -354,6 +381,7 @@ class PacketReplicationEngine:
         for table in (self._groups, self._nodes, self._lags, self._mirrors, self._p4rt_groups):
             table.clear()
         self._cache.clear()
+        self._changed()
 
     # ---- internals -------------------------------------------------------------------------
 

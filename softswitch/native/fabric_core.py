@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from operator import call
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +82,19 @@ int fc_purge(fcore *c, int a, int b);
 int fc_run_instant(fcore *c, int64_t now_ns);
 int fc_next_event(fcore *c, int64_t now_ns, int64_t *out);
 int fc_take_dirty(fcore *c, int32_t *out);
+void fc_set_ends(fcore *c, int i, void *parse, void *deparse, void *field_list,
+                 const uint32_t *off, const uint32_t *size);
+void fc_pre_clear(fcore *c, int i);
+int fc_pre_add(fcore *c, int i, int kind, uint64_t id, uint32_t trunc, uint32_t n,
+               const uint32_t *port, const uint32_t *rid);
 """
+
+# the fields the core's end-of-pass decisions use (ss_fabric.c's O_* order): the instance's
+# requests, then standard_metadata's
+END_FIELDS = (("I_t", ("req", "clone_type", "clone_session", "clone_fl", "recirc_fl", "truncate",
+                       "drop_port")),
+              ("sm_t", ("instance_type", "packet_length", "egress_rid", "mcast_grp",
+                        "egress_spec", "ingress_port")))
 
 _lib_cache: list[Any] = []
 
@@ -91,6 +104,11 @@ def _library() -> Any:
         _lib_cache.append(load_library("ss_fabric", ["#include <stdint.h>\n" + W_T_CDEF + SOURCE.read_text()], CDEF,
                                        extra_cflags=CFLAGS))
     return _lib_cache[0]
+
+
+def consume(calls: Any) -> None:
+    """Run an iterator of calls at C speed (no Python loop per item)."""
+    deque(calls, maxlen=0)
 
 
 def _runnable(pipeline: ForwardingPipeline | None) -> str | None:
@@ -155,8 +173,9 @@ class FabricCore:
         self.lock = threading.RLock()
         self._posts: deque[int] = deque()
         self._digests: list[list[Any]] = [[] for _ in self.nodes]
+        self._observed: list[Any] = [None] * len(self.nodes)   # each slot's NativeInstance
+        self._pres: list[Any] = [None] * len(self.nodes)   # each slot's mirrored PRE
         self._carried_base = [w.carried for w in self.wires]
-        self._counter_base: list[list[int]] = [[0] * 5 for _ in self.nodes]
         self._counters = ffi.new("uint64_t[6]")
         self._when = ffi.new("double *")
         self._event = ffi.new("int64_t *")
@@ -181,13 +200,18 @@ class FabricCore:
         fabric._heap.clear()
         lib.fc_wake_all(self.c)
         self.observers(bool(fabric._observers))
+        self._locks = self._device_locks()
+
+    def _device_locks(self) -> tuple[list[Any], list[Any]]:
+        """Every device's lock's acquire (slot order) and release (reverse order): a run holds
+        them all, as Device.step holds its device's (a P4Runtime write waits)."""
+        locks = [node.device.lock for node in self.nodes]
+        return [lock.acquire for lock in locks], [lock.release for lock in reversed(locks)]
 
     # -- devices ------------------------------------------------------------------------------
 
     def adopt(self, i: int, device: FabricDevice) -> None:
         """Slot `i` now holds `device` (attach, or a blank one after a power cut)."""
-        self._counter_base[i] = [device.rx_packets, device.tx_packets, device.dropped_input_full,
-                                 device.dropped_recirculation_full, device.dropped_no_pipeline]
         self._digests[i] = []
         device.set_waker(lambda i=i: self._posts.append(i))
         device.attach(self, i)
@@ -201,6 +225,7 @@ class FabricCore:
             self.lib.fc_reset_device(self.c, i)
             self.adopt(i, new)
             self._posts.append(i)
+            self._locks = self._device_locks()
 
     def configure(self, i: int, device: Device, queues: EgressQueues) -> None:
         """Slot `i`'s queue settings and ports as `queues` has them (attach)."""
@@ -226,6 +251,10 @@ class FabricCore:
     def bind(self, i: int, device: FabricDevice) -> None:
         """Slot `i` runs what `device` has committed."""
         pipeline = device.pipeline
+        self._observed[i] = None
+        if self._pres[i] is not None:   # the old program's PRE no longer speaks for slot i
+            self._pres[i].native = None
+            self._pres[i] = None
         if pipeline is None:
             self.lib.fc_set_program(self.c, i, self.ffi.NULL, self.ffi.NULL, self.ffi.NULL,
                                     0, 0, 0, 0, 0)
@@ -233,6 +262,7 @@ class FabricCore:
         self.check_pipeline(device, pipeline)
         walk = pipeline.switch.pipeline
         pffi, plib, inst = walk.ffi, walk.lib, walk.instance
+        self._observed[i] = inst
         sm = pffi.typeof("sm_t")
         prio = dict(sm.fields).get("priority")
         ptr = self.ffi.cast
@@ -244,6 +274,50 @@ class FabricCore:
             inst.hdr_size, inst.meta_size, pffi.sizeof(sm),
             prio.offset if prio else 0, pffi.sizeof(prio.type) if prio else 0)
         self.lib.fc_set_force_py(self.c, i, bool(walk.R.digests))
+        self._bind_ends(i, walk)
+
+    def _bind_ends(self, i: int, walk: Any) -> None:
+        """The end-of-pass decisions (clone, multicast, recirculate) in C for slot `i`'s walk:
+        the program's entry points, where the fields are, and the PRE, mirrored from now on
+        on every write (engine/pre.py's `native` hook). A program whose fields C cannot
+        address leaves them to Python."""
+        pffi, plib = walk.ffi, walk.lib
+        offsets, sizes = [], []
+        for struct, fields in END_FIELDS:
+            members = dict(pffi.typeof(struct).fields)
+            for name in fields:
+                field = members.get(name)
+                size = pffi.sizeof(field.type) if field is not None else 0
+                if size not in (1, 2, 4, 8):
+                    return
+                offsets.append(field.offset)
+                sizes.append(size)
+        addr, cast = self._addr, self.ffi.cast
+        self.lib.fc_set_ends(self.c, i, cast("void *", addr(pffi, plib.ssp_parse)),
+                             cast("void *", addr(pffi, plib.ssp_deparse)),
+                             cast("void *", addr(pffi, plib.ssp_field_list)),
+                             self.ffi.new("uint32_t[]", offsets),
+                             self.ffi.new("uint32_t[]", sizes))
+        pre = walk.pre
+        pre.native = lambda p, i=i: self._mirror_pre(i, p)
+        self._pres[i] = pre
+        self._mirror_pre(i, pre)
+
+    def _mirror_pre(self, i: int, pre: Any) -> None:
+        """Slot `i`'s PRE in C as `pre` answers now: each group's copies, each session's."""
+        lib, c, new = self.lib, self.c, self.ffi.new
+        with self.lock:
+            lib.fc_pre_clear(c, i)
+            sets = [(0, g, 0, pre.replicate(g)) for g in pre.groups()]
+            for sid in pre.sessions():
+                found = pre.clone_targets(sid)
+                if found is not None:
+                    sets.append((1, sid, found[0].packet_length_bytes, found[1]))
+            for kind, ident, trunc, copies in sets:
+                if lib.fc_pre_add(c, i, kind, ident, trunc, len(copies),
+                                  new("uint32_t[]", [port for port, _ in copies] or [0]),
+                                  new("uint32_t[]", [rid for _, rid in copies] or [0])):
+                    raise MemoryError("the native fabric core could not mirror a PRE")
 
     @staticmethod
     def _addr(pffi: Any, cdata: Any) -> int:
@@ -269,6 +343,11 @@ class FabricCore:
         self.lib.fc_counters(self.c, i, self._counters)
         return list(self._counters)
 
+    def counter(self, i: int, k: int) -> int:
+        """Counter `k` of slot `i` (fc_counters' order: fabric_device.COUNTERS, then drops)."""
+        self.lib.fc_counters(self.c, i, self._counters)
+        return int(self._counters[k])
+
     def next_departure(self, i: int) -> float | None:
         with self.lock:
             if self.lib.fc_next_departure(self.c, i, self._when):
@@ -293,16 +372,6 @@ class FabricCore:
     def clear_device(self, i: int) -> None:
         with self.lock:
             self.lib.fc_clear_device(self.c, i)
-
-    def sync_device(self, i: int, device: Device) -> None:
-        """The device's counters as the core counted them."""
-        counts = self.counters(i)
-        base = self._counter_base[i]
-        device.rx_packets = base[0] + counts[0]
-        device.tx_packets = base[1] + counts[1]
-        device.dropped_input_full = base[2] + counts[2]
-        device.dropped_recirculation_full = base[3] + counts[3]
-        device.dropped_no_pipeline = base[4] + counts[4]
 
     # -- wires ----------------------------------------------------------------------------------
 
@@ -348,9 +417,8 @@ class FabricCore:
 
     def run_instant(self, now_ns: int) -> None:
         """Everything that can move at `now_ns` (Fabric._run_instant), then the log drained."""
-        devices = [n.device for n in self.nodes]
-        for d in devices:
-            d.lock.acquire()
+        locks = self._locks
+        consume(map(call, locks[0]))
         try:
             with self.lock:
                 self._flush_posts()
@@ -362,8 +430,7 @@ class FabricCore:
                     raise MemoryError("the native fabric core ran out of memory")
                 self._drain()
         finally:
-            for d in devices:
-                d.lock.release()
+            consume(map(call, locks[1]))
 
     def next_event_ns(self, now_ns: int) -> int | None:
         with self.lock:
@@ -402,15 +469,13 @@ class FabricCore:
                         self._deliver_digests(e.a)
             finally:
                 lib.fc_log_clear(c)
-        # only the devices stepped since the last drain can have written registers or counted
+        # only the devices stepped since the last drain can have written observed registers
+        # (the counters are read from C when asked: FabricDevice)
         m = lib.fc_take_dirty(c, self._dirty)
         for k in range(m):
-            i = self._dirty[k]
-            device = self.nodes[i].device
-            walk = device.engine_pipeline() if isinstance(device, FabricDevice) else None
-            if walk is not None and walk.instance.observers:
-                walk.instance.drain_observed()
-            self.sync_device(i, device)
+            instance = self._observed[self._dirty[k]]
+            if instance is not None and instance.observers:
+                instance.drain_observed()
         counts = self._counters
         lib.fc_take_counters(c, counts)
         fabric.unlinked_drops += counts[0]

@@ -87,11 +87,38 @@ class CoreQueues:
         self._final = (len(self), self.dropped)
 
 
+# the Device counters the core counts (fc_counters' order): read from C when asked
+COUNTERS = ("rx_packets", "tx_packets", "dropped_input_full", "dropped_recirculation_full",
+            "dropped_no_pipeline")
+
+
+def _core_counter(k: int) -> property:
+    """Device counter `COUNTERS[k]`: what it was at attach plus what the core counted since."""
+    def get(self: FabricDevice) -> int:
+        core = self.core
+        base = self._counts[k]
+        return base if core is None else base + core.counter(self.slot, k)
+
+    def put(self: FabricDevice, value: int) -> None:
+        core = self.core
+        self._counts[k] = value if core is None else value - core.counter(self.slot, k)
+    return property(get, put)
+
+
 class FabricDevice(Device):
     """A Device the native fabric core can take over (see the module docstring)."""
 
     core: FabricCore | None = None
     slot = -1
+    rx_packets = _core_counter(0)
+    tx_packets = _core_counter(1)
+    dropped_input_full = _core_counter(2)
+    dropped_recirculation_full = _core_counter(3)
+    dropped_no_pipeline = _core_counter(4)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._counts = [0] * len(COUNTERS)
+        super().__init__(*args, **kwargs)
 
     def attach(self, core: FabricCore, slot: int) -> None:
         """Hand this device's buffers and queues to `core` (slot `slot`); its input buffer's
@@ -114,7 +141,7 @@ class FabricDevice(Device):
         core = self.core
         if core is None:
             return
-        core.sync_device(self.slot, self)
+        self._counts = [getattr(self, name) for name in COUNTERS]
         queues = self.queues
         if isinstance(queues, CoreQueues):
             queues.detach()

@@ -22,13 +22,18 @@ from softswitch.ir.checked import CheckedProgram
 from softswitch.native.build import compiler_available
 
 
-@pytest.fixture(scope="module")
-def fwd(tmp_path_factory: pytest.TempPathFactory) -> CheckedProgram:
+def compiled(factory: pytest.TempPathFactory, source: str) -> CheckedProgram:
+    """`source` compiled (the test skipped without a C compiler: the core cannot build)."""
     if compiler_available() is None:
         pytest.skip("no C compiler ($CC or cc): the native core cannot build")
-    path = Path(tmp_path_factory.mktemp("p4")) / "fwd.p4"
-    path.write_text(FWD_P4)
+    path = Path(factory.mktemp("p4")) / "program.p4"
+    path.write_text(source)
     return compile_file(path)
+
+
+@pytest.fixture(scope="module")
+def fwd(tmp_path_factory: pytest.TempPathFactory) -> CheckedProgram:
+    return compiled(tmp_path_factory, FWD_P4)
 
 
 def build(fwd: CheckedProgram, native: bool, loss_seed: int) -> tuple[Fabric, VirtualClock]:

@@ -28,6 +28,12 @@ enum { LOG_HOST = 1, LOG_PIN = 2, LOG_OBS = 3, LOG_DIG = 4 };
 
 typedef int (*walk_in_fn)(void *R, W_t *w, const uint8_t *pkt, uint32_t len);
 typedef int (*walk_out_fn)(void *R, W_t *w, const uint8_t *payload, uint32_t paylen);
+/* the program's pass entry points the end-of-pass decisions use (native/cgen.py) */
+typedef uint32_t (*parse_fn)(void *R, void *h, void *m, void *sm, const uint8_t *pkt,
+                             uint32_t len);
+typedef int (*deparse_fn)(void *R, void *h, void *m, const uint8_t *payload, uint32_t paylen,
+                          uint8_t *out, uint32_t cap);
+typedef void (*field_list_fn)(int idx, const void *src, void *dst);
 /* a pass for Python to finish: returns bit 0 digests are pending delivery, bit 1 the
  * pipeline holds digests of a failed pass (force_py for the next passes) */
 typedef int (*py_pass_fn)(int dev, int kind, W_t *w, const uint8_t *data, uint32_t len);
@@ -62,6 +68,17 @@ typedef struct fport {
 
 typedef struct fout { uint32_t port, len; uint8_t *data; double start, end; } fout;
 
+/* the packet replication engine's answer for one multicast group or clone session (what
+ * engine/pre.py's replicate / clone_targets give, mirrored on every PRE write): its copies
+ * (egress port, rid) in order and, for a session, the clone length (0: whole) */
+typedef struct fset { uint64_t id; uint32_t trunc, n; uint32_t *port, *rid; } fset;
+
+/* where the walk's end-of-pass decisions read and write: the instance's request fields (I_t)
+ * and standard_metadata's fields (sm_t), each an offset and a size (1, 2, 4 or 8 bytes) */
+enum { O_REQ, O_CLONE_TYPE, O_CLONE_SESSION, O_CLONE_FL, O_RECIRC_FL, O_TRUNCATE, O_DROP_PORT,
+       O_INSTANCE_TYPE, O_PACKET_LENGTH, O_EGRESS_RID, O_MCAST_GRP, O_EGRESS_SPEC,
+       O_INGRESS_PORT, O_COUNT };
+
 typedef struct fdev {
     void *R; walk_in_fn win; walk_out_fn wout;
     uint32_t hsize, msize, smsize, prio_off, prio_size;
@@ -77,6 +94,12 @@ typedef struct fdev {
     fq inbox, jobs;
     uint32_t capacity;
     int32_t cpu_port; int blackholed;
+    /* the end-of-pass decisions in C (clone, multicast, recirculate: V1Pipeline's), when
+     * Python gave the entry points, the offsets and the PRE (`ends`) */
+    int ends;
+    parse_fn parse; deparse_fn deparse; field_list_fn field_list;
+    uint32_t off[O_COUNT], size[O_COUNT];
+    fset *groups, *sessions; int ngroups, nsessions;
     int32_t wire[NPORTS];
     uint64_t rx, tx, drop_input, drop_recirc, drop_nopipe, qdropped;
     uint8_t *out;
@@ -120,6 +143,8 @@ typedef struct fcore {
 } fcore;
 
 /* -- allocation helpers ------------------------------------------------------------------ */
+
+static void pre_free(struct fdev *d);
 
 static void *grow(void *p, int *cap, int need, size_t size) {
     if (need <= *cap) return p;
@@ -534,9 +559,59 @@ void fc_set_program(fcore *c, int i, void *R, void *win, void *wout, uint32_t hs
     d->prio_off = prio_off; d->prio_size = prio_size;
     d->has_prog = R != NULL;
     d->force_py = 0;
+    pre_free(d); d->ends = 0;   /* until fc_set_ends: Python finishes what C hands back */
 }
 
 void fc_set_force_py(fcore *c, int i, int on) { c->dev[i].force_py = on; }
+
+static void pre_free(fdev *d) {
+    for (int k = 0; k < d->ngroups; k++) { free(d->groups[k].port); free(d->groups[k].rid); }
+    for (int k = 0; k < d->nsessions; k++) {
+        free(d->sessions[k].port); free(d->sessions[k].rid);
+    }
+    free(d->groups); free(d->sessions);
+    d->groups = d->sessions = NULL; d->ngroups = d->nsessions = 0;
+}
+
+/* the device's end-of-pass decisions in C from now on (parse/deparse/field_list: the
+ * program's entry points; off, size: O_COUNT fields' offsets and sizes), or not (parse NULL:
+ * Python finishes every pass C hands back). The PRE starts empty: Python mirrors it next. */
+void fc_set_ends(fcore *c, int i, void *parse, void *deparse, void *field_list,
+                 const uint32_t *off, const uint32_t *size) {
+    fdev *d = &c->dev[i];
+    pre_free(d);
+    d->ends = parse != NULL;
+    d->parse = (parse_fn)parse; d->deparse = (deparse_fn)deparse;
+    d->field_list = (field_list_fn)field_list;
+    if (off) { memcpy(d->off, off, sizeof d->off); memcpy(d->size, size, sizeof d->size); }
+}
+
+/* the PRE mirror: forget every group and session ... */
+void fc_pre_clear(fcore *c, int i) { pre_free(&c->dev[i]); }
+
+/* ... then each multicast group (kind 0) or clone session (kind 1) with its n copies */
+int fc_pre_add(fcore *c, int i, int kind, uint64_t id, uint32_t trunc, uint32_t n,
+               const uint32_t *port, const uint32_t *rid) {
+    fdev *d = &c->dev[i];
+    fset **list = kind ? &d->sessions : &d->groups;
+    int *count = kind ? &d->nsessions : &d->ngroups;
+    fset *l = realloc(*list, (size_t)(*count + 1) * sizeof *l);
+    if (!l) return -1;
+    *list = l;
+    fset *e = &l[*count];
+    e->id = id; e->trunc = trunc; e->n = n;
+    e->port = malloc((n ? n : 1) * sizeof(uint32_t));
+    e->rid = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!e->port || !e->rid) { free(e->port); free(e->rid); return -1; }
+    if (n) { memcpy(e->port, port, n * sizeof(uint32_t)); memcpy(e->rid, rid, n * sizeof(uint32_t)); }
+    (*count)++;
+    return 0;
+}
+
+static const fset *pre_find(const fset *list, int n, uint64_t id) {
+    for (int k = 0; k < n; k++) if (list[k].id == id) return &list[k];
+    return NULL;
+}
 void fc_set_blackholed(fcore *c, int i, int on) { c->dev[i].blackholed = on; }
 
 /* a pipeline swap (Device.commit): what was queued and the resubmit buffer are gone */
@@ -558,6 +633,7 @@ void fc_reset_device(fcore *c, int i) {
     d->def_depth = 64; d->def_has_interval = 0; d->def_has_bps = 0;
     d->seq = 0; d->rx = d->tx = d->drop_input = d->drop_recirc = d->drop_nopipe = 0;
     d->qdropped = 0; d->has_prog = 0; d->R = NULL; d->force_py = 0;
+    pre_free(d); d->ends = 0;
 }
 
 /* counters: rx, tx, input full, recirculation full, no pipeline, queue drops */
@@ -676,6 +752,122 @@ static void py_pass(fcore *c, fdev *d, int i, int kind, const uint8_t *data, uin
     d->force_py = (r & 2) != 0;
 }
 
+/* -- the end-of-pass decisions (engine/pipeline.py's V1Pipeline._end_ingress / _end_egress)
+ * for what the C walk hands back, when nothing in the pass needs Python: clones (I2E at the
+ * end of ingress), multicast, recirculation. Each is a transcription of its Python branch, in
+ * its order; anything else (an assert, a digest, resubmit, an egress clone, digests a failed
+ * pass left pending) stays Python's (py_pass). */
+
+/* field `f` of the struct at `base` (little-endian, zero-extended), and a store to it */
+static inline uint64_t get(const fdev *d, const uint8_t *base, int f) {
+    uint64_t v = 0;
+    memcpy(&v, base + d->off[f], d->size[f]);
+    return v;
+}
+static inline void put(const fdev *d, uint8_t *base, int f, uint64_t v) {
+    memcpy(base + d->off[f], &v, d->size[f]);
+}
+
+/* end-of-pass requests (R->req bits), as runtime/ss_prog.h defines them */
+#define SS_REQ_CLONE 1u
+#define SS_REQ_RESUBMIT 2u
+#define SS_REQ_RECIRC 4u
+#define SS_REQ_DIGEST 8u
+#define SS_REQ_TRUNCATE 16u
+
+enum { IT_NORMAL = 0, IT_INGRESS_CLONE = 1, IT_RECIRC = 4, IT_REPLICATION = 5 };
+
+/* V1Pipeline._fan_out: one egress job per copy, each with its own PHV (a copy of `phv`,
+ * egress_rid set) and the packet (its payload at `off`) */
+static void fan_out(fcore *c, fdev *d, const fset *copies, const uint8_t *phv,
+                    const uint8_t *data, uint32_t len, uint32_t off, uint32_t trunc,
+                    uint32_t cut) {
+    size_t size = (size_t)d->hsize + d->msize + d->smsize;
+    for (uint32_t k = 0; copies && k < copies->n; k++) {
+        fj *j = calloc(1, sizeof *j);
+        if (!j) { c->error = 1; return; }
+        j->phv = phv_new(d);
+        j->data = copy_bytes(data, len);
+        if (!j->phv || !j->data) { fj_free(j); c->error = 1; return; }
+        memcpy(j->phv, phv, size);
+        put(d, j->phv + d->hsize + d->msize, O_EGRESS_RID, copies->rid[k]);
+        j->len = len; j->off = off; j->port = copies->port[k]; j->trunc = trunc; j->cut = cut;
+        dispatch_egress(c, d, j);
+    }
+}
+
+/* _end_ingress for a pass the walk returned W_PY_IN: 1 when done here (`j` and `phv` used
+ * up), 0 for Python */
+static int end_ingress(fcore *c, fdev *d, fj *j, uint8_t *phv) {
+    W_t *w = &c->w;
+    uint8_t *R = d->R;
+    uint64_t req = get(d, R, O_REQ);
+    if (w->rc || d->force_py || (req & ~(uint64_t)(SS_REQ_CLONE | SS_REQ_TRUNCATE))) return 0;
+    uint8_t *m = phv + d->hsize, *sm = m + d->msize;
+    uint32_t truncate = (req & SS_REQ_TRUNCATE) ? (uint32_t)get(d, R, O_TRUNCATE) : 0;
+    if ((req & SS_REQ_CLONE) && get(d, R, O_CLONE_TYPE) == 1) {   /* I2E */
+        const fset *s = pre_find(d->sessions, d->nsessions, get(d, R, O_CLONE_SESSION));
+        if (s) {   /* _clone_from_ingress: the original re-parsed, metadata reset */
+            uint8_t *cphv = phv_new(d);
+            if (!cphv) { c->error = 1; free(phv); fj_free(j); return 1; }
+            uint8_t *cm = cphv + d->hsize, *csm = cm + d->msize;
+            put(d, csm, O_INGRESS_PORT, get(d, sm, O_INGRESS_PORT));
+            uint32_t coff = d->parse(R, cphv, cm, csm, j->data, j->len);
+            memset(cm, 0, d->msize); memset(csm, 0, d->smsize);
+            d->field_list((int32_t)get(d, R, O_CLONE_FL), m, cm);
+            put(d, csm, O_INSTANCE_TYPE, IT_INGRESS_CLONE);
+            put(d, csm, O_PACKET_LENGTH, j->len);
+            fan_out(c, d, s, cphv, j->data, j->len, coff, s->trunc, 0);
+            free(cphv);
+        }
+    }
+    uint64_t mgid = get(d, sm, O_MCAST_GRP);
+    if (mgid) {
+        put(d, sm, O_INSTANCE_TYPE, IT_REPLICATION);
+        fan_out(c, d, pre_find(d->groups, d->ngroups, mgid), phv, j->data, j->len, w->off, 0,
+                truncate);
+        free(phv); fj_free(j);
+        return 1;
+    }
+    uint64_t spec = get(d, sm, O_EGRESS_SPEC);
+    if (spec == get(d, R, O_DROP_PORT)) { free(phv); fj_free(j); return 1; }
+    put(d, sm, O_INSTANCE_TYPE, IT_NORMAL);
+    j->phv = phv; j->off = w->off; j->port = (uint32_t)spec; j->cut = truncate; j->trunc = 0;
+    dispatch_egress(c, d, j);
+    return 1;
+}
+
+/* _end_egress for a pass the walk returned W_PY_OUT: 1 when done here (a recirculation, or a
+ * drop), 0 for Python */
+static int end_egress(fcore *c, fdev *d, fj *j) {
+    W_t *w = &c->w;
+    uint8_t *R = d->R;
+    uint64_t req = get(d, R, O_REQ);
+    if (w->rc || d->force_py || (req & ~(uint64_t)(SS_REQ_RECIRC | SS_REQ_TRUNCATE))) return 0;
+    uint8_t *h = j->phv, *m = h + d->hsize, *sm = m + d->msize;
+    if (get(d, sm, O_EGRESS_SPEC) == get(d, R, O_DROP_PORT)) return 1;
+    if (!(req & SS_REQ_RECIRC)) return 0;
+    const uint8_t *payload = j->data + j->off;
+    uint32_t paylen = j->len - j->off;
+    int n = d->deparse(R, h, m, payload, paylen, d->out, OUT_CAP);
+    if (n < 0) return 0;   /* Python reports the deparser's failure */
+    fj *r = calloc(1, sizeof *r);
+    if (!r) { c->error = 1; return 1; }
+    r->len = (uint32_t)n + paylen;
+    r->data = malloc(r->len ? r->len : 1);
+    r->phv = phv_new(d);
+    if (!r->data || !r->phv) { fj_free(r); c->error = 1; return 1; }
+    memcpy(r->data, d->out, (size_t)n);
+    memcpy(r->data + n, payload, paylen);
+    uint8_t *nm = r->phv + d->hsize, *nsm = nm + d->msize;
+    d->field_list((int32_t)get(d, R, O_RECIRC_FL), m, nm);
+    put(d, nsm, O_INSTANCE_TYPE, IT_RECIRC);
+    put(d, nsm, O_PACKET_LENGTH, r->len);
+    r->port = (uint32_t)get(d, sm, O_INGRESS_PORT); r->fresh = 0;
+    dispatch_ingress(d, r);
+    return 1;
+}
+
 /* one ingress pass of `j` (Switch.run of an ingress job, then Device._dispatch) */
 static void run_ingress(fcore *c, fdev *d, int i, fj *j) {
     W_t *w = &c->w;
@@ -691,7 +883,10 @@ static void run_ingress(fcore *c, fdev *d, int i, fj *j) {
         dispatch_egress(c, d, j);
         return;
     }
-    if (r == W_PY_IN) py_pass(c, d, i, W_PY_IN, j->data, j->len);
+    if (r == W_PY_IN) {
+        if (d->ends && end_ingress(c, d, j, phv)) return;
+        py_pass(c, d, i, W_PY_IN, j->data, j->len);
+    }
     free(phv);
     fj_free(j);
 }
@@ -719,6 +914,8 @@ static void run_egress(fcore *c, fdev *d, int i, fj *j, const qinfo *info) {
         memcpy(b, d->out, head);
         if (n > head) memcpy(b + head, payload, n - head);
         add_out(c, w->eport, b, n);
+    } else if (r == W_PY_OUT && d->ends && end_egress(c, d, j)) {
+        return;
     } else if (r == W_PY_OUT || r == W_ERR) {
         py_pass(c, d, i, r, payload, paylen);
     }
@@ -976,6 +1173,7 @@ void fc_free(fcore *c) {
         q_clear(d); fq_clear(&d->jobs); fq_clear(&d->inbox);
         for (int k = 0; k < NPORTS; k++) if (d->ports[k]) { free(d->ports[k]->q); free(d->ports[k]); }
         free(d->out);
+        pre_free(d);
     }
     for (int k = 0; k < c->nfl; k++) free(c->fl[k].data);
     fc_log_clear(c);
