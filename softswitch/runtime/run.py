@@ -104,7 +104,7 @@ class RunOptions:
     queue_rates: list[tuple[int | None, int]] = field(default_factory=list)  # (port|None, pps)
     limits: Limits = DEFAULT_LIMITS  # the program's, and any SetForwardingPipelineConfig's
     warnings: list[str] = field(default_factory=list)
-    engine: str | None = None  # --engine: python, c or auto (None: $SOFTSWITCH_ENGINE)
+    engine: str | None = None  # --engine: python, c or auto (None: $SOFTSWITCH_ENGINE, else auto)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ def generic_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     p.add_argument("--engine", choices=("python", "c", "auto"), default=None,
                    help="run the program on the Python engine, compiled to C, or C when "
-                   "it can (default: $SOFTSWITCH_ENGINE, else python)")
+                   "it can (default: $SOFTSWITCH_ENGINE, else auto)")
     add_limit_options(p)
     _add_ignored(p, IGNORED_GENERIC)
     return p
@@ -623,9 +623,10 @@ def main(argv: Sequence[str], stop: threading.Event | None = None) -> int:
         return 0
     for warning in parsed.warnings:
         print(f"softswitch run: warning: {warning}", file=sys.stderr)
-    if parsed.engine is not None:
-        # every Switch this process makes (one per SetForwardingPipelineConfig) uses it
-        os.environ["SOFTSWITCH_ENGINE"] = parsed.engine
+    # every Switch this process makes (one per SetForwardingPipelineConfig) uses it; by default
+    # the program compiled to C where it can be, else the Python engine with one warning line
+    os.environ["SOFTSWITCH_ENGINE"] = parsed.engine or os.environ.get("SOFTSWITCH_ENGINE") \
+        or "auto"
     stop = stop or threading.Event()
     try:
         with _stop_on_signals(stop):
