@@ -623,13 +623,9 @@ def main(argv: Sequence[str], stop: threading.Event | None = None) -> int:
         return 0
     for warning in parsed.warnings:
         print(f"softswitch run: warning: {warning}", file=sys.stderr)
-    # every Switch this process makes (one per SetForwardingPipelineConfig) uses it; by default
-    # the program compiled to C where it can be, else the Python engine with one warning line
-    os.environ["SOFTSWITCH_ENGINE"] = parsed.engine or os.environ.get("SOFTSWITCH_ENGINE") \
-        or "auto"
     stop = stop or threading.Event()
     try:
-        with _stop_on_signals(stop):
+        with _stop_on_signals(stop), _engine_for_this_run(parsed.engine):
             return run(parsed, stop)
     except (P4Error, ControlPlaneError) as exc:
         print(str(exc), file=sys.stderr)
@@ -638,6 +634,23 @@ def main(argv: Sequence[str], stop: threading.Event | None = None) -> int:
     except OSError as exc:
         print(f"softswitch run: error: {exc}", file=sys.stderr)
     return 1
+
+
+@contextlib.contextmanager
+def _engine_for_this_run(engine: str | None) -> Iterator[None]:
+    """Every Switch the run makes (one per SetForwardingPipelineConfig) reads
+    $SOFTSWITCH_ENGINE: by default the program compiled to C where it can be, else the Python
+    engine with one warning line. The variable is put back afterwards, so a caller running
+    `main` in its own process (tests) keeps its own default."""
+    saved = os.environ.get("SOFTSWITCH_ENGINE")
+    os.environ["SOFTSWITCH_ENGINE"] = engine or saved or "auto"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("SOFTSWITCH_ENGINE", None)
+        else:
+            os.environ["SOFTSWITCH_ENGINE"] = saved
 
 
 if __name__ == "__main__":

@@ -177,6 +177,21 @@ def test_a_bad_program_is_reported_without_traceback(
     assert "not a softswitch IR file" in capsys.readouterr().err
 
 
+def test_run_puts_the_engine_variable_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run's default engine (C where it can be) reaches its Switches through $SOFTSWITCH_ENGINE;
+    an in-process caller gets its own setting back afterwards."""
+    monkeypatch.delenv("SOFTSWITCH_ENGINE", raising=False)
+    bad = tmp_path / "bad.p4"
+    bad.write_text("control C() { apply { x = ; } }\n")
+    assert cli_main(["run", str(bad), "--", "--grpc-server-addr", "127.0.0.1:0"]) == 1
+    assert "SOFTSWITCH_ENGINE" not in os.environ
+    monkeypatch.setenv("SOFTSWITCH_ENGINE", "python")
+    assert cli_main(["run", str(bad), "--engine", "c", "--",
+                     "--grpc-server-addr", "127.0.0.1:0"]) == 1
+    assert os.environ["SOFTSWITCH_ENGINE"] == "python"
+
+
 # --- a running switch ------------------------------------------------------------------------
 
 
