@@ -296,11 +296,18 @@ class RunState:
         self.meter.sample(self.clock.us(), retransmitted, drops.total, final=final)
 
     def run(self) -> RunResult:
-        s = self.scenario
         # Everything built so far (programs, tables, devices, servers) lives for the whole run:
-        # out of the collector's generations, so its passes see only what the run allocates.
+        # out of the collector's generations, so its passes see only what the run allocates;
+        # back in them afterwards, so a process running many scenarios can free each one.
         gc.collect()
         gc.freeze()
+        try:
+            return self._run()
+        finally:
+            gc.unfreeze()
+
+    def _run(self) -> RunResult:
+        s = self.scenario
         # A bin's sample first at its boundary: what a failure at that instant destroys
         # belongs to the bin it starts, not to the one that ended.
         for k in range(1, s.duration_us // s.bin_us + 2):
