@@ -499,8 +499,13 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
         else:
             self.switch_cases(s, var)
 
-    def switch_cases(self, s: ast.SwitchStatement, var: str) -> None:
-        first = True
+    def switch_groups(self, s: ast.SwitchStatement
+                      ) -> tuple[list[tuple[list[str], ast.BlockStatement | None]],
+                                 bool, ast.BlockStatement | None]:
+        """The cases of `s` as (label values, body) — an action label as its aid, any other as
+        its expression —, whether it has `default:`, and the default's body. Both code
+        generators (Python and C) emit their `if` chains from it."""
+        groups: list[tuple[list[str], ast.BlockStatement | None]] = []
         default_body: ast.BlockStatement | None = None
         has_default = False
         for case in s.cases:
@@ -514,14 +519,20 @@ class Generator(ExprGen, TableGen, ParserGen, ExternGen, LoopGen):
                     vals.append(str(self.aid(label.decl)))
                 else:
                     vals.append(self.ex(label))
-            if not vals:
-                continue
+            if vals:
+                groups.append((vals, case.body))
+        return groups, has_default, default_body
+
+    def switch_cases(self, s: ast.SwitchStatement, var: str) -> None:
+        first = True
+        groups, has_default, default_body = self.switch_groups(s)
+        for vals, body in groups:
             cond = " or ".join(f"{var} == {v}" for v in vals)
             self.line(f"{'if' if first else 'elif'} {cond}:")
             first = False
             with self.indent():
-                if case.body is not None:
-                    self.block(case.body)
+                if body is not None:
+                    self.block(body)
         if has_default:
             # a miss of a table with an action profile/selector and no default runs no action
             # (aid -1): BMv2 then goes to the table's base_default_next, the statement after

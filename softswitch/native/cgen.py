@@ -475,15 +475,8 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
             ctx.env.update(block_ctx.env)
         params = [block_ctx.ctx_params]
         for p in decl.params:
-            if not p.direction:
-                continue
-            ct = self.types.ctype(p.type)
-            if is_composite(p.type) or p.direction in ("out", "inout"):
-                params.append(f"{ct} *a_{p.name}")
-                ctx.env[p] = f"(*a_{p.name})"
-            else:
-                params.append(f"{ct} a_{p.name}")
-                ctx.env[p] = f"a_{p.name}"
+            if p.direction:
+                params.append(self.c_param(p, ctx))
         params.append("const u128 *_a")
         with self.function(f"{name}({', '.join(params)})", ctx):
             cp = [p for p in decl.params if not p.direction]
@@ -572,29 +565,18 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
     def _is_action_run(e: ast.Expression) -> bool:
         return isinstance(e, ast.Member) and e.kind == "apply_action_run"
 
+    switch_groups = Generator.switch_groups
+
     def switch_cases(self, s: ast.SwitchStatement, var: str) -> None:
         first = True
-        default_body: ast.BlockStatement | None = None
-        has_default = False
-        for case in s.cases:
-            vals = []
-            for label in case.labels:
-                if isinstance(label, ast.DefaultExpression):
-                    has_default = True
-                    default_body = case.body
-                    continue
-                if isinstance(label, ast.PathExpression) and isinstance(label.decl, ast.ActionDecl):
-                    vals.append(str(self.aid(label.decl)))
-                else:
-                    vals.append(self.ex(label))
-            if not vals:
-                continue
+        groups, has_default, default_body = self.switch_groups(s)
+        for vals, body in groups:
             cond = " || ".join(f"{var} == {v}" for v in vals)
             self.line(f"{'if' if first else '} else if'} ({cond}) {{")
             first = False
             with self.indent():
-                if case.body is not None:
-                    self.block(case.body)
+                if body is not None:
+                    self.block(body)
         if has_default:
             # a miss of a table with an action profile runs no action (aid -1): not even
             # `default:` runs (see codegen.switch_cases)
@@ -864,17 +846,20 @@ class CGenerator(CExprGen, CTableGen, CParserGen, CExternGen, CLoopGen):
         if not isinstance(rt, t.VoidType):
             params.append(f"{self.types.ctype(rt)} *_ret")
             ctx.ret = "_ret"
-        for p in decl.params:
-            ct = self.types.ctype(p.type)
-            if is_composite(p.type) or p.direction in ("out", "inout"):
-                params.append(f"{ct} *a_{p.name}")
-                ctx.env[p] = f"(*a_{p.name})"
-            else:
-                params.append(f"{ct} a_{p.name}")
-                ctx.env[p] = f"a_{p.name}"
+        params += [self.c_param(p, ctx) for p in decl.params]
         with self.function(f"{name}({', '.join(params)})", ctx):
             self.block(decl.body)
         return name
+
+    def c_param(self, p: ast.Parameter, ctx: CFnContext) -> str:
+        """The C declaration of an action's or function's parameter `p`, its name bound in
+        `ctx`: a composite, out or inout one by pointer, any other by value."""
+        ct = self.types.ctype(p.type)
+        if is_composite(p.type) or p.direction in ("out", "inout"):
+            ctx.env[p] = f"(*a_{p.name})"
+            return f"{ct} *a_{p.name}"
+        ctx.env[p] = f"a_{p.name}"
+        return f"{ct} a_{p.name}"
 
     def sub_block_call(self, e: ast.MethodCall, c: ast.CallInfo) -> None:
         inst = c.decl

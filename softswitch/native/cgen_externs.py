@@ -14,6 +14,7 @@ from softswitch.engine.codegen_externs import field_list_paths
 from softswitch.errors import NativeUnsupported, SourceLocation
 from softswitch.frontend import ast
 from softswitch.frontend import types as t
+from softswitch.ir.checked import BlockInstance
 from softswitch.ir.names import qualified_name
 from softswitch.native.cgen_expr import signed_width
 from softswitch.native.cgen_types import bit_width, is_wide, limbs, scalar_width, unwrap
@@ -40,18 +41,25 @@ class DigestSite:
 class CExternGen:
     """Mixin of `cgen.CGenerator`."""
 
-    def extern_slot(self, decl: ast.InstanceDecl) -> NativeExtern:
-        from softswitch.native.cgen import NativeExtern
-
+    def instance_of(self, decl: ast.InstanceDecl
+                    ) -> tuple[tuple[int, int], BlockInstance | None, str]:
+        """The extern instance `decl` names where the code being generated runs: its key (one
+        per declaration and declaring block instance), that block (None: top level) and its
+        control-plane name."""
         block = self.fn.block
         in_block = block if block is not None and decl in block.decl.locals else None
         key = (id(decl), id(in_block) if in_block is not None else 0)
+        return key, in_block, qualified_name(decl, in_block.path if in_block else None)
+
+    def extern_slot(self, decl: ast.InstanceDecl) -> NativeExtern:
+        from softswitch.native.cgen import NativeExtern
+
+        key, _, cp_name = self.instance_of(decl)
         found = self._extern_slots.get(key)
         if found is not None:
             return found
         et = decl.resolved
         assert isinstance(et, t.ExternType)
-        cp_name = qualified_name(decl, in_block.path if in_block else None)
         args = {p.name: a.value for p, a in zip(decl.ctor_params, decl.ctor_args)
                 if a is not None}
         kind = et.name

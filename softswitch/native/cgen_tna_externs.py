@@ -60,15 +60,12 @@ class CTnaExternGen:
     def tna_slot(self, decl: ast.InstanceDecl, kind: str) -> TnaExtern:
         from softswitch.native.cgen import NativeExtern
 
-        block = self.fn.block
-        in_block = block if block is not None and decl in block.decl.locals else None
-        key = (id(decl), id(in_block) if in_block is not None else 0)
+        key, in_block, cp_name = self.instance_of(decl)
         found = self.tna_externs.get(key)
         if found is not None:
             return found
         et = decl.resolved
         assert isinstance(et, t.ExternType)
-        cp_name = qualified_name(decl, in_block.path if in_block else None)
         args = Generator.ctor_args(self, decl, in_block)  # type: ignore[arg-type]
         targs = et.type_args
         extra: dict[str, Any] = {}
