@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from softswitch.engine.codegen_expr import _children as expr_children
 from softswitch.engine.codegen_expr import (
+    ExprGen,
     has_side_effects,
     is_runtime_element,
     lvalue_spine,
@@ -235,23 +235,7 @@ class CExprGen(CWideGen):
         for n in nodes:
             self.fn.pins.pop(n, None)
 
-    def runtime_indices(self, exprs: list[ast.Expression | None]) -> list[ast.ArrayIndex]:
-        found: list[ast.ArrayIndex] = []
-
-        def walk(e: ast.Expression | None) -> None:
-            if e is None or e.value is not None:
-                return
-            if isinstance(e, ast.ArrayIndex) and is_runtime_element(e) \
-                    and not self.side_effects(e.index):
-                found.append(e)
-            if isinstance(e, ast.MethodCall) and self.side_effects(e):
-                return
-            for x in expr_children(e):
-                walk(x)
-
-        for x in exprs:
-            walk(x)
-        return found
+    runtime_indices = ExprGen.runtime_indices  # an analysis of the IR: one copy
 
     # -- leaves --------------------------------------------------------------------------
 
