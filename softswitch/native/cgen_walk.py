@@ -42,6 +42,9 @@ int ssp_walk(I_t *R, W_t *w, const uint8_t *pkt, uint32_t len, uint32_t port, ui
 int ssp_batch(I_t *R, W_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
               const uint32_t *lens, const uint16_t *ports, uint8_t *arena, uint64_t cap,
               uint64_t *res, int *status);
+int ssp_burst(I_t *R, W_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
+              const uint32_t *lens, const uint16_t *ports, uint64_t first, uint8_t *out,
+              uint64_t cap, uint64_t *used, uint64_t *rec, uint64_t *nrec, int *status);
 """
 
 
@@ -144,6 +147,38 @@ int ssp_batch(I_t *R, W_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
         }}
     }}
     w->out = out0; w->ocap = ocap0;
+    return i;
+}}
+
+/* Switch.process_burst's packets i = 0..n-1, each walked as by ssp_batch, but a transmitted
+ * packet is written at out + *used (cap bytes in all) and its record (first + i, port,
+ * offset, length) at rec + 4 * *nrec (the caller leaves room for n more), both counts
+ * advanced; a dropped packet leaves nothing. Stops as ssp_batch does. */
+int ssp_burst(I_t *R, W_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
+              const uint32_t *lens, const uint16_t *ports, uint64_t first, uint8_t *out,
+              uint64_t cap, uint64_t *used, uint64_t *rec, uint64_t *nrec, int *status) {{
+    uint8_t *out0 = w->out; uint32_t ocap0 = w->ocap;
+    uint64_t at = *used, k = *nrec;
+    int i;
+    *status = 0;
+    for (i = 0; i < n; i++) {{
+        uint64_t room = cap - at;
+        if (room < (uint64_t)lens[i] + 65536u) {{ *status = -1; break; }}
+        w->out = out + at;
+        w->ocap = (uint32_t)(room - lens[i] > 0xFFFFFFFFu ? 0xFFFFFFFFu : room - lens[i]);
+        int r = ssp_walk(R, w, pkts + offs[i], lens[i], ports[i] & 0x1FF, w->now);
+        if (r == W_TX) {{
+            uint64_t *q = rec + 4 * k++;
+            memcpy(w->out + w->olen, w->payload, w->paylen);
+            q[0] = first + (uint64_t)i; q[1] = w->eport; q[2] = at; q[3] = w->tlen;
+            at += w->tlen;
+        }} else if (r != W_DROP) {{
+            *status = r;
+            i++;
+            break;
+        }}
+    }}
+    w->out = out0; w->ocap = ocap0; *used = at; *nrec = k;
     return i;
 }}
 """.splitlines()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any
 
+from softswitch.engine.burst import Burst, BurstResult, BurstSink
 from softswitch.engine.externs import Digest
 from softswitch.engine.pipeline import (
     MAX_JOBS,
@@ -34,6 +35,10 @@ from softswitch.native.program import NativeInstance
 REQ_CLONE, REQ_RESUBMIT, REQ_RECIRC, REQ_DIGEST, REQ_TRUNCATE = 1, 2, 4, 8, 16
 OUT_CAPACITY = 1 << 16  # bytes the deparser may emit per packet (headers only)
 ARENA_BYTES = 1 << 22   # a batch's output arena (a batch needing more is run in parts)
+# a burst's output buffer starts as its input's bytes, BURST_GROWTH per frame (headers the
+# program may add) and BURST_ROOM, the room the C walk wants free before a frame (ssp_burst:
+# 64 KiB, sst_burst: 128 KiB and the intrinsic header) besides the frame's length
+BURST_GROWTH, BURST_ROOM = 64, 1 << 18
 _DROPPED = (1 << 64) - 1
 
 
@@ -100,6 +105,15 @@ class NativeV1Pipeline(V1Pipeline):
             w.now = self.now_us()
             return int(self.lib.ssp_batch(self.inst, w, *args))
         return walk_batch(self, packets, call)
+
+    def process_burst(self, burst: Burst) -> BurstResult:
+        """`process` of each frame of `burst` in turn, in one C call while no frame needs the
+        Python walk, written straight into the result's buffers."""
+        def call(*args: Any) -> int:
+            w = self._use_scratch()
+            w.now = self.now_us()
+            return int(self.lib.ssp_burst(self.inst, w, *args))
+        return walk_burst(self, burst, call)
 
     def _use_scratch(self) -> Any:
         w = self._w
@@ -295,16 +309,61 @@ def walk_batch(pipe: Any, packets: Sequence[tuple[int, bytes]],
                     for port, o, k in zip(res[0::3], res[1::3], res[2::3])]
         i += done
         if stopped:
-            out: list[OutputPacket] = []
-            try:
-                pipe._continue(status[0], c_ports[i - 1], datas[i - 1], out)
-            except Exception as exc:  # an engine bug must not escape to the caller
-                pipe.internal_errors += 1
-                pipe._log(f"Internal error while processing the packet ({exc!r}): dropped")
-            results.append(out)
+            results.append(_continued(pipe, status[0], c_ports[i - 1], datas[i - 1]))
         if pipe.instance.observers:
             pipe.instance.drain_observed()
     return results
+
+
+def _continued(pipe: Any, status: int, port: int, data: bytes) -> list[OutputPacket]:
+    """The outputs of the packet a batch or burst walk stopped at (`status`), the Python walk
+    finishing it (``pipe._continue``)."""
+    out: list[OutputPacket] = []
+    try:
+        pipe._continue(status, port, data, out)
+    except Exception as exc:  # an engine bug must not escape to the caller
+        pipe.internal_errors += 1
+        pipe._log(f"Internal error while processing the packet ({exc!r}): dropped")
+    return out
+
+
+def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult:
+    """`pipe.process` of each frame of `burst` in turn, as one BurstResult: `call(n, pkts,
+    offs, lens, ports, first, out, cap, used, rec, nrec, status)` runs ssp_burst / sst_burst
+    on the frames left, writing into the result's buffers in place (no Python object per
+    frame); a frame it stops at is finished by ``pipe._continue`` and its outputs appended;
+    when the output buffer may not hold the next frame's, it grows."""
+    ffi = pipe.ffi
+    n = len(burst)
+    sink = BurstSink(memoryview(burst.data).nbytes + BURST_GROWTH * n + BURST_ROOM, n)
+    if not n:
+        return sink.result()
+    pkts = ffi.from_buffer("uint8_t[]", burst.data)
+    offs = ffi.from_buffer("uint32_t[]", burst.offsets)
+    lens = ffi.from_buffer("uint32_t[]", burst.lengths)
+    ports = ffi.from_buffer("uint16_t[]", burst.ports)
+    used, nrec, status = ffi.new("uint64_t *"), ffi.new("uint64_t *"), ffi.new("int *")
+    i = 0
+    while i < n:
+        sink.reserve(0, n - i)  # the fast path: at most one record per frame
+        out = ffi.from_buffer("uint8_t[]", sink.data, require_writable=True)
+        rec = ffi.from_buffer("uint64_t[]", sink.records, require_writable=True)
+        used[0], nrec[0] = sink.used, sink.count
+        try:
+            done = call(n - i, pkts, offs + i, lens + i, ports + i, i, out, len(sink.data),
+                        used, rec, nrec, status)
+        finally:  # the sink's buffers may be resized again
+            ffi.release(out)
+            ffi.release(rec)
+        sink.used, sink.count = int(used[0]), int(nrec[0])
+        i += done
+        if status[0] < 0:  # the next frame's output may not fit
+            sink.reserve(lens[i] + BURST_ROOM, 0)
+        elif status[0] > 0:
+            sink.add(i - 1, _continued(pipe, status[0], ports[i - 1], burst.frame(i - 1)))
+        if pipe.instance.observers:
+            pipe.instance.drain_observed()
+    return sink.result()
 
 
 def c_digests(inst: Any, sites: dict[int, DigestSite]) -> list[Digest]:
