@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from softswitch.engine.pipeline import OutputPacket
 
@@ -127,7 +127,7 @@ class BurstResult:
     """What a burst made: `data` every output's bytes back to back; `records` RECORD
     integers per output, (input index, egress port, offset in `data`, length)."""
 
-    data: bytearray
+    data: memoryview
     records: array[int]   # "Q"
 
     def __len__(self) -> int:
@@ -147,12 +147,17 @@ class BurstResult:
         return out
 
 
-class BurstSink:
-    """A burst's output as it is made: a growable byte buffer and record array (the C engine
-    writes into both in place, through `reserve`'s room)."""
+Buffer = Callable[[int], Any]   # a writable buffer of that many bytes (bytearray, cffi's)
 
-    def __init__(self, data_bytes: int, records: int) -> None:
-        self.data = bytearray(data_bytes)
+
+class BurstSink:
+    """A burst's output as it is made: a byte buffer from `alloc` (replaced by a larger one
+    as needed) and a record array (the C engine writes into both in place, through
+    `reserve`'s room)."""
+
+    def __init__(self, data_bytes: int, records: int, alloc: Buffer = bytearray) -> None:
+        self._alloc = alloc
+        self.data = alloc(data_bytes)
         self.records = array("Q", bytes(8 * RECORD * records))
         self.used = 0      # bytes of `data` written
         self.count = 0     # records written
@@ -161,7 +166,9 @@ class BurstSink:
         """Room for `data_bytes` more bytes and `records` more records (doubling)."""
         need = self.used + data_bytes
         if need > len(self.data):
-            self.data.extend(bytes(max(need, 2 * len(self.data)) - len(self.data)))
+            data = self._alloc(max(need, 2 * len(self.data)))
+            data[:self.used] = memoryview(self.data)[:self.used]
+            self.data = data
         need = RECORD * (self.count + records)
         if need > len(self.records):
             self.records.frombytes(bytes(8 * (max(need, 2 * len(self.records))
@@ -178,9 +185,8 @@ class BurstSink:
             self.used, self.count = end, self.count + 1
 
     def result(self) -> BurstResult:
-        del self.data[self.used:]
         del self.records[RECORD * self.count:]
-        return BurstResult(self.data, self.records)
+        return BurstResult(memoryview(self.data)[:self.used], self.records)
 
 
 def burst_by_packet(process: Callable[[int, bytes], list[OutputPacket]],

@@ -335,7 +335,10 @@ def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult
     when the output buffer may not hold the next frame's, it grows."""
     ffi = pipe.ffi
     n = len(burst)
-    sink = BurstSink(memoryview(burst.data).nbytes + BURST_GROWTH * n + BURST_ROOM, n)
+    # C writes every byte the result shows: no zeroing
+    alloc = ffi.new_allocator(should_clear_after_alloc=False)
+    sink = BurstSink(memoryview(burst.data).nbytes + BURST_GROWTH * n + BURST_ROOM, n,
+                     lambda size: ffi.buffer(alloc("uint8_t[]", size)))
     if not n:
         return sink.result()
     pkts = ffi.from_buffer("uint8_t[]", burst.data)
@@ -352,8 +355,7 @@ def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult
         try:
             done = call(n - i, pkts, offs + i, lens + i, ports + i, i, out, len(sink.data),
                         used, rec, nrec, status)
-        finally:  # the sink's buffers may be resized again
-            ffi.release(out)
+        finally:  # the record array may be resized again
             ffi.release(rec)
         sink.used, sink.count = int(used[0]), int(nrec[0])
         i += done
