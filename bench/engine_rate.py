@@ -16,9 +16,16 @@ to NIC B, under another T0, over every EV; each packet is then walked through th
 - `t0_down`: into the destination T0 (uN then uA: out of the NIC's port).
 
 The switch roles are also run in batches (`Switch.process_batch`, one call per switch per
-pass: engine "<engine>_batch"). The NIC paths are bench/nic_rate.py's, run on each engine. Every engine is tried: "python"
-always, "c" when `Switch(program, engine="c")` builds (else recorded as unavailable, with the
-reason). `python -m bench.engine_rate [--seconds S]` runs these only.
+pass: engine "<engine>_batch") and, on the C engine, in bursts (`Switch.process_burst`, one
+call per switch per pass, each switch's frames one `Burst` made once before the timing as a
+replay tool loads its capture once; the outputs come back in one buffer: engine "c_burst").
+The NIC paths are bench/nic_rate.py's, run on each engine. Both architectures' programs run:
+v1model (p4src/switch/srv6_switch.p4, p4src/nic/mrc_nic.p4: rows "srv6_switch.*",
+"mrc_nic.*") and TNA (p4src/switch/tna/srv6_switch.p4, p4src/nic/tna/mrc_nic.p4:
+"srv6_switch_tna.*", "mrc_nic_tna.*"), programmed and fed alike. Every engine is tried:
+"python" always, "c" when `Switch(program, engine="c")` builds (else recorded as unavailable,
+with the reason). `python -m bench.engine_rate [--seconds S] [--arch A] [--engine E]` runs
+these only.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from controller.topology.model import Tier, Topology
 from mrc_transport.wire import Opcode, data_packet
 from p4rt.schema import Schema
 from softswitch.compiler import compile_file
+from softswitch.engine.burst import Burst
 from softswitch.engine.switch import Switch
 from softswitch.ir.checked import CheckedProgram
 from softswitch.p4info import build_p4info
@@ -50,7 +58,12 @@ from softswitch.runtime.server.table_entries import TableEntries
 
 ROOT = Path(__file__).resolve().parents[1]
 SWITCH_PROGRAM = ROOT / "p4src" / "switch" / "srv6_switch.p4"
+# per architecture: (switch program, NIC program, the rows' name suffix)
+PROGRAMS = {"v1model": (SWITCH_PROGRAM, nic_rate.PROGRAM, ""),
+            "tna": (ROOT / "p4src" / "switch" / "tna" / "srv6_switch.p4",
+                    ROOT / "p4src" / "nic" / "tna" / "mrc_nic.p4", "_tna")}
 ENGINES = ("python", "c")
+BURST_ENGINES = ("c",)   # the Python engine's burst is its process_packet loop
 FABRIC = {"planes": 2, "radix": 8, "nics": 16}    # bench/emulation.py's 16-NIC Clos
 PAYLOAD_BYTES = 4096                              # the issue's packets: 4 KiB
 DISTINCT_PACKETS = 512                            # host writes; every EV used several times
@@ -66,6 +79,7 @@ class EngineRate:
 
     name: str
     engine: str
+    arch: str = "v1model"
     packets: int = 0
     cpu_seconds: float = 0.0
     outputs: dict[str, int] = field(default_factory=dict)
@@ -195,43 +209,60 @@ def _cpu_timed(seconds: float, one_pass: Callable[[], None]) -> tuple[int, float
             return passes, spent
 
 
+def _by_switch(hops: list[Hop]) -> dict[int, tuple[Any, list[tuple[int, bytes]]]]:
+    """`hops` grouped by switch, each switch's (port, frame) in order."""
+    groups: dict[int, tuple[Any, list[tuple[int, bytes]]]] = {}
+    for sw, port, data in hops:
+        groups.setdefault(id(sw), (sw, []))[1].append((port, data))
+    return groups
+
+
+def _replay(name: str, engine: str, hops: list[Hop], switches: int, seconds: float,
+            one_pass: Callable[[], int]) -> EngineRate:
+    """`one_pass` (replaying `hops`, returning how many were forwarded) timed in CPU
+    seconds; the rate and what came out."""
+    outputs = {"forwarded": 0, "dropped_or_other": 0}
+
+    def counted() -> None:
+        forwarded = one_pass()
+        outputs["forwarded"] += forwarded
+        outputs["dropped_or_other"] += len(hops) - forwarded
+
+    passes, cpu = _cpu_timed(seconds, counted)
+    return EngineRate(f"srv6_switch.{name}", engine, packets=passes * len(hops),
+                      cpu_seconds=cpu, outputs={**outputs, "distinct_packets": len(hops),
+                                                "switches": switches})
+
+
 def bench_role(role: str, hops: list[Hop], engine: str, seconds: float) -> EngineRate:
     """`hops` replayed into their switches; counts what left and on which kind of port."""
-    outputs = {"forwarded": 0, "dropped_or_other": 0}
-    expected = [(sw, port, data) for sw, port, data in hops]
-
-    def one_pass() -> None:
-        forwarded = 0
-        for sw, port, data in expected:
-            forwarded += len(sw.process_packet(port, data)) == 1
-        outputs["forwarded"] += forwarded
-        outputs["dropped_or_other"] += len(expected) - forwarded
-
-    passes, cpu = _cpu_timed(seconds, one_pass)
-    return EngineRate(f"srv6_switch.{role}", engine, passes * len(hops), cpu,
-                      {**outputs, "distinct_packets": len(hops),
-                       "switches": len({id(h[0]) for h in hops})})
+    def one_pass() -> int:
+        return sum(len(sw.process_packet(port, data)) == 1 for sw, port, data in hops)
+    return _replay(role, engine, hops, len({id(h[0]) for h in hops}), seconds, one_pass)
 
 
 def bench_role_batch(role: str, hops: list[Hop], engine: str, seconds: float) -> EngineRate:
     """As `bench_role`, each switch's packets in one `Switch.process_batch` call (the C engine
     crosses into C once per batch instead of once per packet); recorded as engine
     "<engine>_batch"."""
-    outputs = {"forwarded": 0, "dropped_or_other": 0}
-    batches: dict[int, tuple[Any, list[tuple[int, bytes]]]] = {}
-    for sw, port, data in hops:
-        batches.setdefault(id(sw), (sw, []))[1].append((port, data))
+    batches = list(_by_switch(hops).values())
 
-    def one_pass() -> None:
-        forwarded = 0
-        for sw, packets in batches.values():
-            forwarded += sum(len(o) == 1 for o in sw.process_batch(packets))
-        outputs["forwarded"] += forwarded
-        outputs["dropped_or_other"] += len(hops) - forwarded
+    def one_pass() -> int:
+        return sum(len(o) == 1 for sw, packets in batches for o in sw.process_batch(packets))
+    return _replay(role, f"{engine}_batch", hops, len(batches), seconds, one_pass)
 
-    passes, cpu = _cpu_timed(seconds, one_pass)
-    return EngineRate(f"srv6_switch.{role}", f"{engine}_batch", passes * len(hops), cpu,
-                      {**outputs, "distinct_packets": len(hops), "switches": len(batches)})
+
+def bench_role_burst(role: str, hops: list[Hop], engine: str, seconds: float) -> EngineRate:
+    """As `bench_role_batch`, each switch's packets one `Burst` (made before the timing, as a
+    replay tool loads its capture once) in one `Switch.process_burst` call: no Python object
+    per packet in or out; "forwarded" counts the outputs; recorded as engine
+    "<engine>_burst"."""
+    bursts = [(sw, Burst.of([d for _, d in packets], [p for p, _ in packets]))
+              for sw, packets in _by_switch(hops).values()]
+
+    def one_pass() -> int:
+        return sum(len(sw.process_burst(burst)) for sw, burst in bursts)
+    return _replay(role, f"{engine}_burst", hops, len(bursts), seconds, one_pass)
 
 
 def bench_nic(engine: str, program: CheckedProgram, seconds: float) -> list[EngineRate]:
@@ -240,8 +271,8 @@ def bench_nic(engine: str, program: CheckedProgram, seconds: float) -> list[Engi
     out = []
     for bench in (nic_rate.bench_nic_tx, nic_rate.bench_nic_rx, nic_rate.bench_nic_feedback):
         r = bench(seconds, batch)
-        out.append(EngineRate(f"mrc_nic.{r.name.removeprefix('nic_')}", engine, r.packets,
-                              r.cpu_seconds, r.outputs))
+        out.append(EngineRate(f"mrc_nic.{r.name.removeprefix('nic_')}", engine,
+                              packets=r.packets, cpu_seconds=r.cpu_seconds, outputs=r.outputs))
     return out
 
 
@@ -249,10 +280,20 @@ NAMES = (*(f"srv6_switch.{r}" for r in SWITCH_ROLES), "mrc_nic.tx", "mrc_nic.rx"
          "mrc_nic.feedback")
 
 
-def run_all(seconds: float, engines: Sequence[str] = ENGINES) -> list[EngineRate]:
-    """Every program path on every engine (an unavailable engine: one record per path)."""
-    switch_program = compile_file(SWITCH_PROGRAM)
-    nic_program = compile_file(nic_rate.PROGRAM)
+def _named(rates: list[EngineRate], arch: str) -> list[EngineRate]:
+    """`rates` of `arch`'s programs, their names with the architecture's suffix."""
+    suffix = PROGRAMS[arch][2]
+    for r in rates:
+        program, path = r.name.split(".", 1)
+        r.name, r.arch = f"{program}{suffix}.{path}", arch
+    return rates
+
+
+def run_arch(arch: str, seconds: float, engines: Sequence[str] = ENGINES) -> list[EngineRate]:
+    """Every program path of `arch`'s programs on every engine (an unavailable engine: one
+    record per path)."""
+    switch_path, nic_path, _ = PROGRAMS[arch]
+    switch_program, nic_program = compile_file(switch_path), compile_file(nic_path)
     results: list[EngineRate] = []
     for engine in engines:
         problem = engine_problem(switch_program, engine) or engine_problem(nic_program, engine)
@@ -261,13 +302,19 @@ def run_all(seconds: float, engines: Sequence[str] = ENGINES) -> list[EngineRate
             continue
         walk = walk_fabric(switch_program, nic_program, engine)
         if walk.delivered != walk.writes:
-            raise RuntimeError(f"{engine}: NIC B delivered {walk.delivered} of {walk.writes} "
-                               "writes walked through the fabric")
-        results += [bench_role(role, walk.hops[role], engine, seconds) for role in SWITCH_ROLES]
-        results += [bench_role_batch(role, walk.hops[role], engine, seconds)
-                    for role in SWITCH_ROLES]
+            raise RuntimeError(f"{arch} {engine}: NIC B delivered {walk.delivered} of "
+                               f"{walk.writes} writes walked through the fabric")
+        for bench in (bench_role, bench_role_batch,
+                      *((bench_role_burst,) if engine in BURST_ENGINES else ())):
+            results += [bench(role, walk.hops[role], engine, seconds) for role in SWITCH_ROLES]
         results += bench_nic(engine, nic_program, seconds)
-    return results
+    return _named(results, arch)
+
+
+def run_all(seconds: float, engines: Sequence[str] = ENGINES,
+            archs: Sequence[str] = tuple(PROGRAMS)) -> list[EngineRate]:
+    """Every architecture's program paths on every engine."""
+    return [r for arch in archs for r in run_arch(arch, seconds, engines)]
 
 
 CONFIGURATION: dict[str, object] = {
@@ -275,7 +322,8 @@ CONFIGURATION: dict[str, object] = {
               f"{FABRIC['nics']} NICs, the controller's plan",
     "payload_bytes": PAYLOAD_BYTES, "distinct_packets": DISTINCT_PACKETS,
     "timing": "time.process_time of this process (one core), Switch.process_packet only "
-              "(engine *_batch: Switch.process_batch, one call per switch per pass)",
+              "(engine *_batch: Switch.process_batch, one call per switch per pass; *_burst: "
+              "Switch.process_burst, one prebuilt Burst per switch per pass)",
 }
 
 
@@ -283,12 +331,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per path")
+    parser.add_argument("--arch", action="append", choices=tuple(PROGRAMS),
+                        help="only this architecture's programs (repeatable; default: all)")
+    parser.add_argument("--engine", action="append", choices=ENGINES,
+                        help="only this engine (repeatable; default: all)")
     args = parser.parse_args()
-    for r in run_all(args.seconds):
+    for r in run_all(args.seconds, args.engine or ENGINES, args.arch or tuple(PROGRAMS)):
         if r.unavailable:
-            print(f"{r.name:<20} {r.engine:<7} {r.unavailable}")
+            print(f"{r.name:<24} {r.engine:<8} {r.unavailable}")
         else:
-            print(f"{r.name:<20} {r.engine:<7} {r.packets:>8} {r.cpu_seconds:>6.2f} s CPU "
+            print(f"{r.name:<24} {r.engine:<8} {r.packets:>8} {r.cpu_seconds:>6.2f} s CPU "
                   f"{r.packets_per_second:>10.0f} packets/s  {r.outputs}")
 
 

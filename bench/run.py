@@ -73,12 +73,13 @@ def nic_rate_rows(seconds: float) -> list[Row]:
 
 def engine_rate_rows(seconds: float) -> list[Row]:
     """bench/engine_rate.py: the real switch program (T0 and T1 roles) and the NIC program
-    (tx, rx, feedback) on each engine, packets per CPU-second, saved as
-    engine_rate_<program>_<path>_<engine>.json; an engine that cannot run is a row saying why."""
+    (tx, rx, feedback), v1model and TNA, on each engine (per call, batched, C bursts),
+    packets per CPU-second, saved as engine_rate_<program>_<path>_<engine>.json; an engine
+    that cannot run is a row saying why."""
     rows: list[Row] = []
     for r in engine_rate.run_all(seconds):
         name = f"engine_rate.{r.name}.{r.engine}"
-        record: dict[str, object] = {"benchmark": name, "engine": r.engine,
+        record: dict[str, object] = {"benchmark": name, "engine": r.engine, "arch": r.arch,
                                      **engine_rate.CONFIGURATION}
         if r.unavailable:
             rows.append((name, 0, 0.0, 0.0, r.unavailable))
@@ -88,7 +89,7 @@ def engine_rate_rows(seconds: float) -> list[Row]:
                          "packets/CPU-s"))
             record.update(packets=r.packets, cpu_seconds=round(r.cpu_seconds, 3),
                           packets_per_cpu_second=round(r.packets_per_second), **r.outputs)
-            if r.name.startswith("mrc_nic."):
+            if r.name.startswith("mrc_nic"):
                 record.update(nic_rate.CONFIGURATION)
         _save(f"engine_rate_{r.name.replace('.', '_')}_{r.engine}", record)
     return rows

@@ -285,6 +285,9 @@ class Switch:
         an (input index, port, offset, length) record each (see burst.py); on the C engine
         without a Python object per packet. The burst's frames see the clock as a batch's
         do: read once per native call."""
+        if not isinstance(burst, Burst):
+            raise TypeError("process_burst takes a Burst (Burst.of(frames, port), "
+                            f"Burst.from_pcap(file, port)), not {type(burst).__name__}")
         native = getattr(self.pipeline, "process_burst", None)
         if native is not None:
             return native(burst)  # type: ignore[no-any-return]

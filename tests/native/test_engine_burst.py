@@ -170,3 +170,9 @@ def test_a_bad_burst_is_refused_by_name(kw: dict[str, Any], message: str) -> Non
     with pytest.raises(BurstError, match=message):
         Burst(bytes(8), array("I", fields["offsets"]), array("I", fields["lengths"]),
               array("H", fields["ports"]))
+
+
+def test_process_burst_takes_a_burst() -> None:
+    sw = Switch(compile_file(sw_tests.PROGRAMS["v1model"]), engine="c")
+    with pytest.raises(TypeError, match=r"process_burst takes a Burst .* not list"):
+        sw.process_burst([(1, b"x")])  # type: ignore[arg-type]
