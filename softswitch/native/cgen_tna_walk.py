@@ -244,31 +244,35 @@ int sst_batch(I_t *R, TW_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
     return i;
 }}
 
-/* Switch.process_burst's packets i = 0..n-1, each walked as by sst_batch, but a transmitted
- * packet is copied to out + *used (cap bytes in all) and its record (first + i, port,
- * offset, length) written at rec + 4 * *nrec (the caller leaves room for n more), both
- * counts advanced; a dropped packet leaves nothing. Stops as sst_batch does. */
+/* Switch.process_burst's packets i = 0..n-1, each walked as by sst_batch, but the egress
+ * deparser writes straight to out + *used (cap bytes in all; the packet goes back to w->c
+ * when Python continues it) and a transmitted packet's record (first + i, port, offset,
+ * length) goes to rec + 4 * *nrec (the caller leaves room for n more), both counts advanced;
+ * a dropped packet leaves nothing. Stops as sst_batch does. */
 int sst_burst(I_t *R, TW_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
               const uint32_t *lens, const uint16_t *ports, uint64_t first, uint8_t *out,
               uint64_t cap, uint64_t *used, uint64_t *rec, uint64_t *nrec, int *status) {{
     uint64_t at = *used, k = *nrec;
+    uint8_t *c0 = w->c;
     int i;
     *status = 0;
     for (i = 0; i < n; i++) {{
         if (cap - at < (uint64_t)lens[i] + EGP + 2 * HDR_CAP) {{ *status = -1; break; }}
         w->port = ports[i] & 0x1FF;
+        w->c = out + at;
         int r = sst_walk(R, w, pkts + offs[i], lens[i]);
         if (r == W_TX) {{
             uint64_t *q = rec + 4 * k++;
-            memcpy(out + at, w->c, w->tlen);
             q[0] = first + (uint64_t)i; q[1] = w->eport; q[2] = at; q[3] = w->tlen;
             at += w->tlen;
         }} else if (r != W_DROP) {{
+            if (r == W_PY_OUT) memcpy(c0, w->c, w->tlen);
             *status = r;
             i++;
             break;
         }}
     }}
+    w->c = c0;
     *used = at; *nrec = k;
     return i;
 }}

@@ -31,6 +31,7 @@ pytestmark = pytest.mark.skipif(compiler_available() is None,
                                 reason="no C compiler ($CC or cc): the C engine cannot build")
 
 Packets = list[tuple[int, bytes]]
+TNA_MIRROR = Path(__file__).parents[1] / "p4" / "tna_mirror.p4"
 
 
 def by_packet(sw: Switch, packets: Packets) -> list[list[OutputPacket]]:
@@ -88,6 +89,24 @@ def test_tna_bursts_with_digests_and_copies_to_cpu(tmp_path: Path) -> None:
     expected = assert_burst_is_packet_by_packet(unit_twin(tmp_path), unit_twin(tmp_path),
                                                 unit_packets(300))
     assert any(len(o) == 2 for o in expected)
+
+
+def test_tna_bursts_with_ingress_and_egress_mirrors() -> None:
+    """tests/p4/tna_mirror.p4: ingress mirrors (C hands the packet back after the ingress
+    deparser) and egress mirrors (after the egress deparser, which a TNA burst writes straight
+    into its output: the packet goes back to the walk's own buffer for Python)."""
+    program = compile_file(TNA_MIRROR)
+    twins = TwinSwitch(program), TwinSwitch(program)
+    for twin in twins:
+        twin.pre.mirroring_add(3, 5)
+        twin.set_queue_count(8)
+        for sw in (twin.python, twin.native):
+            sw.set_clock(lambda: 1000)
+    packets = [(1, bytes(12) + b"\x88\xb5" + bytes([op, 3]) + bytes(i & 0xFF for i in range(size)))
+               for size in (0, 9, 300) for op in (0, 1, 2, 4, 5, 0)]
+    expected = assert_burst_is_packet_by_packet(*twins, packets * 4)
+    egress_mirrored = [o for outs in expected for o in outs if o.data[:1] == b"\xe1"]
+    assert egress_mirrored and all(o.port == 5 for o in egress_mirrored)
 
 
 def test_the_output_buffer_grows_mid_burst(monkeypatch: pytest.MonkeyPatch) -> None:
