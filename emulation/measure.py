@@ -1,5 +1,6 @@
 """What a run measures as it goes, into `metrics.Series`: bytes on the T0-T1 cables (per plane
-and direction) and trimmed packets reaching NICs (a tap on every wire), write payload handed to
+and direction) and trimmed packets reaching NICs (the fabric's wire tally, folded in at every
+sample: softswitch/wire_tally.py), write payload handed to
 each NIC's host (goodput), the time EVs spend in SKIP and ASSUMED_BAD (every write of the NICs'
 `ev_state` registers, observed), and at every bin's end the growth of retransmissions and of
 drops (per cause, emulation/drops.py) and the EVs in each state (read from the NICs'
@@ -17,19 +18,10 @@ from emulation.network import Network
 from emulation.scenario import Scenario
 from emulation.state_time import StateTime
 from mrc_transport.wire import IMM_OPCODES, WRITE_OPCODES
-from softswitch.fabric import Delivery
 
 EV_SLOTS = 256   # EV state cells per connection (nic_types.p4)
-_ETH = 14        # the outer IPv6 header starts here
 _BTH = 62        # Ethernet 14 + IPv6 40 + UDP 8: a host frame's BTH (12 bytes) starts here
 _WRITE_HEADERS = _BTH + 12 + 4 + 16   # BTH, METH, RETH in every write; ImmDt 4 more with IMM
-
-
-def dscp(frame: bytes) -> int:
-    """The outer IPv6 DSCP (-1 for a frame too short)."""
-    if len(frame) < _ETH + 2:
-        return -1
-    return (((frame[_ETH] & 0x0F) << 4) | (frame[_ETH + 1] >> 4)) >> 2
 
 
 def write_payload(frame: bytes) -> int:
@@ -40,8 +32,8 @@ def write_payload(frame: bytes) -> int:
 
 
 class Meter:
-    """`on_wire` is a fabric observer; `host_frame` sees what a NIC hands its host; `sample`
-    runs at bin boundaries. `denied(nic, conn)`: the EVs the NIC has DENIED for that
+    """`host_frame` sees what a NIC hands its host; `sample` runs at bin boundaries and folds
+    in what the fabric's wires carried (`fold`). `denied(nic, conn)`: the EVs the NIC has DENIED for that
     connection now."""
 
     def __init__(self, scenario: Scenario, mode: Mode, network: Network,
@@ -59,23 +51,28 @@ class Meter:
         self.trimmed = 0
         self._last = {"retransmitted": 0, "dropped": 0}
         self._drops: dict[str, int] = {}   # per cause, at the latest sample
-        network.fabric.add_observer(self.on_wire)
+        self.tally = network.fabric.tally(scenario.bin_us * 1000, self.trimmed_dscps)
         self.t0s = {s.name for s in topology.switches if s.tier == Tier.T0}
         self.ev_time = self._watch_ev_states()
 
-    def on_wire(self, d: Delivery) -> None:
-        at_us = d.time_ns / 1000
-        if d.receiver in self.nics:
-            if d.sender not in self.nics and dscp(d.data) in self.trimmed_dscps:
-                self.trimmed += 1
-                self.series.add(self.series.trimmed, at_us, 1)
-        elif d.sender in self.planes and d.receiver in self.planes:   # switch to switch
-            series = self.series
-            plane = self.planes[d.sender]
-            size = len(d.data)
-            way = series.plane_up_bytes if d.sender in self.t0s else series.plane_down_bytes
-            series.add(way.setdefault(plane, []), at_us, size)
-            series.add(series.plane_bytes.setdefault(plane, []), at_us, size)
+    def fold(self) -> None:
+        """What the wires carried since the last fold, into the series: trimmed packets that
+        reached a NIC (from a switch or a host), bytes between two switches per plane and
+        direction (up: from a T0), each in the bin it was put on the wire in."""
+        series = self.series
+        nics, planes, t0s = self.nics, self.planes, self.t0s
+        bin_us = series.bin_us
+        for r in self.tally.take():
+            at_us = r.bin * bin_us
+            if r.receiver in nics:
+                if r.marked and r.sender not in nics:
+                    self.trimmed += r.marked
+                    series.add(series.trimmed, at_us, r.marked)
+            elif r.sender in planes and r.receiver in planes:   # switch to switch
+                plane = planes[r.sender]
+                way = series.plane_up_bytes if r.sender in t0s else series.plane_down_bytes
+                series.add(way.setdefault(plane, []), at_us, r.bytes)
+                series.add(series.plane_bytes.setdefault(plane, []), at_us, r.bytes)
 
     def _watch_ev_states(self) -> StateTime:
         """Integrate the time each EV in use spends in SKIP and ASSUMED_BAD from every write
@@ -108,6 +105,7 @@ class Meter:
         """At a bin boundary: the counters' growth in the bin that ended (`drops`: every
         cause's count so far, emulation/drops.py), and the EVs in each state at its end;
         `final`: at the run's end, into the bin it ends in."""
+        self.fold()
         bin_us = self.series.bin_us
         at = max(0, int(now_us // bin_us) - (0 if final else 1)) * bin_us
         self._count_drops(at, drops)

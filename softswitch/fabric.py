@@ -36,7 +36,9 @@ move, not the size of the fabric.
 between a device and a host, each a plain integer per wire (no observer needed).
 Observers (`add_observer`, or `capture()` for a list) see every packet that crosses a link, a
 host attachment or an unlinked port, as a `Delivery` — a tap on every wire at once — when it is
-put on the wire (with its transmit time, `Delivery.time_ns`).
+put on the wire (with its transmit time, `Delivery.time_ns`). A measurement that needs only
+counts takes a `tally` (softswitch/wire_tally.py: packets, bytes and packets of chosen DSCPs
+per wire and time bin), which costs the native core no Python per packet.
 `set_link_up(switch, port, False)` cuts a cable (both directions drop, counted in
 `link_down_drops`, and so are the packets in flight on it, as on a cut fibre) until it is set
 up again. Silent failures leave every link up: `set_link_blackhole` makes a cable eat both
@@ -52,7 +54,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -67,6 +69,7 @@ from softswitch.ir.checked import CheckedProgram
 from softswitch.runtime.device import Device, ForwardingPipeline
 from softswitch.runtime.queues import EPSILON_US
 from softswitch.schedule import DeviceSchedule
+from softswitch.wire_tally import WireTally
 
 ProgramSource = str | Path | CheckedProgram
 BURST = 64  # steps a device takes before the next device's turn (a pass interleaves them)
@@ -154,7 +157,9 @@ class Host:
         self.port = port
         self.received: list[bytes] = []
         self._read = 0
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()   # (taken directly where nobody is woken: cheaper)
+        self._cond = threading.Condition(self._lock)
+        self._waiting = 0   # threads in `_wait`, counted under the lock: a delivery wakes them
         self._waker: Callable[[], None] | None = None
 
     def set_waker(self, wake: Callable[[], None] | None) -> None:
@@ -166,9 +171,10 @@ class Host:
         self.fabric._inject(self.switch, self.port, data)
 
     def _deliver(self, data: bytes) -> None:
-        with self._cond:
+        with self._lock:
             self.received.append(data)
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
         if self._waker is not None:
             self._waker()
 
@@ -182,7 +188,11 @@ class Host:
             if not ready:
                 self.fabric.run_until_idle()
         with self._cond:
-            self._cond.wait_for(lambda: self._read < len(self.received), timeout)
+            self._waiting += 1
+            try:
+                self._cond.wait_for(lambda: self._read < len(self.received), timeout)
+            finally:
+                self._waiting -= 1
             yield
 
     def receive(self, timeout: float = 1.0) -> bytes | None:
@@ -200,13 +210,19 @@ class Host:
         long-running reader keeps no history."""
         # Only a caller that waits makes a stepped fabric move: a stepping loop (NicFabric)
         # takes what is there after its own run_until_idle, without running every device again.
-        if timeout <= 0 and not self.received:
-            return []   # the stepping loops' common case: no lock (a list's length is atomic)
-        with self._wait(timeout, run_fabric=timeout > 0):
-            out = self.received[self._read:]
-            self.received.clear()
-            self._read = 0
-            return out
+        if timeout <= 0:
+            if not self.received:
+                return []   # the stepping loops' common case: no lock (a list's length is atomic)
+            with self._lock:
+                return self._take()
+        with self._wait(timeout):
+            return self._take()
+
+    def _take(self) -> list[bytes]:
+        out = self.received[self._read:]
+        self.received.clear()
+        self._read = 0
+        return out
 
     def clear(self) -> None:
         with self._cond:
@@ -257,7 +273,8 @@ class Fabric:
         `native` (None: ``$SOFTSWITCH_FABRIC == "native"``): stepped virtual time runs in
         the native fabric core (softswitch/native/fabric_core.py) when every device runs
         the C engine; otherwise, or when it cannot, the Python core does
-        (`native_reason` says why)."""
+        (`native_reason` says why). Native with a virtual clock, the devices share one lock
+        (`device_lock`, the core's): threaded, they then step one at a time."""
         if native is None:
             native = os.environ.get("SOFTSWITCH_FABRIC", "python") == "native"
         self.native = native
@@ -265,6 +282,10 @@ class Fabric:
         self._native: Any = None   # the FabricCore once attached
         self.clock = clock
         self._vclock = clock if isinstance(clock, VirtualClock) else None
+        # The devices the native core may run share one lock (the core's): a run holds it,
+        # so a P4Runtime write waits for the instant to end, at one acquire per instant.
+        self.device_lock = threading.RLock() if native and self._vclock is not None else None
+        self._tally: WireTally | None = None
         self._wires: dict[str, dict[int, _Wire]] = {}  # switch → its port → where packets go
         self._heap: list[_InFlight] = []  # packets on wires (virtual time), by arrival
         self._wire_seq = 0
@@ -308,16 +329,16 @@ class Fabric:
         wake = None if self._vclock is None else partial(self._schedule.post,
                                                          len(self._nodes))
 
-        device_class = Device
+        device_class: Callable[..., Device] = Device
         if self.native:
             from softswitch.native.fabric_device import FabricDevice
-            device_class = FabricDevice
+            device_class = partial(FabricDevice, lock=self.device_lock)
 
         def make_device() -> Device:
             device = device_class(device_id, cpu_port=cpu_port, drop_port=drop_port,
-                            priority_queues=priority_queues, trace=trace,
-                            dump_packet_data=dump_packet_data, clock=self.clock,
-                            fine_clock=fine_clock)
+                                  priority_queues=priority_queues, trace=trace,
+                                  dump_packet_data=dump_packet_data, clock=self.clock,
+                                  fine_clock=fine_clock)
             device.set_output(self._output_fn(name, device))
             device.set_waker(wake)
             return device
@@ -575,6 +596,9 @@ class Fabric:
                 self.link_down_drops += 1
                 return
             wire.carried += 1
+            if self._tally is not None:
+                self._tally.count((name, port, wire.receiver, wire.receiver_port),
+                                  round(device.tx_start_us * 1000), data)
             if self._observers:
                 self._observe(Delivery(name, port, wire.receiver, wire.receiver_port, data,
                                        round(device.tx_start_us * 1000)))
@@ -598,10 +622,13 @@ class Fabric:
     def _inject(self, switch: str, port: int, data: bytes) -> None:
         self._moves += 1
         self._injected += 1
-        if self._observers:
+        if self._observers or self._tally is not None:
             wire = self._wires.get(switch, {}).get(port)
-            self._observe(Delivery(wire.receiver if wire else "?", None, switch, port, data,
-                                   self._now_ns()))
+            host = wire.receiver if wire else "?"
+            if self._tally is not None:
+                self._tally.count((host, None, switch, port), self._now_ns(), data)
+            if self._observers:
+                self._observe(Delivery(host, None, switch, port, data, self._now_ns()))
         if switch in self._blackholed:
             self.blackhole_drops += 1
             return
@@ -690,6 +717,17 @@ class Fabric:
         if self._native is not None:
             self._native.observers(bool(self._observers))
 
+    def tally(self, bin_ns: int, dscps: Iterable[int] = ()) -> WireTally:
+        """Count what every wire carries per bin of `bin_ns` (softswitch/wire_tally.py),
+        `dscps` apart, from now on; `take()` the counts. A fabric keeps one tally."""
+        if self._tally is not None:
+            raise ValueError("this fabric already keeps a tally (one per fabric)")
+        tally = WireTally(bin_ns, dscps)
+        self._tally = tally
+        if self._native is not None:
+            self._native.set_tally(tally)
+        return tally
+
     def capture(self) -> Capture:
         """A new `Capture`, attached until `detach()`."""
         cap = Capture(self)
@@ -731,6 +769,10 @@ class Fabric:
         Rate-limited queues are waited for with the real clock; with an injected clock this
         returns when nothing may leave at the current time (in virtual time: no device can
         move and no packet on a wire has arrived by now). TimeoutError after `timeout` s."""
+        native = self._native
+        if native is not None:   # (attached: virtual time, never threaded)
+            native.run_instant(native.clock.now_ns)
+            return
         deadline = time.monotonic() + timeout
         if self._running:
             self._wait_quiet([s.device for s in self._switches.values()], deadline)
@@ -791,6 +833,9 @@ class Fabric:
         """Virtual time (ns, rounded up) at which something can move next: a packet leaving a
         device's egress queue or arriving off a wire; the clock's now when a device has input
         to process or something is due; None when the fabric holds no packet at all."""
+        native = self._native
+        if native is not None:   # (attached: virtual time, never threaded)
+            return native.next_event_ns(native.clock.now_ns)
         vclock = self._vclock
         if vclock is None:
             raise RuntimeError("next_event_ns needs virtual time: Fabric(clock=VirtualClock())")

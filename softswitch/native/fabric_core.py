@@ -26,6 +26,7 @@ from softswitch.native.cgen_walk import W_ERR, W_PY_IN, W_T_CDEF
 from softswitch.native.fabric_device import FabricDevice
 from softswitch.runtime.device import Device, ForwardingPipeline
 from softswitch.runtime.queues import EgressQueues
+from softswitch.wire_tally import WireCount, WireKey, WireTally
 
 if TYPE_CHECKING:
     from softswitch.fabric import Fabric, _Wire
@@ -43,6 +44,11 @@ void fc_free(fcore *c);
 void fc_set_callbacks(fcore *c, int (*pass)(int, int, W_t *, const uint8_t *, uint32_t),
                       int (*wire)(int, const uint8_t *, uint32_t));
 void fc_set_observers(fcore *c, int on);
+typedef struct ftally { int32_t wire; int64_t bin; uint64_t packets, bytes, marked; } ftally;
+void fc_set_tally(fcore *c, int64_t bin_ns, const uint8_t *dscps);
+int fc_take_tally(fcore *c);
+ftally *fc_tally(fcore *c);
+void fc_tally_clear(fcore *c);
 int fc_error(fcore *c);
 int fc_set_port(fcore *c, int i, int what, int port, int has, double value);
 int fc_set_port_state(fcore *c, int i, int port, double free_at, double sent_at);
@@ -55,6 +61,7 @@ int fc_set_device(fcore *c, int i, uint32_t nq, int32_t cpu_port, uint32_t capac
 void fc_set_program(fcore *c, int i, void *R, void *win, void *wout, uint32_t hsize,
                     uint32_t msize, uint32_t smsize, uint32_t prio_off, uint32_t prio_size);
 void fc_set_force_py(fcore *c, int i, int on);
+void fc_set_obs(fcore *c, int i, int64_t off);
 void fc_set_blackholed(fcore *c, int i, int on);
 void fc_clear_device(fcore *c, int i);
 void fc_reset_device(fcore *c, int i);
@@ -74,7 +81,7 @@ int fc_set_wire(fcore *c, int k, int from_dev, int from_port, int to_dev, int to
                 int to_host, int64_t delay);
 void fc_wire_flags(fcore *c, int k, int up, int blackhole, int slow, int64_t delay);
 uint64_t fc_wire_carried(fcore *c, int k);
-void fc_take_counters(fcore *c, uint64_t *out);
+int fc_take_counters(fcore *c, uint64_t *out);
 int fc_in_flight(fcore *c);
 int fc_add_in_flight(fcore *c, int64_t arrival, uint64_t seq, int wire, const uint8_t *data,
                      uint32_t len);
@@ -154,23 +161,27 @@ class FabricCore:
         native = _library()
         self.ffi, self.lib = ffi, lib = native.ffi, native.lib
         self.fabric = fabric
+        self.clock = fabric._vclock   # (why_not: there is one)
         self.nodes = fabric._nodes
         self.names = [n.name for n in self.nodes]
         index = {n.name: i for i, n in enumerate(self.nodes)}
         self.wires: list[_Wire] = []
         self.wire_ids: dict[int, int] = {}
+        self.wire_keys: list[WireKey] = []   # (sender, port, receiver, port) of each wire
         ends: list[tuple[int, int, int, int, int]] = []
         for name, ports in fabric._wires.items():
             for port, wire in ports.items():
                 self.wire_ids[id(wire)] = len(self.wires)
                 self.wires.append(wire)
+                self.wire_keys.append((name, port, wire.receiver, wire.receiver_port))
                 to_dev = -1 if wire.to_host else index[wire.receiver]
                 ends.append((index[name], port, to_dev, wire.receiver_port, int(wire.to_host)))
         c = lib.fc_new(len(self.nodes), len(self.wires))
         if c == ffi.NULL:
             raise MemoryError("the native fabric core could not be allocated")
         self.c = ffi.gc(c, lib.fc_free)
-        self.lock = threading.RLock()
+        # the devices' shared lock (Fabric.device_lock): one acquire per run covers them all
+        self.lock = fabric.device_lock or threading.RLock()
         self._posts: deque[int] = deque()
         self._digests: list[list[Any]] = [[] for _ in self.nodes]
         self._observed: list[Any] = [None] * len(self.nodes)   # each slot's NativeInstance
@@ -200,12 +211,21 @@ class FabricCore:
         fabric._heap.clear()
         lib.fc_wake_all(self.c)
         self.observers(bool(fabric._observers))
+        if fabric._tally is not None:
+            self.set_tally(fabric._tally)
         self._locks = self._device_locks()
 
-    def _device_locks(self) -> tuple[list[Any], list[Any]]:
-        """Every device's lock's acquire (slot order) and release (reverse order): a run holds
-        them all, as Device.step holds its device's (a P4Runtime write waits)."""
-        locks = [node.device.lock for node in self.nodes]
+    def _device_locks(self) -> tuple[list[Any], list[Any]] | None:
+        """A run holds every device's lock, as Device.step holds its device's (a P4Runtime
+        write waits): the core's own, which devices built for it share; the acquires (slot
+        order) and releases (reverse order) of any other (None: there is none)."""
+        locks: list[Any] = []
+        for node in self.nodes:
+            lock = node.device.lock
+            if lock is not self.lock and all(lock is not k for k in locks):
+                locks.append(lock)
+        if not locks:
+            return None
         return [lock.acquire for lock in locks], [lock.release for lock in reversed(locks)]
 
     # -- devices ------------------------------------------------------------------------------
@@ -274,6 +294,7 @@ class FabricCore:
             inst.hdr_size, inst.meta_size, pffi.sizeof(sm),
             prio.offset if prio else 0, pffi.sizeof(prio.type) if prio else 0)
         self.lib.fc_set_force_py(self.c, i, bool(walk.R.digests))
+        self.lib.fc_set_obs(self.c, i, pffi.offsetof("I_t", "nobs"))
         self._bind_ends(i, walk)
 
     def _bind_ends(self, i: int, walk: Any) -> None:
@@ -404,6 +425,26 @@ class FabricCore:
     def observers(self, on: bool) -> None:
         self.lib.fc_set_observers(self.c, on)
 
+    def set_tally(self, tally: WireTally) -> None:
+        """Count in C what `tally` counts; it takes the counts from here on."""
+        flags = self.ffi.new("uint8_t[64]", [d in tally.dscps for d in range(64)])
+        with self.lock:
+            self.lib.fc_set_tally(self.c, tally.bin_ns, flags)
+        tally.native = self.take_tally
+
+    def take_tally(self) -> list[WireCount]:
+        """The wires' counts since the last take (WireTally.take merges them)."""
+        lib, c = self.lib, self.c
+        keys = self.wire_keys
+        with self.lock:
+            n = lib.fc_take_tally(c)
+            t = lib.fc_tally(c)
+            try:
+                return [WireCount(*keys[r.wire], r.bin, r.packets, r.bytes, r.marked)
+                        for r in (t[k] for k in range(n))]
+            finally:
+                lib.fc_tally_clear(c)
+
     def wake_all(self) -> None:
         with self.lock:
             self.lib.fc_wake_all(self.c)
@@ -418,19 +459,27 @@ class FabricCore:
     def run_instant(self, now_ns: int) -> None:
         """Everything that can move at `now_ns` (Fabric._run_instant), then the log drained."""
         locks = self._locks
+        if locks is None:
+            with self.lock:
+                self._run(now_ns)
+            return
         consume(map(call, locks[0]))
         try:
             with self.lock:
-                self._flush_posts()
-                rc = self.lib.fc_run_instant(self.c, now_ns)
-                failure, self._failure = self._failure, None
-                if failure is not None:
-                    raise failure
-                if rc < 0:
-                    raise MemoryError("the native fabric core ran out of memory")
-                self._drain()
+                self._run(now_ns)
         finally:
             consume(map(call, locks[1]))
+
+    def _run(self, now_ns: int) -> None:
+        if self._posts:
+            self._flush_posts()
+        rc = self.lib.fc_run_instant(self.c, now_ns)
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        if rc < 0:
+            raise MemoryError("the native fabric core ran out of memory")
+        self._drain()
 
     def next_event_ns(self, now_ns: int) -> int | None:
         with self.lock:
@@ -440,48 +489,55 @@ class FabricCore:
             return None
 
     def _drain(self) -> None:
-        ffi, lib, c = self.ffi, self.lib, self.c
+        lib, c = self.lib, self.c
         n = lib.fc_log_count(c)
-        fabric = self.fabric
         if n:
-            from softswitch.fabric import Delivery
-
-            log = lib.fc_log(c)
-            wires, nodes, names = self.wires, self.nodes, self.names
-            buffer = ffi.buffer
-            try:
-                for k in range(n):
-                    e = log[k]
-                    kind = e.kind
-                    if kind == LOG_OBS:
-                        data = buffer(e.data, e.len)[:]
-                        if e.a >= 0:
-                            w = wires[e.a]
-                            fabric._observe(Delivery(names[e.b], e.c, w.receiver,
-                                                     w.receiver_port, data, e.time))
-                        else:
-                            fabric._observe(Delivery(names[e.b], e.c, None, None, data, e.time))
-                    elif kind == LOG_HOST:
-                        wires[e.a].target(buffer(e.data, e.len)[:])
-                    elif kind == LOG_PIN:
-                        self._packet_in(nodes[e.a].device, buffer(e.data, e.len)[:])
-                    elif kind == LOG_DIG:
-                        self._deliver_digests(e.a)
-            finally:
-                lib.fc_log_clear(c)
-        # only the devices stepped since the last drain can have written observed registers
+            self._drain_log(n)
+        # the devices stepped since the last drain whose programs wrote observed registers
         # (the counters are read from C when asked: FabricDevice)
         m = lib.fc_take_dirty(c, self._dirty)
-        for k in range(m):
-            instance = self._observed[self._dirty[k]]
-            if instance is not None and instance.observers:
-                instance.drain_observed()
+        if m:
+            observed, dirty = self._observed, self._dirty
+            for k in range(m):
+                instance = observed[dirty[k]]
+                if instance is not None:
+                    instance.drain_observed()
         counts = self._counters
-        lib.fc_take_counters(c, counts)
-        fabric.unlinked_drops += counts[0]
-        fabric.link_down_drops += counts[1]
-        fabric.loss_drops += counts[2]
-        fabric.blackhole_drops += counts[3]
+        if lib.fc_take_counters(c, counts):
+            fabric = self.fabric
+            fabric.unlinked_drops += counts[0]
+            fabric.link_down_drops += counts[1]
+            fabric.loss_drops += counts[2]
+            fabric.blackhole_drops += counts[3]
+
+    def _drain_log(self, n: int) -> None:
+        """The log's `n` entries, in order (the module docstring)."""
+        from softswitch.fabric import Delivery
+
+        lib, c = self.lib, self.c
+        log = lib.fc_log(c)
+        wires, nodes, names = self.wires, self.nodes, self.names
+        buffer = self.ffi.buffer
+        observe = self.fabric._observe
+        try:
+            for e in (log[k] for k in range(n)):
+                kind = e.kind
+                if kind == LOG_HOST:
+                    wires[e.a].target(buffer(e.data, e.len)[:])
+                elif kind == LOG_OBS:
+                    data = buffer(e.data, e.len)[:]
+                    if e.a >= 0:
+                        w = wires[e.a]
+                        observe(Delivery(names[e.b], e.c, w.receiver, w.receiver_port, data,
+                                         e.time))
+                    else:
+                        observe(Delivery(names[e.b], e.c, None, None, data, e.time))
+                elif kind == LOG_PIN:
+                    self._packet_in(nodes[e.a].device, buffer(e.data, e.len)[:])
+                elif kind == LOG_DIG:
+                    self._deliver_digests(e.a)
+        finally:
+            lib.fc_log_clear(c)
 
     @staticmethod
     def _packet_in(device: Device, data: bytes) -> None:

@@ -10,6 +10,7 @@ emulator use it as any Device.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from softswitch.runtime.device import Device, ForwardingPipeline
@@ -116,9 +117,14 @@ class FabricDevice(Device):
     dropped_recirculation_full = _core_counter(3)
     dropped_no_pipeline = _core_counter(4)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lock: threading.RLock | None = None, **kwargs: Any) -> None:
+        """`lock` (None: its own): the lock it shares with the other devices of a fabric
+        the native core may run, which the core holds while it runs (a P4Runtime write to
+        any of them waits for the instant to end)."""
         self._counts = [0] * len(COUNTERS)
         super().__init__(*args, **kwargs)
+        if lock is not None:
+            self.lock = lock
 
     def attach(self, core: FabricCore, slot: int) -> None:
         """Hand this device's buffers and queues to `core` (slot `slot`); its input buffer's

@@ -3,11 +3,12 @@ Python fabric: the same small fabric — two switches on the C engine, four prio
 line and packet rates, tail drops, propagation delays, a lossy cable (a seeded Python draw),
 digests (a pass the C walk hands back to Python), packets to unrouted ports and TTL drops —
 run by both cores gives the same deliveries at the same times, the same host packets,
-digests, device and fabric counters, and the same virtual instants."""
+digests, device and fabric counters, wire tallies, and the same virtual instants."""
 
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from softswitch.engine.tables import ExactMatch
 from softswitch.fabric import Fabric
 from softswitch.ir.checked import CheckedProgram
 from softswitch.native.build import compiler_available
+from softswitch.wire_tally import WireCount, dscp
 
 
 def compiled(factory: pytest.TempPathFactory, source: str) -> CheckedProgram:
@@ -59,9 +61,37 @@ def build(fwd: CheckedProgram, native: bool, loss_seed: int) -> tuple[Fabric, Vi
     return fabric, clock
 
 
+TALLY_BIN_NS, TALLY_DSCPS = 2_000, {12, 40}
+
+
+def tallied(deliveries: list[Any]) -> dict[tuple[Any, ...], list[int]]:
+    """What a tally of TALLY_BIN_NS and TALLY_DSCPS counts of these deliveries, by its rules:
+    per wire direction and bin, packets, bytes and marked packets (unlinked ports: none)."""
+    counts: dict[tuple[Any, ...], list[int]] = {}
+    for d in deliveries:
+        if d.receiver is not None:
+            c = counts.setdefault((d.sender, d.sender_port, d.receiver, d.receiver_port,
+                                   d.time_ns // TALLY_BIN_NS), [0, 0, 0])
+            c[0] += 1
+            c[1] += len(d.data)
+            c[2] += dscp(d.data) in TALLY_DSCPS
+    return counts
+
+
+def summed(records: list[WireCount]) -> dict[tuple[Any, ...], list[int]]:
+    counts: dict[tuple[Any, ...], list[int]] = {}
+    for r in records:
+        c = counts.setdefault(r[:5], [0, 0, 0])
+        for k, v in enumerate(r[5:]):
+            c[k] += v
+    return counts
+
+
 def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
     fabric, clock = build(fwd, native, seed)
     capture = fabric.capture()
+    tally = fabric.tally(TALLY_BIN_NS, TALLY_DSCPS)
+    takes: list[WireCount] = []
     digests: list[tuple[str, int, Any]] = []
     for name in ("A", "B"):
         fabric.switch(name).device.add_digest_listener(
@@ -69,19 +99,24 @@ def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     instants = []
     for k in range(200):
-        fabric.host("h1").send(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
-                                   prio=rng.randrange(5), tag=rng.randrange(3),
-                                   payload=bytes(rng.randrange(0, 1400))))
+        data = bytearray(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
+                             prio=rng.randrange(5), tag=rng.randrange(3),
+                             payload=bytes(rng.randrange(0, 1400))))
+        data[14] = rng.choice([0, 3, 10, 11])   # DSCP 0, 12, 40, 44 as a tally reads it
+        fabric.host("h1").send(bytes(data))
         if k % 7 == 0:   # bursts, and time moving between them
             fabric.run_until_idle()
             while (t := fabric.next_event_ns()) is not None and t < clock.now_ns + 3_000:
                 clock.advance_to(t)
                 instants.append(t)
                 fabric.run_until_idle()
+        if k % 50 == 0:
+            takes.extend(tally.take())
     while (t := fabric.next_event_ns()) is not None:
         clock.advance_to(t)
         instants.append(t)
         fabric.run_until_idle()
+    takes.extend(tally.take())
     devices = {n: (d.rx_packets, d.tx_packets, d.queues.dropped, d.dropped_input_full)
                for n in ("A", "B") for d in [fabric.switch(n).device]}
     return {"native": fabric._native is not None,
@@ -90,7 +125,8 @@ def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
             "h2": fabric.host("h2").received, "digests": digests, "devices": devices,
             "fabric": (fabric.loss_drops, fabric.unlinked_drops, fabric.wire_hops,
                        fabric.host_handoffs, fabric.in_flight),
-            "instants": instants}
+            "instants": instants, "tally": takes,
+            "tally_seen": summed(takes) == tallied(capture.deliveries)}
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -104,6 +140,11 @@ def test_native_core_moves_packets_as_the_python_fabric(fwd: CheckedProgram, see
     a, b = python["devices"]["A"], python["devices"]["B"]
     assert a[2] > 0 and python["fabric"][0] > 0 and python["fabric"][1] == 0
     assert python["digests"] and python["h2"] and b[0] < a[0]
+    # the tally counts what the observers saw; marked packets on the host's wire only (the
+    # switches rewrite the bytes a tally reads as the DSCP)
+    assert python["tally_seen"]
+    marked = {r.sender for r in python["tally"] if r.marked}
+    assert marked == {"h1"} and any(r.packets > r.marked for r in python["tally"])
     for key in python:
         assert native[key] == python[key], key
 
@@ -148,3 +189,37 @@ def test_falls_back_with_a_reason_on_the_python_engine(fwd: CheckedProgram,
     assert fabric._native is None
     assert fabric.native_reason is not None and "Python engine" in fabric.native_reason
     assert len(fabric.host("h2").received) == 1
+
+
+def test_a_run_holds_the_lock_every_device_shares(fwd: CheckedProgram,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The devices of a fabric the native core may run share one lock, the core's: while a
+    P4Runtime write holds any device's lock, a run cannot start (it takes that one lock per
+    instant, not one per device); the blank device a power cut puts in shares it too."""
+    monkeypatch.setenv("SOFTSWITCH_ENGINE", "c")
+    fabric, clock = build(fwd, True, 1)
+    fabric.host("h1").send(pkt(2))
+    fabric.run_until_idle()
+    core = fabric._native
+    assert core is not None and core._locks is None
+    held, release = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with fabric.switch("B").device.lock:
+            held.set()
+            release.wait()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    held.wait()
+    try:
+        assert not core.lock.acquire(blocking=False)   # a run would wait for the write
+    finally:
+        release.set()
+        writer.join()
+    fabric.power_off("B")
+    assert fabric.switch("B").device.lock is core.lock and core._locks is None
+    while (t := fabric.next_event_ns()) is not None:
+        clock.advance_to(t)
+        fabric.run_until_idle()
+    assert fabric.host("h2").received == []

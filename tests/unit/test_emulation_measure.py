@@ -16,7 +16,7 @@ from emulation.scenario import load, loads
 from emulation.state_time import StateTime, integrate
 from softswitch.clock import VirtualClock
 from softswitch.engine.externs import RegisterArray
-from softswitch.fabric import Delivery
+from softswitch.fabric import Fabric
 from tests.unit.inline_programs import build_switch, ingress_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,20 +73,37 @@ def test_a_register_observer_sees_every_write_and_costs_nothing_detached(
     assert type(plain.values) is list
 
 
-def test_plane_load_is_split_by_direction() -> None:
+def test_plane_load_is_split_by_direction_and_trims_counted_at_nics() -> None:
+    """The meter folds the fabric's wire tally in at every sample: switch-to-switch bytes per
+    plane and direction, and packets with a trimmed DSCP (12 or 16) that reach a NIC from a
+    switch or a host — not those between NICs, nor those leaving a NIC."""
     scenario = load(TINY_RING)
-    network = SimpleNamespace(fabric=SimpleNamespace(add_observer=lambda _fn: None), nics={},
-                              clock=VirtualClock())
+    clock = VirtualClock()
+    network = SimpleNamespace(fabric=Fabric(clock=clock), nics={}, clock=clock)
     meter = Meter(scenario, mode("mrc", scenario.profile), network,  # type: ignore[arg-type]
                   lambda _nic: set())
-    wire = [("p0-t0-0", "p0-t1-0", 100, 1_000), ("p0-t1-0", "p0-t0-1", 60, 1_200),
-            ("p1-t0-1", "p1-t1-1", 30, 70_000), ("nic0", "p0-t0-0", 500, 1_000)]
-    for sender, receiver, size, at_ns in wire:
-        meter.on_wire(Delivery(sender, 2, receiver, 0, bytes(size), at_ns))
+
+    def frame(size: int, dscp: int = 0) -> bytes:
+        data = bytearray(size)
+        data[14:16] = (0x60 << 8 | dscp << 6).to_bytes(2, "big")   # IPv6 version, DSCP
+        return bytes(data)
+
+    wire = [("p0-t0-0", "p0-t1-0", 100, 1_000, 12), ("p0-t1-0", "p0-t0-1", 60, 1_200, 0),
+            ("p1-t0-1", "p1-t1-1", 30, 70_000, 0), ("nic0", "p0-t0-0", 500, 1_000, 12),
+            ("p0-t0-0", "nic0", 80, 2_000, 12), ("p0-t0-0", "nic0", 80, 3_000, 16),
+            ("p0-t0-0", "nic0", 80, 60_000, 16), ("p0-t0-0", "nic1", 80, 4_000, 8),
+            ("nic1", "nic0", 80, 4_000, 12), ("host0", "nic0", 80, 5_000, 12)]
+    for sender, receiver, size, at_ns, dscp in wire[:5]:
+        meter.tally.count((sender, 2, receiver, 0), at_ns, frame(size, dscp))
+    meter.sample(50, 0, {})
+    for sender, receiver, size, at_ns, dscp in wire[5:]:
+        meter.tally.count((sender, 2, receiver, 0), at_ns, frame(size, dscp))
+    meter.sample(100, 0, {}, final=True)
     s = meter.series
     assert s.plane_up_bytes == {0: [100], 1: [0, 30]}
     assert s.plane_down_bytes == {0: [60]}
     assert s.plane_bytes == {0: [160], 1: [0, 30]}   # both ways, as before
+    assert s.trimmed == [3, 1] and meter.totals()["trimmed"] == 4
 
 
 def test_an_emulation_counts_the_time_evs_spend_in_skip() -> None:

@@ -97,6 +97,7 @@ typedef struct fdev {
     /* the end-of-pass decisions in C (clone, multicast, recirculate: V1Pipeline's), when
      * Python gave the entry points, the offsets and the PRE (`ends`) */
     int ends;
+    int64_t obs_off;   /* where the program instance counts its observed writes (-1: none) */
     parse_fn parse; deparse_fn deparse; field_list_fn field_list;
     uint32_t off[O_COUNT], size[O_COUNT];
     fset *groups, *sessions; int ngroups, nsessions;
@@ -110,7 +111,12 @@ typedef struct fwire {
     int to_host, up, blackhole, slow;
     int64_t delay;
     uint64_t carried;
+    /* the tally of the bin `t_bin` so far (t_packets 0: none) */
+    int64_t t_bin; uint64_t t_packets, t_bytes, t_marked;
 } fwire;
+
+/* what one wire carried in one bin (fc_take_tally) */
+typedef struct ftally { int32_t wire; int64_t bin; uint64_t packets, bytes, marked; } ftally;
 
 typedef struct fflight { int64_t arrival; uint64_t seq; int32_t wire; uint32_t len; uint8_t *data; } fflight;
 typedef struct ftimer { double when; int32_t dev; } ftimer;
@@ -134,6 +140,10 @@ typedef struct fcore {
     /* the instant */
     int64_t now_ns; double now_us; uint64_t now_whole_us;
     int observers;
+    /* the wire tally (softswitch/wire_tally.py): bins of tally_bin ns (0: off), the DSCPs
+     * counted apart, and the bins each wire finished since the last take */
+    int64_t tally_bin; uint8_t tally_dscp[64];
+    ftally *tally; int ntally, captally;
     flog *log; int nlog, caplog;
     uint64_t unlinked, link_down, loss, blackholed;
     fout *outs; int nout, capout;
@@ -206,6 +216,7 @@ fcore *fc_new(int ndev, int nwire) {
         fdev *d = &c->dev[i];
         for (int p = 0; p < NPORTS; p++) d->wire[p] = -1;
         d->awaiting = -1; d->cpu_port = -1; d->nq = 1; d->def_depth = 64; d->capacity = 1024;
+        d->obs_off = -1;
         d->out = malloc(OUT_CAP);
         if (!d->out) return NULL;
     }
@@ -219,6 +230,47 @@ void fc_set_callbacks(fcore *c, py_pass_fn pass, py_wire_fn wire) {
 void fc_set_observers(fcore *c, int on) { c->observers = on; }
 
 int fc_error(fcore *c) { return c->error; }
+
+/* -- the wire tally (softswitch/wire_tally.py: WireTally.count's rules) --------------------- */
+
+/* count per wire and bin of `bin_ns` (0: stop counting) the packets, their bytes, and those
+ * whose outer IPv6 DSCP has its flag set in `dscps` (64 flags) */
+void fc_set_tally(fcore *c, int64_t bin_ns, const uint8_t *dscps) {
+    c->tally_bin = bin_ns > 0 ? bin_ns : 0;
+    for (int k = 0; k < 64; k++) c->tally_dscp[k] = dscps ? dscps[k] : 0;
+}
+
+static void tally_flush(fcore *c, int k) {
+    fwire *w = &c->wires[k];
+    if (!w->t_packets) return;
+    ftally *t = grow(c->tally, &c->captally, c->ntally + 1, sizeof *t);
+    if (!t) { c->error = 1; return; }
+    c->tally = t;
+    ftally v = {k, w->t_bin, w->t_packets, w->t_bytes, w->t_marked};
+    t[c->ntally++] = v;
+    w->t_packets = w->t_bytes = w->t_marked = 0;
+}
+
+static void tally_count(fcore *c, int k, int64_t time_ns, const uint8_t *data, uint32_t len) {
+    fwire *w = &c->wires[k];
+    int64_t b = c->tally_bin;
+    int64_t bin = time_ns >= 0 ? time_ns / b : -((-time_ns + b - 1) / b);   /* floor */
+    if (w->t_packets && w->t_bin != bin) tally_flush(c, k);
+    w->t_bin = bin;
+    w->t_packets++;
+    w->t_bytes += len;
+    if (len >= 16 && c->tally_dscp[(((data[14] & 0x0F) << 4) | (data[15] >> 4)) >> 2])
+        w->t_marked++;
+}
+
+/* every wire's counts since the last take, as records (fc_tally); how many */
+int fc_take_tally(fcore *c) {
+    for (int k = 0; k < c->nwire; k++) tally_flush(c, k);
+    return c->ntally;
+}
+
+ftally *fc_tally(fcore *c) { return c->tally; }
+void fc_tally_clear(fcore *c) { c->ntally = 0; }
 
 /* -- egress queues (runtime/queues.py) ----------------------------------------------------- */
 
@@ -481,12 +533,19 @@ static void mark_dirty(fcore *c, int i) {
     if (!c->dirtyf[i]) { c->dirtyf[i] = 1; c->dirty[c->ndirty++] = i; }
 }
 
-/* the devices whose counters may have moved since the last call (into out); how many */
+/* the devices stepped since the last call whose program logged observed register writes
+ * (into out, in step order); how many */
 int fc_take_dirty(fcore *c, int32_t *out) {
-    int n = c->ndirty;
-    for (int k = 0; k < n; k++) { out[k] = c->dirty[k]; c->dirtyf[c->dirty[k]] = 0; }
+    int n = c->ndirty, m = 0;
+    for (int k = 0; k < n; k++) {
+        int i = c->dirty[k];
+        fdev *d = &c->dev[i];
+        c->dirtyf[i] = 0;
+        if (d->R && d->obs_off >= 0 && *(const uint32_t *)((const uint8_t *)d->R + d->obs_off))
+            out[m++] = i;
+    }
     c->ndirty = 0;
-    return n;
+    return m;
 }
 
 static int s_pop(fcore *c) {
@@ -559,10 +618,14 @@ void fc_set_program(fcore *c, int i, void *R, void *win, void *wout, uint32_t hs
     d->prio_off = prio_off; d->prio_size = prio_size;
     d->has_prog = R != NULL;
     d->force_py = 0;
+    d->obs_off = -1;
     pre_free(d); d->ends = 0;   /* until fc_set_ends: Python finishes what C hands back */
 }
 
 void fc_set_force_py(fcore *c, int i, int on) { c->dev[i].force_py = on; }
+
+/* the offset in the program instance of its count of logged observed writes (uint32_t) */
+void fc_set_obs(fcore *c, int i, int64_t off) { c->dev[i].obs_off = off; }
 
 static void pre_free(fdev *d) {
     for (int k = 0; k < d->ngroups; k++) { free(d->groups[k].port); free(d->groups[k].rid); }
@@ -964,10 +1027,13 @@ void fc_wire_flags(fcore *c, int k, int up, int blackhole, int slow, int64_t del
 
 uint64_t fc_wire_carried(fcore *c, int k) { return c->wires[k].carried; }
 
-/* fabric counters: unlinked, link down, loss, blackhole (read and zeroed: Python adds them) */
-void fc_take_counters(fcore *c, uint64_t *out) {
+/* fabric counters: unlinked, link down, loss, blackhole (read and zeroed: Python adds them);
+ * 0 when all are (out untouched) */
+int fc_take_counters(fcore *c, uint64_t *out) {
+    if (!(c->unlinked | c->link_down | c->loss | c->blackholed)) return 0;
     out[0] = c->unlinked; out[1] = c->link_down; out[2] = c->loss; out[3] = c->blackholed;
     c->unlinked = c->link_down = c->loss = c->blackholed = 0;
+    return 1;
 }
 
 static void wire_target(fcore *c, int k, uint8_t *data, uint32_t len) {
@@ -1037,6 +1103,7 @@ static void output(fcore *c, int i, fout *o) {
     fwire *w = &c->wires[k];
     if (!w->up) { c->link_down++; free(o->data); return; }
     w->carried++;
+    if (c->tally_bin) tally_count(c, k, round_ns(o->start), o->data, o->len);
     if (c->observers) {
         uint8_t *b = copy_bytes(o->data, o->len);
         if (!b) { c->error = 1; free(o->data); return; }
@@ -1180,6 +1247,6 @@ void fc_free(fcore *c) {
     for (int k = 0; k < c->nout; k++) free(c->outs[k].data);
     free(c->dev); free(c->wires); free(c->fl); free(c->marked); free(c->now_h); free(c->next);
     free(c->posted); free(c->timers); free(c->has_due); free(c->due); free(c->log);
-    free(c->outs); free(c->dirtyf); free(c->dirty);
+    free(c->outs); free(c->dirtyf); free(c->dirty); free(c->tally);
     free(c);
 }
