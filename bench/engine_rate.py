@@ -338,9 +338,9 @@ def main() -> None:
     args = parser.parse_args()
     for r in run_all(args.seconds, args.engine or ENGINES, args.arch or tuple(PROGRAMS)):
         if r.unavailable:
-            print(f"{r.name:<24} {r.engine:<8} {r.unavailable}")
+            print(f"{r.name:<24} {r.engine:<12} {r.unavailable}")
         else:
-            print(f"{r.name:<24} {r.engine:<8} {r.packets:>8} {r.cpu_seconds:>6.2f} s CPU "
+            print(f"{r.name:<24} {r.engine:<12} {r.packets:>8} {r.cpu_seconds:>6.2f} s CPU "
                   f"{r.packets_per_second:>10.0f} packets/s  {r.outputs}")
 
 
