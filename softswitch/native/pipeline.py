@@ -327,6 +327,18 @@ def _continued(pipe: Any, status: int, port: int, data: bytes) -> list[OutputPac
     return out
 
 
+class _BurstCalls:
+    """What `walk_burst` needs of a pipeline's ffi, made once (its calls are per burst)."""
+
+    def __init__(self, ffi: Any) -> None:
+        self.u8, self.u16, self.u32, self.u64 = (
+            ffi.typeof(f"{t}[]") for t in ("uint8_t", "uint16_t", "uint32_t", "uint64_t"))
+        alloc = ffi.new_allocator(should_clear_after_alloc=False)  # C writes what is shown
+        self.buffer = lambda size: ffi.buffer(alloc(self.u8, size))
+        self.used, self.nrec, self.status = (ffi.new("uint64_t *"), ffi.new("uint64_t *"),
+                                             ffi.new("int *"))
+
+
 def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult:
     """`pipe.process` of each frame of `burst` in turn, as one BurstResult: `call(n, pkts,
     offs, lens, ports, first, out, cap, used, rec, nrec, status)` runs ssp_burst / sst_burst
@@ -334,23 +346,23 @@ def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult
     frame); a frame it stops at is finished by ``pipe._continue`` and its outputs appended;
     when the output buffer may not hold the next frame's, it grows."""
     ffi = pipe.ffi
+    k = pipe.__dict__.get("_burst_calls")
+    if k is None:
+        k = pipe._burst_calls = _BurstCalls(ffi)
     n = len(burst)
-    # C writes every byte the result shows: no zeroing
-    alloc = ffi.new_allocator(should_clear_after_alloc=False)
     sink = BurstSink(memoryview(burst.data).nbytes + BURST_GROWTH * n + BURST_ROOM, n,
-                     lambda size: ffi.buffer(alloc("uint8_t[]", size)))
+                     k.buffer)
     if not n:
         return sink.result()
-    pkts = ffi.from_buffer("uint8_t[]", burst.data)
-    offs = ffi.from_buffer("uint32_t[]", burst.offsets)
-    lens = ffi.from_buffer("uint32_t[]", burst.lengths)
-    ports = ffi.from_buffer("uint16_t[]", burst.ports)
-    used, nrec, status = ffi.new("uint64_t *"), ffi.new("uint64_t *"), ffi.new("int *")
+    from_buffer = ffi.from_buffer
+    pkts, offs = from_buffer(k.u8, burst.data), from_buffer(k.u32, burst.offsets)
+    lens, ports = from_buffer(k.u32, burst.lengths), from_buffer(k.u16, burst.ports)
+    used, nrec, status = k.used, k.nrec, k.status
     i = 0
     while i < n:
         sink.reserve(0, n - i)  # the fast path: at most one record per frame
-        out = ffi.from_buffer("uint8_t[]", sink.data, require_writable=True)
-        rec = ffi.from_buffer("uint64_t[]", sink.records, require_writable=True)
+        out = from_buffer(k.u8, sink.data, require_writable=True)
+        rec = from_buffer(k.u64, sink.records, require_writable=True)
         used[0], nrec[0] = sink.used, sink.count
         try:
             done = call(n - i, pkts, offs + i, lens + i, ports + i, i, out, len(sink.data),
