@@ -117,8 +117,12 @@ class PacketReplicationEngine:
         # called with this engine after every change (the native fabric core's mirror of what
         # `replicate` and `clone_targets` answer: native/fabric_core.py)
         self.native: Callable[[PacketReplicationEngine], None] | None = None
+        # bumped on every change: the C walk's mirror (native/pipeline.py) is refreshed when
+        # it moved
+        self.version = 0
 
     def _changed(self) -> None:
+        self.version += 1
         if self.native is not None:
             self.native(self)
 
@@ -284,6 +288,17 @@ class PacketReplicationEngine:
             rid = copies[-1][1] if copies else 0
             copies = (*copies, (session.egress_port, rid))
         return session, copies
+
+    def native_sets(self) -> list[tuple[int, int, int, tuple[Replica, ...]]]:
+        """What a C mirror of this engine holds: (0, group, 0, `replicate(group)`) per
+        multicast group, then (1, session, its clone length, its `clone_targets` copies) per
+        clone session."""
+        sets = [(0, g, 0, self.replicate(g)) for g in self.groups()]
+        for sid in self.sessions():
+            found = self.clone_targets(sid)
+            if found is not None:
+                sets.append((1, sid, found[0].packet_length_bytes, found[1]))
+        return sets
 
     # ---- P4Runtime view --------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The v1model walk's common path in C: one call runs a packet through parse → verify →
 ingress → (unicast) → egress → compute → deparse, as engine/pipeline.py's V1Pipeline does,
-and hands the state back to the Python walk at the first decision only Python takes.
+and returns at the first decision beyond the common path.
 
 What C decides (the common path, and nothing else): at the end of ingress, a pass with no
 request but truncate and ``mcast_grp == 0`` is dropped when ``egress_spec`` is the drop port,
@@ -9,9 +9,10 @@ no request but truncate is dropped on the drop port, else deparsed and transmitt
 the truncate length (the egress pass's, else the ingress pass's) and to the job's clone
 length. Everything else — an assert failure, a clone, a digest, resubmit, recirculate, a
 multicast group — returns ``W_PY_IN`` / ``W_PY_OUT`` after the pass, with the PHV, the
-requests in ``R`` and the pass status in ``w->rc``, and `V1Pipeline._end_ingress` /
-`_end_egress` continue from there (no pass runs twice). The conditions are exactly the
-Python decisions' first branches, in their order, so both walks agree: see DESIGN.md.
+requests in ``R`` and the pass status in ``w->rc``, and ``ssp_resume`` (cgen_ends.py)
+finishes it in C, or `V1Pipeline._end_ingress` / `_end_egress` in Python for what C leaves
+them (no pass runs twice). The conditions are exactly the Python decisions' first branches,
+in their order, so both walks agree: see DESIGN.md.
 
 `ssp_batch` runs many packets in one call (one cffi crossing per batch): outputs go to one
 arena (headers, then the payload copied after them, then the cut), and the batch stops at
@@ -19,6 +20,8 @@ the first packet Python must continue.
 """
 
 from __future__ import annotations
+
+from softswitch.native.cgen_ends import ENDS_CDEF, ends_source
 
 #: status of a walk call (also the cffi constants native/pipeline.py reads)
 W_DROP, W_EGRESS, W_TX, W_PY_IN, W_PY_OUT, W_ERR = range(6)
@@ -35,7 +38,7 @@ typedef struct W_t {
     int32_t rc;
 } W_t;
 """
-WALK_CDEF = W_T_CDEF + """
+WALK_CDEF = W_T_CDEF + ENDS_CDEF + """
 int ssp_walk_in(I_t *R, W_t *w, const uint8_t *pkt, uint32_t len);
 int ssp_walk_out(I_t *R, W_t *w, const uint8_t *payload, uint32_t paylen);
 int ssp_walk(I_t *R, W_t *w, const uint8_t *pkt, uint32_t len, uint32_t port, uint64_t now);
@@ -50,7 +53,12 @@ int ssp_burst(I_t *R, W_t *w, int n, const uint8_t *pkts, const uint32_t *offs,
 
 def walk_source(hdr: str, meta: str, sm: str) -> list[str]:
     """The walk's C for a program whose headers, metadata and standard_metadata structs are
-    `hdr`, `meta` and `sm` (after the pass entry points: it calls them)."""
+    `hdr`, `meta` and `sm` (after the pass entry points: it calls them), then the end-of-pass
+    decisions (cgen_ends.py)."""
+    return _common_path(hdr, meta, sm) + ends_source(hdr, meta, sm)
+
+
+def _common_path(hdr: str, meta: str, sm: str) -> list[str]:
     return f"""
 {WALK_CDEF}
 enum {{ W_DROP = {W_DROP}, W_EGRESS = {W_EGRESS}, W_TX = {W_TX}, W_PY_IN = {W_PY_IN},

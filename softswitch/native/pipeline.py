@@ -4,10 +4,14 @@
 (native/cgen_walk.py): `process` walks a packet through both passes in one C call,
 `process_batch` many packets in one call, and `run` (the Device's egress-queue path) one pass
 per call with the PHV in C buffers (an egress job holds the ``char[]`` headers and metadata
-and the cffi ``sm_t``). When a pass asks for what only the Python walk does (clone, digest,
+and the cffi ``sm_t``). When a pass asks for more than the common path (clone, digest,
 resubmit, recirculate, multicast, an assert failure), the C call returns after that pass and
-`V1Pipeline._end_ingress` / `_end_egress` continue with the same PHV and the pass's requests
-(`_resume`), so no pass runs twice; the jobs they make run through `_step` (C per pass).
+`ssp_resume` (native/cgen_ends.py) finishes it in C — the end-of-pass decisions, then the
+packet instances they make, digests queued for `_collect` to drain — so `process` and batches
+stay in C; `run` takes the jobs it made back as PacketJobs. What C leaves to Python (an assert
+failure with digests pending) `V1Pipeline._end_ingress` / `_end_egress` continue with the same
+PHV and the pass's requests (`_resume`), so no pass runs twice; the jobs they make run through
+`_step` (C per pass).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from softswitch.engine.pipeline import (
     V1Pipeline,
 )
 from softswitch.engine.pre import PacketReplicationEngine
+from softswitch.native.cgen_ends import W_DONE, W_STOP
 from softswitch.native.cgen_externs import DigestSite
-from softswitch.native.cgen_walk import W_DROP, W_EGRESS, W_ERR, W_PY_IN, W_TX
+from softswitch.native.cgen_walk import W_DROP, W_EGRESS, W_ERR, W_PY_IN, W_PY_OUT, W_TX
 from softswitch.native.program import NativeInstance
 
 REQ_CLONE, REQ_RESUBMIT, REQ_RECIRC, REQ_DIGEST, REQ_TRUNCATE = 1, 2, 4, 8, 16
@@ -55,10 +60,11 @@ class NativeV1Pipeline(V1Pipeline):
         self.digests = digests
         self.trace = None
         hsize, msize = instance.hdr_size, instance.meta_size
-        self.H = lambda: ffi.new("char[]", hsize)
-        self.M = lambda: ffi.new("char[]", msize)
-        self.SM = lambda: ffi.new("sm_t *")
-        self._sm_type = ffi.typeof("sm_t *")
+        chars, self._sm_type = ffi.typeof("char[]"), ffi.typeof("sm_t *")
+        new = ffi.new  # with the types looked up once (the jobs C makes are copied out in them)
+        self.H = lambda: new(chars, hsize)
+        self.M = lambda: new(chars, msize)
+        self.SM = lambda: new(self._sm_type)
         self._out = ffi.new("uint8_t[]", OUT_CAPACITY)
         self._outbuf = ffi.buffer(self._out)
         self._w = w = ffi.new("W_t *")
@@ -70,6 +76,14 @@ class NativeV1Pipeline(V1Pipeline):
         self._field_lists: dict[int, Callable[..., None]] = {
             i: self._field_list_copier(i) for i in gen.field_lists}
         state.field_lists = self._field_lists
+        ctx = lib.ssp_ctx_new()
+        if ctx == ffi.NULL:
+            raise MemoryError("the C walk's end-of-pass state could not be allocated")
+        self._ctx = ffi.gc(ctx, lib.ssp_ctx_free)
+        self._ctx_out = ffi.buffer(ctx.arena, ctx.cap)
+        self._sm_size = ffi.sizeof("sm_t")
+        self._pre_seen = -1  # the PRE version mirrored in the context
+        self._w_scratch = False  # whether _w points at the scratch PHV
         self._start_walk()
 
     def _field_list_copier(self, idx: int) -> Callable[..., None]:
@@ -85,12 +99,17 @@ class NativeV1Pipeline(V1Pipeline):
         data = bytes(data)
         out: list[OutputPacket] = []
         try:
-            r = self.lib.ssp_walk(self.inst, self._use_scratch(), data, len(data), port & 0x1FF,
-                                  self.now_us())
+            if self.pre.version != self._pre_seen:
+                self._mirror_pre()
+            r = self.lib.ssp_run(self.inst, self._use_scratch(), self._ctx, data, len(data),
+                                 port & 0x1FF, self.now_us())
             if r == W_TX:
                 out.append(self._transmitted(data, self._w.off))
+            elif r == W_DONE:
+                self._collect(out)
             elif r != W_DROP:
-                self._continue(r, port & 0x1FF, data, out)
+                self._collect(out)
+                self._continue(r, port & 0x1FF, data, out, resumed=True)
         except Exception as exc:  # an engine bug must not escape to the caller
             self.internal_errors += 1
             self._log(f"Internal error while processing the packet ({exc!r}): dropped")
@@ -117,7 +136,9 @@ class NativeV1Pipeline(V1Pipeline):
 
     def _use_scratch(self) -> Any:
         w = self._w
-        w.h, w.m, w.sm = self._scratch
+        if not self._w_scratch:  # `_step` or a new scratch since: point w at the scratch
+            w.h, w.m, w.sm = self._scratch
+            self._w_scratch = True
         w.force_py = bool(self.R.digests)
         return w
 
@@ -129,32 +150,144 @@ class NativeV1Pipeline(V1Pipeline):
             data = data[:w.tlen]
         return OutputPacket(w.eport, data)
 
-    def _continue(self, r: int, port: int, data: bytes, out: list[OutputPacket]) -> None:
-        """The Python walk from where `ssp_walk` handed the packet back (`r`), on the scratch
-        PHV (which becomes the packet's: the next packet gets new scratch), then the jobs it
-        made, each pass in C."""
+    def _continue(self, r: int, port: int, data: bytes, out: list[OutputPacket],
+                  resumed: bool = False) -> None:
+        """The rest of the packet `ssp_walk` handed back (`r`): finished in C (`ssp_resume`;
+        `resumed`: `ssp_run` did, `r` its status), else from where C hands it back by the
+        Python walk — the pass in the scratch PHV (which becomes the packet's: the next packet
+        gets new scratch) or a later one — then the jobs left, each pass in C."""
         if r == W_ERR:
             raise RuntimeError("the C deparser stopped (output buffer full)")
         w = self._w
-        h, m, sm = self._scratch
-        self._scratch = (self.H(), self.M(), self.SM())
-        jobs: deque[PacketJob] = deque()
-        payload = data[w.off:]
-        if r == W_PY_IN:
-            self._resume(sm, len(data), w.now, payload)
-            self._end_ingress(PacketJob(True, port, data), h, m, sm, payload, w.rc == 0, jobs)
-            count = 1
+        count = 1 if r == W_PY_IN else 2
+        kept = self.ffi.from_buffer(data)  # the packet, for the C jobs that point into it
+        rr = r if resumed else self._resume_c(r, kept, len(data), w.off, count, out)
+        if rr == 0:
+            return
+        jobs: deque[PacketJob | None] = deque()
+        if rr == W_STOP or self._ctx.cur.phv != self.ffi.NULL:
+            count = self._take_back(rr, jobs, out)
         else:
-            job = PacketJob(False, w.eport, b"", h, m, sm, payload, 0, w.cut)
-            self._resume(sm, int(sm.packet_length), w.now, payload)
-            self._end_egress(job, w.rc == 0, jobs, out)
-            count = 2
+            h, m, sm = self._scratch
+            self._scratch = (self.H(), self.M(), self.SM())
+            self._w_scratch = False
+            payload = data[w.off:]
+            if r == W_PY_IN:
+                self._resume(sm, len(data), w.now, payload)
+                self._end_ingress(PacketJob(True, port, data), h, m, sm, payload, w.rc == 0,
+                                  jobs)  # type: ignore[arg-type]
+            else:
+                job = PacketJob(False, w.eport, b"", h, m, sm, payload, 0, w.cut)
+                self._resume(sm, int(sm.packet_length), w.now, payload)
+                self._end_egress(job, w.rc == 0, jobs, out)  # type: ignore[arg-type]
+        del kept
         while jobs:
-            job = jobs.popleft()
+            next_job = jobs.popleft()
             count += 1
             if count > MAX_JOBS:
                 break
-            self._guarded(job, jobs, out, None)
+            if next_job is not None:  # None: a job C counted but never made (see _take_back)
+                self._guarded(next_job, jobs, out, None)  # type: ignore[arg-type]
+
+    # -- the end-of-pass decisions in C (native/cgen_ends.py) ---------------------------------
+
+    def _resume_c(self, r: int, data: Any, length: int, off: int, count: int,
+                  out: list[OutputPacket], bounded: bool = True) -> int:
+        """`ssp_resume` of the pass the last walk call left in `_w` (its packet `data`, the
+        payload at `off`), its outputs, digests and errors collected; its status."""
+        if self.pre.version != self._pre_seen:
+            self._mirror_pre()
+        rr = int(self.lib.ssp_resume(self.inst, self._w, self._ctx, r, data, length, off,
+                                     count, bounded))
+        self._collect(out)
+        return rr
+
+    def _mirror_pre(self) -> None:
+        """The context's PRE mirror as engine/pre.py answers now."""
+        lib, ctx, new = self.lib, self._ctx, self.ffi.new
+        lib.ssp_pre_clear(ctx)
+        for kind, ident, trunc, copies in self.pre.native_sets():
+            if lib.ssp_pre_add(ctx, kind, ident, trunc, len(copies),
+                               new("uint32_t[]", [port for port, _ in copies] or [0]),
+                               new("uint32_t[]", [rid for _, rid in copies] or [0])):
+                raise MemoryError("the C walk could not mirror the PRE")
+        self._pre_seen = self.pre.version
+
+    def _collect(self, out: list[OutputPacket]) -> None:
+        """What the last `ssp_resume` left in the context: transmitted packets (onto `out`),
+        queued digests (onto the switch's), internal errors (counted)."""
+        ctx = self._ctx
+        n = ctx.nres
+        if n:
+            res = self.ffi.unpack(ctx.res, 3 * n)
+            view, new = self._ctx_out, tuple.__new__
+            for i in range(0, 3 * n, 3):
+                o = res[i + 1]
+                out.append(new(OutputPacket, (res[i], view[o:o + res[i + 2]])))
+            ctx.nres = 0
+        if ctx.ndq:
+            self.digests += queued_digests(self.ffi, ctx, self._sites)
+            ctx.ndq = 0
+        if ctx.errors:
+            self.internal_errors += ctx.errors
+            self._log(f"Internal error in the C walk ({ctx.errors} packet instances dropped)")
+            ctx.errors = 0
+
+    def _take_back(self, rr: int, jobs: deque[PacketJob | None], out: list[OutputPacket]) -> int:
+        """The packet's walk where `ssp_resume` stopped it (`rr`) continued in Python: the
+        queued jobs onto `jobs` (a job C only counted, as one past MAX_JOBS, as None), then
+        the pass in ``ctx->cur`` (unless W_STOP) finished by the Python walk; the passes run
+        so far."""
+        ctx, w = self._ctx, self._w
+        jobs.extend(self._export(ctx.q[ctx.qhead + k]) for k in range(ctx.qn))
+        jobs.extend([None] * ctx.nd)
+        count = int(ctx.count)
+        cur = None
+        if rr != W_STOP:
+            cur = self._export(ctx.cur, headers=True)
+        self.lib.ssp_ctx_clear(ctx)
+        if cur is None:
+            return count
+        if rr == W_PY_IN:
+            self._resume(cur.sm, len(cur.data), w.now, cur.payload)
+            self._end_ingress(PacketJob(True, cur.port, cur.data), cur.hdr, cur.meta, cur.sm,
+                              cur.payload, w.rc == 0, jobs)  # type: ignore[arg-type]
+        else:
+            self._resume(cur.sm, int(cur.sm.packet_length), w.now, cur.payload)
+            self._end_egress(cur, w.rc == 0, jobs, out)  # type: ignore[arg-type]
+        return count
+
+    def _export(self, j: Any, headers: bool = False) -> PacketJob:
+        """C job `j` as the Python walk's, on its own copies of the PHV and the bytes (an
+        ingress job: its packet in `data`, and with `headers` its parsed headers and payload
+        too)."""
+        ffi = self.ffi
+        phv = j.phv
+        hs, ms = self.instance.hdr_size, self.instance.meta_size
+        m, sm = self.M(), self.SM()
+        ffi.memmove(m, phv + hs, ms)
+        ffi.memmove(sm, phv + hs + ms, self._sm_size)
+        h = None
+        if headers or not j.ingress:
+            h = self.H()
+            ffi.memmove(h, phv, hs)
+        if j.ingress:
+            data = ffi.buffer(j.data, j.len)[:]
+            return PacketJob(True, j.port, data, h, m, sm, data[j.off:])
+        payload = ffi.buffer(j.data + j.off, j.len - j.off)[:]
+        return PacketJob(False, j.port, b"", h, m, sm, payload, j.trunc, j.cut)
+
+    def _finish_pass(self, r: int, data: bytes, off: int, jobs: deque[PacketJob],
+                     out: list[OutputPacket]) -> bool:
+        """`Switch.run`'s pass the C walk handed back (`r`), its end decided in C and the
+        jobs it made taken back onto `jobs`; False: the pass is the Python walk's."""
+        kept = self.ffi.from_buffer(data)
+        if self._resume_c(r, kept, len(data), off, 0, out, bounded=False):
+            return False
+        ctx = self._ctx
+        jobs.extend(self._export(ctx.q[ctx.qhead + k]) for k in range(ctx.qn))
+        self.lib.ssp_ctx_clear(ctx)
+        return True
 
     def _resume(self, sm: Any, plen: int, now: int, payload: bytes) -> None:
         """The RunState of the pass C just ran, as V1Pipeline's steps would have left it."""
@@ -175,6 +308,7 @@ class NativeV1Pipeline(V1Pipeline):
               queue: QueueInfo | None) -> None:
         """One pass of `job` in C, its end decided in C when it can be, else in Python."""
         w = self._w
+        self._w_scratch = False
         now = self.now_us()
         w.now = now
         w.force_py = bool(self.R.digests)
@@ -192,6 +326,8 @@ class NativeV1Pipeline(V1Pipeline):
             payload = data[w.off:]
             if r == W_EGRESS:
                 jobs.append(PacketJob(False, w.eport, b"", h, m, sm, payload, 0, w.cut))
+                return
+            if self._finish_pass(r, data, w.off, jobs, out):
                 return
             self._resume(sm, len(data), now, payload)
             self._end_ingress(job, h, m, sm, payload, w.rc == 0, jobs)
@@ -211,6 +347,8 @@ class NativeV1Pipeline(V1Pipeline):
         elif r == W_ERR:
             raise RuntimeError("the C deparser stopped (output buffer full)")
         elif r != W_DROP:
+            if self._finish_pass(W_PY_OUT, payload, 0, jobs, out):
+                return
             self._resume(sm, int(sm.packet_length), now, payload)
             self._end_egress(job, w.rc == 0, jobs, out)
 
@@ -383,16 +521,25 @@ def walk_burst(pipe: Any, burst: Burst, call: Callable[..., int]) -> BurstResult
 def c_digests(inst: Any, sites: dict[int, DigestSite]) -> list[Digest]:
     """The digests a C pass left in ``inst`` (``R->dig_*``), as the generated Python makes
     them (int<W> fields negative)."""
-    out = []
-    for k in range(inst.ndig):
-        site = sites[inst.dig_site[k]]
-        vals = inst.dig_vals[k]
-        values = []
-        for i, (_name, width, signed) in enumerate(site.fields):
-            v = int(vals[2 * i]) | (int(vals[2 * i + 1]) << 64)
-            if signed and v >> (width - 1):
-                v -= 1 << width
-            values.append(v)
-        out.append(Digest(site.name, int(inst.dig_recv[k]), tuple(values),
-                          tuple(n for n, _, _ in site.fields)))
-    return out
+    return [_digest(sites[inst.dig_site[k]], int(inst.dig_recv[k]), inst.dig_vals[k])
+            for k in range(inst.ndig)]
+
+
+def queued_digests(ffi: Any, ctx: Any, sites: dict[int, DigestSite]) -> list[Digest]:
+    """The digests C end-of-pass decisions queued in ``ctx`` (records of site, receiver and
+    the value words), as `c_digests` makes them."""
+    size = 2 + ctx.dstride
+    flat = ffi.unpack(ctx.dq, ctx.ndq * size)
+    return [_digest(sites[flat[k]], flat[k + 1], flat[k + 2:k + size])
+            for k in range(0, len(flat), size)]
+
+
+def _digest(site: DigestSite, receiver: int, vals: Any) -> Digest:
+    """One digest of `site` to `receiver` from its value words (two 64-bit words a field)."""
+    values = []
+    for i, (_name, width, signed) in enumerate(site.fields):
+        v = int(vals[2 * i]) | (int(vals[2 * i + 1]) << 64)
+        if signed and v >> (width - 1):
+            v -= 1 << width
+        values.append(v)
+    return Digest(site.name, receiver, tuple(values), tuple(n for n, _, _ in site.fields))
