@@ -4,6 +4,7 @@ tracked per message (by MSN), and messages complete in MSN order."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -41,13 +42,16 @@ class _Message:
     arrived: list[tuple[int, int]] = field(default_factory=list)   # disjoint [lo, hi), sorted
 
     def add(self, lo: int, hi: int) -> None:
-        merged: list[tuple[int, int]] = []
-        for a, b in sorted([*self.arrived, (lo, hi)]):
-            if merged and a <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-        self.arrived = merged
+        """[lo, hi) arrived: merged with the ranges it overlaps or touches."""
+        arrived = self.arrived
+        i = j = bisect_left(arrived, lo, key=_start)   # the ranges from i on start at lo or later
+        if i and arrived[i - 1][1] >= lo:
+            i -= 1
+            lo, hi = arrived[i][0], max(hi, arrived[i][1])
+        while j < len(arrived) and arrived[j][0] <= hi:
+            hi = max(hi, arrived[j][1])
+            j += 1
+        arrived[i:j] = [(lo, hi)]
 
     def completion(self) -> tuple[int, int, int | None] | None:
         """(va, length, immediate) once every byte and the last packet have arrived."""
@@ -57,6 +61,10 @@ class _Message:
         if self.length and not any(a <= self.start and end <= b for a, b in self.arrived):
             return None
         return self.start, self.length, self.immediate
+
+
+def _start(extent: tuple[int, int]) -> int:
+    return extent[0]
 
 
 def _payload(layer: Packet) -> bytes:
@@ -138,7 +146,9 @@ class Receiver:
     def _place(self, index: int, opcode: int, va: int, dma_length: int, data: bytes,
                immediate: int | None) -> None:
         end = va + len(data)
-        message = self._messages.get(index, _Message())
+        message = self._messages.get(index)
+        if message is None:
+            message = _Message()
         start, length = ((va, dma_length) if opcode in _OPENING
                          else (message.start, message.length))
         if start is None:   # a later packet overtook the first: the memory bounds it

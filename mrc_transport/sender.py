@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Final, NamedTuple, cast
+from enum import Enum
+from typing import Final, NamedTuple
 
 from scapy.packet import Packet
 
@@ -25,6 +26,7 @@ from mrc_transport.fastwire import (
     parse,
     set_retransmit,
 )
+from mrc_transport.flight import Flight
 from mrc_transport.nscc import Nscc
 from mrc_transport.rto import RtoEstimator
 from mrc_transport.wire import (
@@ -143,6 +145,10 @@ class _Probe:
     sent_at: int | None = None    # the request awaiting its answer
 
 
+def _by_seq(found: tuple[_Packet, str]) -> int:
+    return found[0].seq
+
+
 def _write_opcode(index: int, count: int, immediate: bool) -> Opcode:
     if count == 1:
         return Opcode.WRITE_ONLY_IMM if immediate else Opcode.WRITE_ONLY
@@ -154,8 +160,16 @@ def _write_opcode(index: int, count: int, immediate: bool) -> Opcode:
 
 
 _HALF: Final = PSN_MOD // 2
-_STALE: Final = object()   # the cached deadline must be computed again
-_NOW: Final = object()     # the cached deadline: something to send at once
+
+
+class _Due(Enum):
+    STALE = "stale"   # the cached deadline must be computed again
+    NOW = "now"       # the cached deadline: something to send at once
+
+
+_STALE: Final = _Due.STALE   # module constants: an Enum member's look-up is slow
+_NOW: Final = _Due.NOW
+
 OUTER_HEADER_BYTES: Final = 40   # the SRv6 carrier the NIC puts in front of a data packet
 
 
@@ -181,13 +195,12 @@ class Sender:
                                     dest_qp=config.peer_qp, r_key=config.r_key,
                                     udp_dport=config.udp_port)
         self._now = 0                              # the latest time poll or on_frame was given
-        self._due: int | object | None = _STALE   # next_deadline_us before max(now): cached
+        self._due: int | _Due | None = _STALE   # next_deadline_us before max(now): cached
         self._next_seq = 0
         self._next_msn = 0
         self._imm_count = 0
         self._unsent: deque[_Packet] = deque()
-        self._in_flight: dict[int, _Packet] = {}   # sent, unacknowledged, in seq order
-        self._resend: dict[int, str] = {}          # NACKed seq -> cause, waiting to go again
+        self._flight: Flight[_Packet] = Flight()   # sent, unacknowledged
         self._highest_sacked = -1
         self._acked_order = -1                     # the latest transmission known to arrive
         self._order = 0
@@ -268,13 +281,10 @@ class Sender:
         if self._probes:
             self._poll_probes(now_us, frames)
         base = self._base()
-        if self._in_flight:
+        if self._flight.by_seq:
             self._check_answered(now_us)
             self._timed_out = 0
-            for pkt in list(self._in_flight.values()):
-                cause = self._resend_cause(pkt, now_us, base)
-                if cause is None:
-                    continue
+            for pkt, cause in self._resends(now_us, base):
                 if cause == "timeout" or cause == "sack_hole":
                     self._report_loss(pkt, frames)
                 if self.cc is not None:
@@ -331,8 +341,8 @@ class Sender:
         if due is _NOW:
             return self._now if now_us is None else now_us
         if now_us is None:
-            return cast(int, due)
-        return max(cast(int, due), now_us)
+            return due
+        return due if due >= now_us else now_us
 
     def poll_if_due(self, now_us: int) -> list[bytes]:
         """poll(now_us) when next_deadline_us(now_us) is now, else [] at the cost of a cached
@@ -342,7 +352,7 @@ class Sender:
         self._now = now_us
         return []
 
-    def _next_due(self) -> int | object | None:
+    def _next_due(self) -> int | _Due | None:
         """The earliest timer (_NOW: something goes at once; None: nothing but a frame or a
         write can make poll act)."""
         base = self._base()
@@ -357,27 +367,24 @@ class Sender:
             t = probe.due if probe.sent_at is None else probe.sent_at + rto
             if due is None or t < due:
                 due = t
-        if self._in_flight:
+        flight = self._flight
+        if flight.by_seq:
             give_up = self._answered_at + self.config.give_up_after_us
             if due is None or give_up < due:
                 due = give_up
-            timer, backoff = self.rto.timer_us, self.rto.backoff
-            reorder = self._reorder_us()
-            resend, sacked, acked_order = self._resend, self._highest_sacked, self._acked_order
-            for pkt in self._in_flight.values():
-                cause = resend.get(pkt.seq)
-                if cause is not None:
-                    if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
-                        continue   # held: only a SACK moving the base lets it go
+            for seq, cause in flight.nacked.items():
+                if not self._held(seq, cause, base):
                     return _NOW
-                wait = rto if pkt.timeouts <= backoff else timer(pkt.timeouts)
-                t = pkt.sent_at + wait
-                if pkt.seq < sacked and pkt.order < acked_order:
-                    hole = pkt.sent_at + reorder + self._acked_rtt
-                    if hole < t:
-                        t = hole
-                if due is None or t < due:
-                    due = t
+            ordered = flight.in_time_order
+            for pkt in flight.fresh.values():
+                due = min(due, self._expiry(pkt))
+                if ordered:
+                    break   # the first sent once expires first (see _resends)
+            soonest = self._soonest_expiry() if flight.resent else 0
+            for pkt in flight.resent.values():
+                if ordered and pkt.sent_at + soonest >= due:
+                    break   # neither this one nor any sent after it expires before `due`
+                due = min(due, self._expiry(pkt))
         return due
 
     def on_frame(self, frame: bytes | Packet, now_us: int) -> None:
@@ -427,33 +434,83 @@ class Sender:
 
     def _base(self) -> int:
         """The oldest unacknowledged seq (the next to send when nothing is in flight)."""
-        return next(iter(self._in_flight), self._first_unsent())
+        for seq in self._flight.by_seq:
+            return seq
+        return self._first_unsent()
 
     def _seq(self, psn: int) -> int:
         base = self._base()
         return base + psn_diff(psn, self._psn(base))
 
+    def _resends(self, now: int, base: int) -> list[tuple[_Packet, str]]:
+        """What poll(now) retransmits, in seq order, and why (_resend_cause): the NACKed
+        packets (but those held for the receiver's window) and those whose timer expired. Of
+        the packets whose timer runs, only those sent early enough to be due are looked at:
+        in `fresh`, a prefix (a packet sent once after another has the same timeout after its
+        transmission, and is a hole only if the other one is); in `resent`, those sent at
+        least _soonest_expiry() ago. No retransmission in a poll changes another packet's
+        cause, so they are all found first."""
+        flight = self._flight
+        found: list[tuple[_Packet, str]] = []
+        for pkt in map(flight.by_seq.__getitem__, flight.nacked):
+            if (cause := self._resend_cause(pkt, now, base)) is not None:
+                found.append((pkt, cause))
+        ordered = flight.in_time_order
+        for pkt in flight.fresh.values():
+            if (cause := self._resend_cause(pkt, now, base)) is not None:
+                found.append((pkt, cause))
+            elif ordered:
+                break
+        latest = now - self._soonest_expiry()
+        for pkt in flight.resent.values():
+            if ordered and pkt.sent_at > latest:
+                break
+            if (cause := self._resend_cause(pkt, now, base)) is not None:
+                found.append((pkt, cause))
+        found.sort(key=_by_seq)
+        return found
+
     def _resend_cause(self, pkt: _Packet, now: int, base: int) -> str | None:
-        # The times compared as next_deadline_us computes them (sent_at + rto_us, ...), so
-        # that the two agree exactly.
-        cause = self._resend.get(pkt.seq)
+        cause = self._flight.nacked.get(pkt.seq)
         if cause is not None:
-            if cause == "nack_oor" and pkt.seq - base >= RECEIVER_BITMAP:
-                return None   # held until the receiver's window reaches it
-            return cause
-        wait = self.rto.timer_us(pkt.timeouts)
-        if now >= pkt.sent_at + wait:
+            return None if self._held(pkt.seq, cause, base) else cause
+        timeout, hole = self._timers(pkt)
+        if now >= timeout:
             return "timeout"
+        if hole is not None and now >= hole:
+            return "sack_hole"
+        return None
+
+    @staticmethod
+    def _held(seq: int, cause: str, base: int) -> bool:
+        """A NACKed packet waits for the receiver's window to reach it (a SACK moving the
+        base)."""
+        return cause == "nack_oor" and seq - base >= RECEIVER_BITMAP
+
+    def _timers(self, pkt: _Packet) -> tuple[int, int | None]:
+        """When a packet whose timer runs (not NACKed) times out, and when it is a SACK hole
+        to resend (None: it is no hole now); the one rule of _resend_cause and
+        next_deadline_us."""
+        timeout = pkt.sent_at + self.rto.timer_us(pkt.timeouts)
         # A hole: SACKed PSNs beyond it, one of them sent after it (so not merely overtaken by
         # a later SACK of an older transmission), the packet unanswered reorder_us past the
         # round trip of the latest one answered (spraying reorders: a packet queued on one
         # plane is overtaken by the ones sent after it on another; and with queues on every
         # path a fixed age would call every reordering a loss). A resend is a hole again by
         # the same rule: `order` and `sent_at` are its own.
-        if (pkt.seq < self._highest_sacked and pkt.order < self._acked_order
-                and now >= pkt.sent_at + self._reorder_us() + self._acked_rtt):
-            return "sack_hole"
-        return None
+        if pkt.seq < self._highest_sacked and pkt.order < self._acked_order:
+            return timeout, pkt.sent_at + self._reorder_us() + self._acked_rtt
+        return timeout, None
+
+    def _expiry(self, pkt: _Packet) -> int:
+        """The earlier of _timers(pkt)."""
+        timeout, hole = self._timers(pkt)
+        return timeout if hole is None or timeout <= hole else hole
+
+    def _soonest_expiry(self) -> int:
+        """No running timer expires sooner than this after its packet's transmission (the
+        shortest timeout, the hole allowance)."""
+        return min(self.rto.timer_us(), self._reorder_us() + self._acked_rtt)
 
     def _reorder_us(self) -> int:
         """How much later than the latest answered round trip a hole is a loss: reorder_us,
@@ -470,7 +527,7 @@ class Sender:
         if now >= self._answered_at + give_up:
             self.counters["gave_up"] += 1
             raise NoAnswer(now, self._answered_at, give_up,
-                           max(pkt.retries for pkt in self._in_flight.values()))
+                           max(pkt.retries for pkt in self._flight.by_seq.values()))
 
     def _report_loss(self, pkt: _Packet, frames: list[bytes]) -> None:
         """A loss with no trim notice (a timeout, or a SACK hole past reorder_us): before the
@@ -491,9 +548,9 @@ class Sender:
     def _transmit(self, pkt: _Packet, now: int, frames: list[bytes], cause: str | None) -> None:
         if cause is None:
             self.counters["sent"] += 1
-            if not self._in_flight:
+            if not self._flight.by_seq:
                 self._answered(now)   # nothing was waiting for an answer before
-            self._in_flight[pkt.seq] = pkt
+            self._flight.sent(pkt.seq, pkt, now)
             if pkt.frame is None:
                 pkt.frame = self._build(pkt)
             if pkt.message.first_sent_us is None:
@@ -509,7 +566,7 @@ class Sender:
                 # The connection's timer doubles after this poll: the packets that time out
                 # with this one all go now.
                 self._timed_out = max(self._timed_out, pkt.timeouts)
-            self._resend.pop(pkt.seq, None)
+            self._flight.resent_at(pkt.seq, pkt, now)
             pkt.frame = set_retransmit(pkt.frame)
             self.counters["retransmitted"] += 1
             self.counters[cause] += 1
@@ -555,7 +612,8 @@ class Sender:
         if highest >= self._first_unsent():
             self.counters["ghost"] += 1   # not an answer either: the peer did not send it
             return
-        in_flight = self._in_flight
+        flight = self._flight
+        in_flight = flight.by_seq
         acked = []
         for seq in in_flight:   # in seq order: everything up to the cumulative point
             if seq > cack:
@@ -564,11 +622,9 @@ class Sender:
         acked += [seq for seq in sacked if seq > cack and seq in in_flight]
         if self.cc is not None and acked:
             self._cc_ack(acked, m, probe_response, now, psn)
-        resend = self._resend
         timed: _Packet | None = None   # the latest sent of those that went once (Karn)
         for seq in acked:
-            pkt = in_flight.pop(seq)
-            resend.pop(seq, None)
+            pkt = flight.acked(seq)
             if pkt.retries and now - pkt.sent_at < self._min_rtt:
                 # Answered sooner than any round trip: the first transmission arrived, the
                 # resend was spurious (a path slower than the rest, not a loss). As RFC 8985's
@@ -621,7 +677,7 @@ class Sender:
         (Karn: this wire echoes no retransmit flag) and is among them."""
         rtt: float | None = None
         if psn is not None and not probe_response:
-            pkt = self._in_flight.get(self._seq(psn))
+            pkt = self._flight.by_seq.get(self._seq(psn))
             if pkt is not None and pkt.retries == 0 and pkt.seq in acked:
                 rtt = float(now - pkt.sent_at)
         assert self.cc is not None
@@ -631,11 +687,11 @@ class Sender:
         cause = _NACK_CAUSE.get(reason)
         seq = self._seq(nack_psn)
         self._answered(self._now)
-        if cause is None or seq not in self._in_flight:
+        if cause is None or seq not in self._flight.by_seq:
             self.counters["ignored"] += 1   # an unknown reason, or acknowledged meanwhile
         else:
-            self._resend.setdefault(seq, cause)
-            pkt = self._in_flight[seq]
+            self._flight.nack(seq, cause)
+            pkt = self._flight.by_seq[seq]
             pkt.timeouts = 0   # it reached the receiver, or a switch that trimmed it
             pkt.trimmed = pkt.trimmed or cause != "nack_oor"
             if self.cc is not None:
