@@ -315,12 +315,14 @@ class NicFabric:
 
 
 def program_nic(node: FabricSwitch, nic_plan: NicPlan,
-                ack_timeout_ns: int = 1_000_000_000) -> SwitchConnection:
+                ack_timeout_ns: int = 1_000_000_000, timeout: float = 10.0) -> SwitchConnection:
     """Program a NIC of an in-process fabric (it runs its program already) over a primary
     P4Runtime session, which is returned open: its entries, clone sessions and the EV-event
-    digest (`ack_timeout_ns` 0: every event is sent, acknowledged or not)."""
-    session = SwitchConnection(node.grpc_address, node.device.device_id, election_id=(0, 1))
-    session.connect()
+    digest (`ack_timeout_ns` 0: every event is sent, acknowledged or not). `timeout`: wall
+    seconds the connection and each RPC may take."""
+    session = SwitchConnection(node.grpc_address, node.device.device_id, election_id=(0, 1),
+                               rpc_timeout=max(timeout, 30.0))
+    session.connect(timeout)
     session.get_pipeline()  # the NIC already runs the program: adopt its P4Info
     schema = session.schema
     for _, updates in diff(schema, nic_plan.entries, []).phases(schema):

@@ -44,6 +44,14 @@ from softswitch.fabric import Fabric
 from softswitch.fabric import Host as FabricHost
 
 STREAM_WAIT_S = 5.0   # wall seconds a stream message may take before something is wrong
+# Switches pushed at once. Their P4Runtime servers run in this process, under one GIL: more
+# pushes at once gain nothing, and on a large fabric (hundreds of switches) dozens of servers
+# building their pipelines together each take long enough to miss the push's RPC deadlines.
+PUSH_CONCURRENCY = 4
+# Wall seconds a device's server may take to answer setup's sessions (arbitration, each RPC):
+# it shares this process's CPU with every other device's server, so on a large fabric or a
+# loaded machine a healthy one can miss the controller's defaults (10 s, 30 s) for real devices.
+PUSH_TIMEOUT_S = 300.0
 
 
 @dataclass
@@ -160,7 +168,9 @@ class Network:
 
     def push_switches(self, names: Sequence[str] | None = None) -> None:
         """Push the static plan (pipeline and entries) to `names` (default: every switch)."""
-        report = push(self.running, self.plan, self.switch_program, switches=names)
+        report = push(self.running, self.plan, self.switch_program, switches=names,
+                      concurrency=PUSH_CONCURRENCY, connect_timeout=PUSH_TIMEOUT_S,
+                      rpc_timeout=PUSH_TIMEOUT_S)
         if not report.ok:
             raise RuntimeError("switch push failed:\n" + "\n".join(
                 f"{r.name}: {e}" for r in report.switches for e in r.errors))
@@ -183,7 +193,7 @@ class Network:
                 plan = _pin(plan, fixed.values())
             node = self.fabric.switch(name)
             # No ack cache: every event is sent, whatever was acknowledged when.
-            session = program_nic(node, plan, ack_timeout_ns=0)
+            session = program_nic(node, plan, ack_timeout_ns=0, timeout=PUSH_TIMEOUT_S)
             paths = {p.entry() for p in fixed.values()}
             managed = dataclasses.replace(plan, entries=tuple(
                 e for e in plan.entries if e not in paths))
@@ -228,8 +238,9 @@ class Network:
         endpoint = self.running.switch(name).endpoint
         assert endpoint is not None
         session = SwitchConnection(endpoint.grpc_address, endpoint.device_id,
-                                   election_id=endpoint.election_id)
-        session.connect()
+                                   election_id=endpoint.election_id,
+                                   rpc_timeout=PUSH_TIMEOUT_S)
+        session.connect(PUSH_TIMEOUT_S)
         session.get_pipeline()
         old = self.t0s.get(name)
         if old is not None:

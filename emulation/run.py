@@ -296,17 +296,6 @@ class RunState:
         self.meter.sample(self.clock.us(), retransmitted, drops.total, final=final)
 
     def run(self) -> RunResult:
-        # Everything built so far (programs, tables, devices, servers) lives for the whole run:
-        # out of the collector's generations, so its passes see only what the run allocates;
-        # back in them afterwards, so a process running many scenarios can free each one.
-        gc.collect()
-        gc.freeze()
-        try:
-            return self._run()
-        finally:
-            gc.unfreeze()
-
-    def _run(self) -> RunResult:
         s = self.scenario
         # A bin's sample first at its boundary: what a failure at that instant destroys
         # belongs to the bin it starts, not to the one that ended.
@@ -463,16 +452,41 @@ def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_pr
              progress: Progress | None = None,
              phase: Callable[[str, Network], None] | None = None) -> RunResult:
     """Run the scenario in one mode on a network of its own. `phase("built" | "closing",
-    network)`, when given, is told when the network is up and when the run is over (a
-    benchmark times the run apart from the setup)."""
+    network)`, when given, is told when everything before the first instant is done (the
+    network up, the hosts and the run's state built, the collector's pass over them made) and
+    when the run is over (a benchmark times the run apart from the setup)."""
     chosen = mode(mode_name, scenario.profile)
     schedule = messages(scenario.workloads, scenario.seed)
-    with Network.of(scenario, switch_program, nic_program, chosen,
-                    connections(schedule)) as network:
+    with _SetupHeap() as heap, Network.of(scenario, switch_program, nic_program, chosen,
+                                          connections(schedule)) as network:
+        state = RunState(scenario, chosen, network, schedule, progress)
+        heap.freeze()
         if phase is not None:
             phase("built", network)
         try:
-            return RunState(scenario, chosen, network, schedule, progress).run()
+            return state.run()
         finally:
             if phase is not None:
                 phase("closing", network)
+
+
+class _SetupHeap:
+    """The garbage collector around one run: what setup built (programs, tables, devices,
+    P4Runtime servers, hosts: hundreds of MiB on a large fabric) lives for the whole run, so
+    at the end of setup (`freeze`) it is collected once and frozen out of the collector's
+    generations, so the run's passes see only what the run allocates; back in them afterwards,
+    so a process running many scenarios frees each one. (Pausing the collector during setup
+    saves its passes there but costs more in that one collection: measured, a net loss.)"""
+
+    def __enter__(self) -> _SetupHeap:
+        self._frozen = False
+        return self
+
+    def freeze(self) -> None:
+        gc.collect()
+        gc.freeze()
+        self._frozen = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._frozen:
+            gc.unfreeze()
