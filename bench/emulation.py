@@ -12,16 +12,22 @@ time) costs on this machine, and how far a 10-minute run goes.
   engine/pipeline, device/queues/fabric, mrc_transport, emulation loop, gRPC/controller (the
   P4Runtime client and servers, the repair loop, protobuf), setup. Library and builtin calls
   are charged to the component that called them.
-- `scale`: a permutation of 32 KiB per NIC in mode mrc on two generated 2-plane Clos fabrics,
-  radix 4 with 4 NICs (8 switches) and radix 8 with 16 NICs (16 switches): the rate and the
-  setup on each, and from them (an extrapolation, not a measurement: setup and CPU per hop
-  fitted as linear in devices) the bytes a 600 s run carries on larger fabrics and the largest
-  fabric whose setup fits half of it.
+- `permutations`: seeded permutations of 1 MiB per NIC on 16, 64 and 128 NICs (2 planes,
+  100 Gb/s, 4 KiB packets): wire hops per CPU-second, setup CPU and peak RSS per device.
+- `largest`: the largest fabric a 10-minute run carries, measured, not extrapolated:
+  scenarios/scale-256-cut.yaml (256 NICs, 8 planes, 256 switches, a permutation and a cable
+  cut) run as `mrc-ctl emulate --engine c --fabric native` runs it (every mode of the
+  scenario, setup and close included), timed in wall and CPU seconds; `--largest 256 512`
+  goes on to 512 NICs (384 switches) when 256 fit the 600 s.
 - `sweep`: `mrc-ctl sweep` of a small scenario (8 KiB ring all-reduce, cable cut) in mode mrc
   with 2 seeds (2 runs, 2 reports: 2 seeds x 2 modes does not fit the benchmark's minute),
   --jobs 1 against --jobs 2: wall seconds each, and the report.json bytes compared.
 
-    python -m bench.emulation          # these only (about 45 s on a 2-core machine)
+    python -m bench.emulation          # these only (about 10 minutes on a 2-core machine,
+                                       # the 256-NIC run most of it; `--largest` alone skips it)
+
+Every run uses the C engine and the native fabric core (ENGINE, FABRIC below), recorded in
+each JSON record.
 
 For scale: htsim, the packet-level simulator used for datacenter transport studies, is
 published as processing millions of events per second; this emulation executes the real P4
@@ -33,13 +39,15 @@ the very programs the devices run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
+import os
 import pstats
 import re
 import resource
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,22 +57,17 @@ from emulation import scenario as scenario_io
 ROOT = Path(__file__).resolve().parents[1]
 RATE_SCENARIO = ROOT / "scenarios" / "ring-link-cut.yaml"
 MODE = "mrc"
-BUDGET_S = 600.0         # the "10-minute run" of the extrapolation
-SCALE_WORKLOAD = """\
-duration_us: 20000
-transport: {rto_us: 100, reorder_us: 30}
-workload: {kind: permutation, bytes: 32768}
-"""
-SCALE_FABRICS = (("clos_4_nics", 4, 4), ("clos_16_nics", 8, 16))   # (name, radix, NICs), 2 planes
-
-
-def scale_scenario(name: str, radix: int, nics: int) -> scenario_io.Scenario:
-    return scenario_io.loads(
-        f"name: {name.replace('_', '-')}\n"
-        f"description: a permutation of 32 KiB per NIC on a generated 2-plane radix-{radix} "
-        f"Clos\ntopology: {{generate: {{planes: 2, radix: {radix}, nics: {nics}}}}}\n"
-        + SCALE_WORKLOAD, f"bench:{name}")
-
+# Every run here uses the C engine and the native fabric core (`mrc-ctl emulate --engine c
+# --fabric native`): the issue-26 targets are theirs. A user's default is the Python engine and
+# core ($SOFTSWITCH_ENGINE, $SOFTSWITCH_FABRIC unset), an order of magnitude slower.
+ENGINE, FABRIC = "c", "native"
+BUDGET_S = 600.0         # the "10-minute run": wall seconds of one `mrc-ctl emulate` of it
+# The largest fabric: scenarios/scale-256-cut.yaml (256 NICs, 8 planes, radix 32, a permutation
+# and a cable cut), then the same scenario with more NICs on the same switches' radix (R²/2 =
+# 512 NICs at most), each run only when the one before fit the budget.
+LARGEST_SCENARIO = ROOT / "scenarios" / "scale-256-cut.yaml"
+LADDER = (256, 512)
+LARGEST_DEFAULT = (256,)   # `make bench`: the scenario file only (--largest 256 512: the ladder)
 
 # The issue-26 comparison with htsim: a seeded permutation on a 2-plane 2-tier Clos at
 # 100 Gb/s with 4 KiB packets, (NICs, radix) per size; `permutation_µs` bounds each run's
@@ -118,6 +121,8 @@ class Phases:
     run_cpu: float = 0.0
     run_wall: float = 0.0
     close_cpu: float = 0.0
+    total_cpu: float = 0.0    # start to closed: what one `mrc-ctl emulate` of one mode costs
+    total_wall: float = 0.0
     devices: int = 0
     maxrss_kib: dict[str, int] = field(default_factory=dict)   # the process's peak RSS, by mark
     _marks: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -135,6 +140,8 @@ class Phases:
         self.run_cpu = m["closing"][0] - m["built"][0]
         self.run_wall = m["closing"][1] - m["built"][1]
         self.close_cpu = m["closed"][0] - m["closing"][0]
+        self.total_cpu = m["closed"][0] - m["start"][0]
+        self.total_wall = m["closed"][1] - m["start"][1]
 
 
 def phased(phases: Phases, on: Callable[[str], None] | None = None
@@ -341,106 +348,6 @@ def profile_run(chosen: scenario_io.Scenario, mode_name: str, program: Any) -> P
                    [(name, round(100 * s / total, 1)) for name, s in top])
 
 
-# -- how far 600 s goes (extrapolated) -----------------------------------------------------
-
-def clos_switches(nics: int, planes: int = 2) -> tuple[int, int]:
-    """(switches, radix) of the generated two-tier Clos of `nics` NICs with the fewest
-    switches (radix R holds R²/2 NICs; R/2 T1s and ceil(N / (R/2)) T0s per plane)."""
-    best: tuple[int, int] | None = None
-    for half in range(1, 257):          # radix = 2 * half, up to 512
-        if half * half * 2 < nics:
-            continue
-        count = planes * (half + -(-nics // half))
-        if best is None or count < best[0]:
-            best = (count, 2 * half)
-    if best is None:
-        raise ValueError(f"{nics} NICs do not fit a radix-512 two-tier Clos")
-    return best
-
-
-def _line(x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
-    """(intercept, slope) through two points; the slope no less than 0."""
-    slope = max(0.0, (y1 - y0) / (x1 - x0)) if x1 != x0 else 0.0
-    return y1 - slope * x1, slope
-
-
-@dataclass(frozen=True)
-class CostModel:
-    """Fitted to two measured runs of the same workload per NIC on two fabric sizes: setup CPU
-    seconds = setup0 + setup1 x devices, CPU seconds per wire hop = hop0 + hop1 x devices
-    (each instant of the run visits every device); hops per byte of the workload as measured."""
-
-    setup0: float
-    setup1: float
-    hop0: float
-    hop1: float
-    hops_per_byte: float
-    flat_rate: float          # the larger fabric's measured wire hops per CPU-second
-
-    @classmethod
-    def fit(cls, small: Rate, big: Rate) -> CostModel:
-        ds, db = small.switches + small.nics, big.switches + big.nics
-        setup0, setup1 = _line(ds, small.phases.setup_cpu, db, big.phases.setup_cpu)
-        hop0, hop1 = _line(ds, 1 / small.hops_per_cpu_s, db, 1 / big.hops_per_cpu_s)
-        return cls(setup0, setup1, hop0, hop1, big.hops_per_byte, big.hops_per_cpu_s)
-
-    def setup_s(self, devices: int) -> float:
-        return self.setup0 + self.setup1 * devices
-
-    def rate(self, devices: int) -> float:
-        return 1 / (self.hop0 + self.hop1 * devices)
-
-    def fabric(self, nics: int, budget_s: float) -> dict[str, object]:
-        switches, radix = clos_switches(nics)
-        devices = nics + switches
-        setup = self.setup_s(devices)
-        left = max(0.0, budget_s - setup)
-        return {"nics": nics, "switches": switches, "radix": radix, "setup_s": round(setup, 1),
-                "hops_per_cpu_s_fitted": round(self.rate(devices), 1),
-                "bytes_fitted_rate": int(left * self.rate(devices) / self.hops_per_byte),
-                "bytes_flat_rate": int(left * self.flat_rate / self.hops_per_byte)}
-
-    def largest(self, setup_budget_s: float) -> int:
-        """The most NICs whose fitted setup fits `setup_budget_s`."""
-        lo, hi = 1, 131_072
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.setup_s(mid + clos_switches(mid)[0]) <= setup_budget_s:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
-
-
-def extrapolate(small: Rate, big: Rate) -> dict[str, object]:
-    model = CostModel.fit(small, big)
-    half = BUDGET_S / 2
-    largest = model.largest(half)
-    return {
-        "note": "an extrapolation from the measured numbers named here, not a measurement: "
-                "setup CPU and CPU per wire hop fitted as linear in devices (NICs + switches) "
-                "through the two measured fabrics (same workload per NIC); 'flat' keeps the "
-                "larger fabric's measured rate at every size (an upper bound: each virtual "
-                "instant steps every device, and each time bin samples every EV of every "
-                "connection); memory and a P4Runtime server's threads per device not measured",
-        "measured": {
-            run.name: {"fabric": f"{run.switches} switches, {run.nics} NICs",
-                       "wire_hops": run.hops, "workload_bytes": run.workload_bytes,
-                       "wire_hops_per_cpu_s": round(run.hops_per_cpu_s, 1),
-                       "wire_hops_per_byte": round(run.hops_per_byte, 6),
-                       "setup_cpu_s": round(run.phases.setup_cpu, 3)}
-            for run in (small, big)},
-        "model": {"setup_cpu_s": f"{model.setup0:.3f} + {model.setup1:.4f} x devices",
-                  "cpu_s_per_hop": f"{model.hop0:.3e} + {model.hop1:.3e} x devices",
-                  "wire_hops_per_byte": round(model.hops_per_byte, 6)},
-        "budget_s": BUDGET_S,
-        "fabrics": [model.fabric(n, BUDGET_S) for n in (big.nics, 64, 256, 1024)],
-        "largest_fabric": {**model.fabric(largest, BUDGET_S), "setup_budget_s": half,
-                           "rule": "the most NICs whose setup fits half the budget; the bytes "
-                                   "the other half carries at the fitted and the flat rate"},
-    }
-
-
 # -- sweep speed-up ------------------------------------------------------------------------
 
 @dataclass
@@ -515,35 +422,116 @@ def permutation_record(r: Rate, duration_us: int) -> dict[str, object]:
     }
 
 
+# -- the largest fabric a 10-minute run carries (measured) --------------------------------
+
+def ladder_scenario(nics: int) -> scenario_io.Scenario:
+    """scenarios/scale-256-cut.yaml with `nics` NICs (the file itself at 256)."""
+    text = LARGEST_SCENARIO.read_text()
+    if nics != 256:
+        text = text.replace("nics: 256}", f"nics: {nics}}}").replace(
+            "name: scale-256-cut", f"name: scale-{nics}-cut").replace(
+            "on 256 NICs", f"on {nics} NICs")
+    return scenario_io.loads(text, str(LARGEST_SCENARIO), base=LARGEST_SCENARIO.parent)
+
+
+def largest_runs(program: Any, sizes: tuple[int, ...] = LARGEST_DEFAULT,
+                 budget_s: float = BUDGET_S) -> list[Rate]:
+    """Each size of the ladder in the scenario's modes, smallest first, until one does not
+    finish within `budget_s` wall seconds (setup, run and close of every mode, as one
+    `mrc-ctl emulate` takes them) or does not deliver everything."""
+    runs: list[Rate] = []
+    for nics in sizes:
+        chosen = ladder_scenario(nics)
+        rungs = [timed_run(f"scale_{nics}_cut_{m}", chosen, m, program) for m in chosen.modes]
+        runs.extend(rungs)
+        if sum(r.phases.total_wall for r in rungs) > budget_s or \
+                not all(r.finished for r in rungs):
+            break
+    return runs
+
+
+def largest_record(runs: list[Rate], budget_s: float = BUDGET_S) -> dict[str, object]:
+    """The ladder's runs by fabric, and the largest whose every mode finished within the
+    budget."""
+    fabrics: dict[str, dict[str, object]] = {}
+    for r in runs:
+        devices = r.switches + r.nics
+        rss = r.phases.maxrss_kib
+        entry = fabrics.setdefault(f"{r.nics}_nics", {
+            "scenario": r.scenario, "nics": r.nics, "switches": r.switches, "devices": devices,
+            "wall_s": 0.0, "cpu_s": 0.0, "finished": True, "modes": {}})
+        entry["wall_s"] = round(float(entry["wall_s"]) + r.phases.total_wall, 1)  # type: ignore[arg-type]
+        entry["cpu_s"] = round(float(entry["cpu_s"]) + r.phases.total_cpu, 1)  # type: ignore[arg-type]
+        entry["finished"] = bool(entry["finished"]) and r.finished
+        entry["within_budget"] = bool(entry["finished"]) and float(entry["wall_s"]) <= budget_s  # type: ignore[arg-type]
+        entry["modes"][r.mode] = {  # type: ignore[index]
+            **r.to_json(), "total_wall_s": round(r.phases.total_wall, 1),
+            "total_cpu_s": round(r.phases.total_cpu, 1),
+            "setup_cpu_s_per_device": round(r.phases.setup_cpu / devices, 4),
+            "setup_peak_rss_growth_kib_per_device": round(
+                (rss["built"] - rss["start"]) / devices, 1),
+            "peak_rss_mib": round(rss["closing"] / 1024, 1)}
+    fits = [f for f in fabrics.values() if f.get("within_budget")]
+    largest = max(fits, key=lambda f: int(f["nics"]), default=None)  # type: ignore[call-overload]
+    return {
+        "benchmark": "emulation.largest_fabric", "budget_wall_s": budget_s,
+        "engine": ENGINE, "fabric": FABRIC,
+        "largest": None if largest is None else {
+            k: largest[k] for k in ("scenario", "nics", "switches", "wall_s", "cpu_s")},
+        "fabrics": fabrics,
+        "note": "measured, not extrapolated: each fabric run as `mrc-ctl emulate --engine c "
+                "--fabric native` runs it (every mode of the scenario, setup and close "
+                "included), larger ones only while the one before fit the budget "
+                "(python -m bench.emulation --largest 256 512); wall seconds on a shared "
+                "2-core machine, CPU seconds this process's (every thread)",
+    }
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 @dataclass
 class Results:
     rate: Rate
     profile: Profile
-    small: Rate
-    scale: Rate
-    extrapolation: dict[str, object]
     sweep: SweepSpeed | None
     seconds: float
     permutations: list[Rate] = field(default_factory=list)
     permutation_us: int = PERMUTATION_US
+    largest: list[Rate] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def engine(name: str = ENGINE, fabric: str = FABRIC) -> Iterator[None]:
+    """Every Switch and Fabric built inside on `name` and `fabric` (as `mrc-ctl emulate
+    --engine --fabric` sets them); the environment as it was afterwards (bench/run.py runs
+    other benchmarks after these)."""
+    keys = ("SOFTSWITCH_ENGINE", "SOFTSWITCH_FABRIC")
+    before = {k: os.environ.get(k) for k in keys}
+    os.environ.update(zip(keys, (name, fabric)))
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_all(with_sweep: bool = True, permutation_us: int = PERMUTATION_US,
-            sizes: tuple[tuple[int, int], ...] = PERMUTATIONS) -> Results:
+            sizes: tuple[tuple[int, int], ...] = PERMUTATIONS,
+            largest: tuple[int, ...] = LARGEST_DEFAULT) -> Results:
     started = time.perf_counter()
-    program, compile_cpu = compile_switch()
-    chosen = scenario_io.load(RATE_SCENARIO)
-    rate = timed_run("ring_link_cut_mrc", chosen, MODE, program, compile_cpu)
-    profile = profile_run(chosen, MODE, program)
-    small, scale = (timed_run(name, scale_scenario(name, radix, nics), MODE, program)
-                    for name, radix, nics in SCALE_FABRICS)
-    extra = extrapolate(small, scale)
-    speed = sweep_speed(program) if with_sweep else None
-    permutations = permutation_runs(program, permutation_us, sizes)
-    return Results(rate, profile, small, scale, extra, speed, time.perf_counter() - started,
-                   permutations, permutation_us)
+    with engine():
+        program, compile_cpu = compile_switch()
+        chosen = scenario_io.load(RATE_SCENARIO)
+        rate = timed_run("ring_link_cut_mrc", chosen, MODE, program, compile_cpu)
+        profile = profile_run(chosen, MODE, program)
+        speed = sweep_speed(program) if with_sweep else None
+        permutations = permutation_runs(program, permutation_us, sizes)
+        ladder = largest_runs(program, largest)
+    return Results(rate, profile, speed, time.perf_counter() - started, permutations,
+                   permutation_us, ladder)
 
 
 Row = tuple[str, int, float, float, str]
@@ -551,21 +539,11 @@ Row = tuple[str, int, float, float, str]
 
 def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]]]:
     """bench/run.py's rows (name, count, seconds, rate, unit) and the JSON records by file."""
-    rate, small, scale, extra = r.rate, r.small, r.scale, r.extrapolation
-    big: dict[str, Any] = extra["largest_fabric"]  # type: ignore[assignment]
-    here: dict[str, Any] = extra["fabrics"][0]  # type: ignore[index]
-    mib = 2 ** 20
+    rate = r.rate
     rows: list[Row] = [
         ("emulation.ring_link_cut_mrc", rate.hops, rate.phases.run_cpu, rate.hops_per_cpu_s,
          f"wire hops/CPU-s (+setup {rate.phases.setup_cpu:.1f} s: "
          f"{rate.hops_per_cpu_s_with_setup:.0f}); {r.profile.text()}"),
-        ("emulation.clos_16_nics", scale.hops, scale.phases.run_cpu, scale.hops_per_cpu_s,
-         f"wire hops/CPU-s (4 NICs: {small.hops_per_cpu_s:.0f}), "
-         f"{scale.hops_per_byte * 1024:.1f} hops/KiB, setup {scale.phases.setup_cpu:.1f} s; "
-         f"600 s extrapolated: {here['bytes_fitted_rate'] / mib:.0f} MiB here; setup-bound at "
-         f"{big['nics']} NICs + {big['switches']} switches (300 s), "
-         f"{big['bytes_fitted_rate'] / mib:.1f}-{big['bytes_flat_rate'] / mib:.0f} MiB in the "
-         "other 300 s"),
     ]
     records: dict[str, dict[str, object]] = {
         "emulation_ring_link_cut_mrc": {
@@ -579,12 +557,9 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
                             "profiled, the main thread's waits on them count as gRPC/controller",
             "htsim_note": HTSIM_NOTE,
         },
-        "emulation_clos_16_nics": {
-            "benchmark": "emulation.clos_16_nics", **scale.to_json(),
-            "smaller_fabric": small.to_json(),
-            "extrapolation_600s": extra, "htsim_note": HTSIM_NOTE,
-        },
     }
+    for record in records.values():
+        record.update(engine=ENGINE, fabric=FABRIC)
     for p in r.permutations:
         record = permutation_record(p, r.permutation_us)
         rows.append((f"emulation.{p.name}", p.hops, p.phases.run_cpu, p.hops_per_cpu_s,
@@ -592,7 +567,20 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
                      f"{'done' if p.finished else 'PARTIAL'} at {p.virtual_us:.0f} µs virtual, "
                      f"{p.completed} messages); setup {p.phases.setup_cpu:.1f} s CPU, "
                      f"{record['setup_peak_rss_growth_kib_per_device']} KiB peak RSS per device"))
-        records[f"emulation_{p.name}"] = record
+        records[f"emulation_{p.name}"] = record | {"engine": ENGINE, "fabric": FABRIC}
+    if r.largest:
+        record = largest_record(r.largest)
+        records["emulation_largest_fabric"] = record
+        top: dict[str, Any] | None = record["largest"]  # type: ignore[assignment]
+        fabrics: dict[str, Any] = record["fabrics"]  # type: ignore[assignment]
+        tried = ", ".join(f"{f['nics']} NICs + {f['switches']} switches {f['wall_s']:.0f} s "
+                          f"wall / {f['cpu_s']:.0f} s CPU"
+                          f"{'' if f['within_budget'] else ' (over budget or not done)'}"
+                          for f in fabrics.values())
+        hops = sum(x.hops for x in r.largest if top and x.nics == top["nics"])
+        rows.append(("emulation.largest_fabric", hops, top["wall_s"] if top else 0.0,
+                     top["nics"] if top else 0,
+                     f"NICs carried by a run within {BUDGET_S:.0f} s wall (measured: {tried})"))
     if r.sweep is not None:
         s = r.sweep
         rows.append(("emulation.sweep_2_jobs", s.runs, s.wall_jobs2, s.speedup,
@@ -626,20 +614,19 @@ def main() -> None:
     parser.add_argument("--permutations", type=int, nargs="*",
                         default=[n for n, _ in PERMUTATIONS],
                         help="the permutation sizes (NICs) to run: of 16, 64, 128")
+    parser.add_argument("--largest", type=int, nargs="*", default=list(LARGEST_DEFAULT),
+                        help="the ladder of fabric sizes (NICs, 8 planes, radix 32) for the "
+                             f"largest fabric a {BUDGET_S:.0f} s run carries: of "
+                             f"{', '.join(map(str, LADDER))} (default %(default)s; none: skip)")
     args = parser.parse_args()
     sizes = tuple(p for p in PERMUTATIONS if p[0] in args.permutations)
     results = run_all(with_sweep=not args.no_sweep, permutation_us=args.permutation_us,
-                      sizes=sizes)
+                      sizes=sizes, largest=tuple(n for n in LADDER if n in args.largest))
     rows, _ = rows_and_records(results)
     for name, count, seconds, rate, unit in rows:
         print(f"{name:<36} {count:>9} {seconds:>8.2f} {rate:>10.1f}  {unit}")
-    extra: dict[str, Any] = results.extrapolation
-    print(f"extrapolation ({extra['note']}):")
-    for key in ("measured", "model"):
-        print(f"  {key}: {extra[key]}")
-    for fabric in extra["fabrics"]:
-        print(f"  600 s: {fabric}")
-    print(f"  largest: {extra['largest_fabric']}")
+    if results.largest:
+        print(f"largest: {largest_record(results.largest)}")
     print(f"profile: {results.profile.percent}; setup: {results.profile.setup_percent}")
     if results.sweep is not None:
         print(f"sweep: each run's wall seconds {results.sweep.run_walls}")

@@ -116,8 +116,10 @@ def completion_rows() -> list[Row]:
 def emulation_rows() -> list[Row]:
     """bench/emulation.py: the emulation's packet-hops per CPU-second through the real P4
     programs (ring-link-cut in mode mrc, setup apart, with a cProfile breakdown by component),
-    on a 16-NIC generated Clos with the 600 s extrapolation from it, and the sweep's speed-up
-    with 2 jobs (the rate column is that factor); saved as emulation_<name>.json."""
+    the permutations on 16, 64 and 128 NICs, the largest fabric a 10-minute run carries
+    (measured: the 256-NIC scenario; the rate column is its NICs), and the sweep's speed-up
+    with 2 jobs (the rate column is that factor); C engine, native fabric core; saved as
+    emulation_<name>.json."""
     rows, records = emulation.rows_and_records(emulation.run_all())
     for name, record in records.items():
         _save(name, record)
