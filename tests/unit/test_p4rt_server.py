@@ -505,6 +505,7 @@ def test_reconcile_keeps_the_forwarding_state(stub, streams, device: Device) -> 
         p4r.Entity(digest_entry=p4r.DigestEntry(digest_id=ids()["learn_t"]))])))
     entities = [e for r in read for e in r.entities]
     assert [e.WhichOneof("entity") for e in entities] == ["table_entry", "digest_entry"]
+    assert len(read) == 1   # one answer for the request's entities, encoded and built alike
     device.receive(1, ETH)
     assert device.outputs.wait(1)[0][0] == 7  # type: ignore[attr-defined]
     # A plain commit starts from an empty state.

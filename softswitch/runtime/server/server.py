@@ -74,6 +74,15 @@ def _check_update_type(kind: int) -> None:
                        f"Invalid update type {kind}: expected INSERT, MODIFY or DELETE")
 
 
+def _read_response(chunk: list[Any]) -> p4r.ReadResponse | bytes:
+    """A ReadResponse of `chunk`: Entity messages, or encoded Entity bytes (table entries
+    from a store that keeps them encoded), or both (the messages then encoded too)."""
+    if not any(isinstance(item, bytes) for item in chunk):
+        return p4r.ReadResponse(entities=chunk)
+    return encode_read_response([item if isinstance(item, bytes) else item.SerializeToString()
+                                 for item in chunk])
+
+
 def _distinct(entities: Iterable[p4r.Entity]) -> list[p4r.Entity]:
     """The entities of a ReadRequest, each once (the same entity twice reads the same objects
     twice: a request of 20,000 copies of a wildcard would otherwise answer 20,000 times)."""
@@ -208,9 +217,12 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise RpcError(grpc.StatusCode.FAILED_PRECONDITION, NO_PIPELINE)
         wanted = _distinct(request.entities)
         scope = self.arbitrator.scope(request.role)  # a role with a config sees its objects
-        sent = 0
         clock = time.perf_counter
         encoded_read = getattr(bound.store, "read_encoded", None)
+        # One answer for all the request's entities, in chunks of READ_CHUNK: a Read of 300
+        # counter cells is one ReadResponse, not 300 (each a gRPC message and a thread hop).
+        chunk: list[Any] = []
+        sent = 0
         for entity in wanted:
             entities: Iterator[Any] | None = None
             # table entries come as (table id, Entity bytes) when the store can: the answer
@@ -218,7 +230,6 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             encoded = False
             more = True
             while more:
-                chunk: list[Any] = []
                 with self.device.lock:
                     if self.pipelines.target() is not bound:
                         raise RpcError(grpc.StatusCode.ABORTED,
@@ -245,16 +256,23 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                         raise
                     except Exception as exc:
                         raise RpcError(*status.error_of(exc)) from exc
-                sent += len(chunk)
-                if sent > self.max_read_entities:
-                    raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                   f"The Read matches more than {self.max_read_entities} "
-                                   "entities (the server's limit for one Read); read "
-                                   "fewer at a time, e.g. one table per request")
-                if chunk:
-                    yield (encode_read_response(chunk) if encoded
-                           else p4r.ReadResponse(entities=chunk))
-                self.device.yield_to_dataplane()
+                if more:   # a full chunk, or the slice over: sent without the lock
+                    sent = self._check_read_size(sent, chunk)
+                    yield _read_response(chunk)
+                    chunk = []
+                    self.device.yield_to_dataplane()
+        if chunk:
+            self._check_read_size(sent, chunk)
+            yield _read_response(chunk)
+
+    def _check_read_size(self, sent: int, chunk: list[Any]) -> int:
+        sent += len(chunk)
+        if sent > self.max_read_entities:
+            raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                           f"The Read matches more than {self.max_read_entities} "
+                           "entities (the server's limit for one Read); read "
+                           "fewer at a time, e.g. one table per request")
+        return sent
 
     def _unary(self, context: grpc.ServicerContext, run: Any) -> None:
         try:
