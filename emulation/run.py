@@ -463,6 +463,7 @@ def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_pr
     with _SetupHeap() as heap, Network.of(scenario, switch_program, nic_program, chosen,
                                           connections(schedule)) as network:
         state = RunState(scenario, chosen, network, schedule, progress)
+        network.fabric.attach_native()   # the native core's set-up is setup's (when it runs)
         heap.freeze()
         if phase is not None:
             phase("built", network)

@@ -676,6 +676,12 @@ class Fabric:
 
     # -- the native core ------------------------------------------------------------------------
 
+    def attach_native(self) -> bool:
+        """Attach the native core now, when the fabric is built, instead of at the first step
+        (its set-up then counts as setup, not as the run); whether it runs, as `_use_native`.
+        Nothing may add cables or hosts afterwards."""
+        return self._vclock is not None and self._use_native()
+
     def _use_native(self) -> bool:
         """Whether stepped virtual time runs in the native core (attached at the first step
         that finds the fabric able; else `native_reason` says why not, once, and the Python
