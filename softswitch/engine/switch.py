@@ -10,6 +10,7 @@ from typing import Any
 from softswitch.engine import codegen, codegen_tna, tna_objects
 from softswitch.engine.burst import Burst, BurstResult, burst_by_packet
 from softswitch.engine.codegen_info import ExternInfo
+from softswitch.engine.compiled import compiled_program
 from softswitch.engine.externs import (
     CounterArray,
     Digest,
@@ -90,8 +91,7 @@ class Switch:
         self.trace = trace
         self.arch = program.arch
         tna = self.arch == "tna"
-        generator = codegen_tna if tna else codegen
-        gen: codegen.GeneratedProgram = generator.generate(program, trace=trace is not None)
+        gen, code = compiled_program(program, trace is not None)
         _check_state_cells(gen.externs, program)
         self.generated = gen
         self.generated_source = gen.source
@@ -100,11 +100,7 @@ class Switch:
             self.pre.max_clone_session_id = TOFINO_MAX_MIRROR_SESSION_ID
         self.digests: list[Digest] = []
         ns: dict[str, Any] = {"__name__": "softswitch_generated"}
-        try:
-            code = compile(gen.source, f"<softswitch:{program.source_file or 'program'}>", "exec")
-            exec(code, ns)
-        except SyntaxError as exc:  # a code generator bug, reported with the offending line
-            raise UnsupportedError(f"internal code generation error: {exc}") from exc
+        exec(code, ns)  # the code is shared by the program's Switches, `ns` is this one's
         self._ns = ns
         field_lists = {i: ns[f] for i, f in gen.field_lists.items()}
         self._state = TnaRunState(drop_port) if tna else RunState(drop_port, field_lists)

@@ -205,7 +205,12 @@ def load_library(name: str, sources: Sequence[str], cdef: str, *,
     return NativeLibrary(ffi, lib, path)
 
 
+@functools.lru_cache(maxsize=8)
 def _ffi(cdef: str) -> Any:
+    """A cffi FFI that has parsed `cdef`. Kept for the next library with the same declarations
+    (parsing them with pycparser costs more than loading the library): the FFI is not changed
+    after ``cdef``, and each library it loads has its own handle. Bounded by its LRU;
+    ``_ffi.cache_clear()`` resets it."""
     import cffi  # imported here: the Python engine runs without cffi
 
     ffi = cffi.FFI()

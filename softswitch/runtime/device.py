@@ -140,10 +140,13 @@ class Device:
     def build_pipeline(p4info: P4Info, device_config: bytes, cookie: int = 0, *,
                        drop_port: int = 511,
                        trace: Callable[[str], None] | None = None,
-                       limits: Limits = DEFAULT_LIMITS) -> ForwardingPipeline:
+                       limits: Limits = DEFAULT_LIMITS,
+                       program: CheckedProgram | None = None) -> ForwardingPipeline:
         """VERIFY: IR JSON → checked program → a fresh Switch. Raises P4Error / IrFormatError
-        (a LimitError for a program over `limits`)."""
-        program = loads_ir(device_config, limits)
+        (a LimitError for a program over `limits`). `program`, when given, is
+        `device_config`'s, already checked under `limits` (runtime/program_cache.py)."""
+        if program is None:
+            program = loads_ir(device_config, limits)
         switch = Switch(program, drop_port=drop_port, trace=trace)
         return ForwardingPipeline(p4info, bytes(device_config), cookie, switch, program)
 

@@ -33,7 +33,7 @@ import grpc
 from finsy.proto import p4i, p4r
 
 from softswitch.limits import LimitError
-from softswitch.p4info import build_p4info
+from softswitch.runtime.program_cache import SHARED_PROGRAMS, ProgramCache
 from softswitch.runtime.server.device_config import DeviceConfigError, unwrap_device_config
 from softswitch.runtime.server.digest_lists import DigestLists, SendList
 from softswitch.runtime.server.p4info_match import check_p4info_matches
@@ -74,8 +74,10 @@ class Bound:
 class PipelineManager:
     """The device's pipelines as P4Runtime sees them; thread-safe."""
 
-    def __init__(self, device: Any, make_store: MakeStore, send_digest_list: SendList) -> None:
+    def __init__(self, device: Any, make_store: MakeStore, send_digest_list: SendList,
+                 programs: ProgramCache | None = None) -> None:
         self.device = device
+        self.programs = programs if programs is not None else SHARED_PROGRAMS
         self._make_store = make_store
         self._send_digest_list = send_digest_list
         self._active: Bound | None = None
@@ -147,12 +149,13 @@ class PipelineManager:
         _check_p4info(config.p4info)
         device_config = self._device_config(config.p4_device_config)
         try:
+            # the same bytes pushed before (to this device or another): their checked program
+            program, generated = self.programs.load(device_config, self.device.limits)
             # Built for the device's drop port and tracing, so commit keeps this very Switch.
             pipeline = self.device.build_pipeline(
                 config.p4info, device_config, config.cookie.cookie,
                 drop_port=self.device.drop_port, trace=self.device.trace,
-                limits=self.device.limits)
-            generated = build_p4info(pipeline.program)
+                limits=self.device.limits, program=program)
         except Exception as exc:   # a compile/format error of the client's config
             raise _invalid_config(exc) from exc
         # outside the try: a bug in the comparison must not pass for the client's error

@@ -44,6 +44,7 @@ from finsy.proto import p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
 from p4rt.protowire import collections_deferred
+from softswitch.runtime.program_cache import ProgramCache
 from softswitch.runtime.server import status
 from softswitch.runtime.server.arbitration import Arbitrator, election_id_of
 from softswitch.runtime.server.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
@@ -103,13 +104,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The ``p4.v1.P4Runtime`` service for one device."""
 
     def __init__(self, device: Any, make_store: MakeStore | None = None, *,
-                 max_read_entities: int = MAX_READ_ENTITIES) -> None:
+                 max_read_entities: int = MAX_READ_ENTITIES,
+                 programs: ProgramCache | None = None) -> None:
+        """`programs`: where pushed configs' checked programs are kept (program_cache.py;
+        None: the process's shared cache)."""
         self.device = device
         self.max_read_entities = max_read_entities
         self._control = threading.RLock()   # Write batches and pipeline changes, one at a time
         self.arbitrator = Arbitrator(device.device_id)
         self.pipelines = PipelineManager(device, make_store or _entity_store,
-                                         self._send_digest_list)
+                                         self._send_digest_list, programs)
         self._sessions: set[StreamSession] = set()
         self._sessions_lock = threading.Lock()
         self.digest_wakeup = threading.Event()
@@ -466,8 +470,10 @@ class P4RuntimeServer:
     def __init__(self, device: Any, address: str = "0.0.0.0:9559",
                  credentials: grpc.ServerCredentials | None = None, *,
                  make_store: MakeStore | None = None, max_workers: int = 64,
-                 max_read_entities: int = MAX_READ_ENTITIES) -> None:
-        self.service = P4RuntimeService(device, make_store, max_read_entities=max_read_entities)
+                 max_read_entities: int = MAX_READ_ENTITIES,
+                 programs: ProgramCache | None = None) -> None:
+        self.service = P4RuntimeService(device, make_store, max_read_entities=max_read_entities,
+                                        programs=programs)
         self.address = address
         self._server = grpc.server(
             ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
