@@ -298,6 +298,9 @@ class Fabric:
         self._observers: list[Callable[[Delivery], None]] = []
         self._by_path: dict[Path, _Compiled] = {}
         self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
+        # The devices' P4Runtime servers share one ProgramCache (made with the first): a
+        # controller pushes the same program to each, checked (and its code made) once.
+        self._programs: Any = None
         self._running = False
         self._moves = 0  # deliveries so far; tells a quiet fabric from one between two steps
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
@@ -350,7 +353,7 @@ class Fabric:
         if grpc_address is not None:
             from softswitch.runtime.server.server import P4RuntimeServer  # not needed otherwise
 
-            node.server = P4RuntimeServer(device, grpc_address)
+            node.server = P4RuntimeServer(device, grpc_address, programs=self._program_cache())
             node.server.start()
         self._switches[name] = node
         self._nodes.append(node)
@@ -544,7 +547,8 @@ class Fabric:
         if node.server is not None:
             from softswitch.runtime.server.server import P4RuntimeServer
 
-            node.server = P4RuntimeServer(node.device, f"127.0.0.1:{node.server.port}")
+            node.server = P4RuntimeServer(node.device, f"127.0.0.1:{node.server.port}",
+                                          programs=self._program_cache())
             node.server.start()
         node.powered = True
         if self._running:
@@ -675,6 +679,13 @@ class Fabric:
         return len(self._heap) if self._native is None else int(self._native.in_flight())
 
     # -- the native core ------------------------------------------------------------------------
+
+    def _program_cache(self) -> Any:
+        if self._programs is None:
+            from softswitch.runtime.program_cache import ProgramCache
+
+            self._programs = ProgramCache()
+        return self._programs
 
     def attach_native(self) -> bool:
         """Attach the native core now, when the fabric is built, instead of at the first step

@@ -13,12 +13,10 @@ own Switch, with its own tables, externs' cells, PRE and C instance. The key is 
 bytes and the limits they are checked under; the engine is not part of it, because the checked
 program does not depend on the engine (the engine's artefacts are keyed on the program itself).
 
-Ownership: servers take a cache (``P4RuntimeServer(..., programs=ProgramCache())``); those
-given none share `SHARED_PROGRAMS`, a module-level instance, because the code that makes the
-servers of a fabric (softswitch/fabric.py, emulation/) makes each one on its own and would
-otherwise share nothing. Sharing it across servers is safe as it holds only immutable,
-content-keyed values; it is bounded (an LRU of `capacity` programs) and tests reset it with
-``clear()``.
+Ownership: servers take a cache (``P4RuntimeServer(..., programs=cache)``); a fabric
+(softswitch/fabric.py) owns one for all its devices' servers, a server given none makes its
+own. It holds only immutable, content-keyed values and is bounded (an LRU of `capacity`
+programs).
 """
 
 from __future__ import annotations
@@ -89,6 +87,3 @@ class ProgramCache:
             self._entries.clear()
             self.hits = self.misses = 0
 
-
-#: the cache of servers given none (see the module docstring)
-SHARED_PROGRAMS = ProgramCache()

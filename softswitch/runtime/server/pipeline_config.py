@@ -33,7 +33,7 @@ import grpc
 from finsy.proto import p4i, p4r
 
 from softswitch.limits import LimitError
-from softswitch.runtime.program_cache import SHARED_PROGRAMS, ProgramCache
+from softswitch.runtime.program_cache import ProgramCache
 from softswitch.runtime.server.device_config import DeviceConfigError, unwrap_device_config
 from softswitch.runtime.server.digest_lists import DigestLists, SendList
 from softswitch.runtime.server.p4info_match import check_p4info_matches
@@ -77,7 +77,7 @@ class PipelineManager:
     def __init__(self, device: Any, make_store: MakeStore, send_digest_list: SendList,
                  programs: ProgramCache | None = None) -> None:
         self.device = device
-        self.programs = programs if programs is not None else SHARED_PROGRAMS
+        self.programs = programs if programs is not None else ProgramCache()
         self._make_store = make_store
         self._send_digest_list = send_digest_list
         self._active: Bound | None = None
