@@ -17,14 +17,14 @@ time) costs on this machine, and how far a 10-minute run goes.
 - `largest`: the largest fabric a 10-minute run carries, measured, not extrapolated:
   scenarios/scale-256-cut.yaml (256 NICs, 8 planes, 256 switches, a permutation and a cable
   cut) run as `mrc-ctl emulate --engine c --fabric native` runs it (every mode of the
-  scenario, setup and close included), timed in wall and CPU seconds; `--largest 256 512`
-  goes on to 512 NICs (384 switches) when 256 fit the 600 s.
+  scenario, setup and close included), timed in wall and CPU seconds, then the same on 512
+  NICs (384 switches) when 256 fit the 600 s (`--largest 256`: the scenario file only).
 - `sweep`: `mrc-ctl sweep` of a small scenario (8 KiB ring all-reduce, cable cut) in mode mrc
   with 2 seeds (2 runs, 2 reports: 2 seeds x 2 modes does not fit the benchmark's minute),
   --jobs 1 against --jobs 2: wall seconds each, and the report.json bytes compared.
 
-    python -m bench.emulation          # these only (about 10 minutes on a 2-core machine,
-                                       # the 256-NIC run most of it; `--largest` alone skips it)
+    python -m bench.emulation          # these only (the 256- and 512-NIC runs most of it;
+                                       # `--largest` alone skips them)
 
 Every run uses the C engine and the native fabric core (ENGINE, FABRIC below), recorded in
 each JSON record.
@@ -67,7 +67,7 @@ BUDGET_S = 600.0         # the "10-minute run": wall seconds of one `mrc-ctl emu
 # 512 NICs at most), each run only when the one before fit the budget.
 LARGEST_SCENARIO = ROOT / "scenarios" / "scale-256-cut.yaml"
 LADDER = (256, 512)
-LARGEST_DEFAULT = (256,)   # `make bench`: the scenario file only (--largest 256 512: the ladder)
+LARGEST_DEFAULT = LADDER   # `make bench`: the ladder (--largest 256: the scenario file only)
 
 # The issue-26 comparison with htsim: a seeded permutation on a 2-plane 2-tier Clos at
 # 100 Gb/s with 4 KiB packets, (NICs, radix) per size; `permutation_µs` bounds each run's
