@@ -39,7 +39,7 @@ typedef struct ss_job {
 } ss_job;
 typedef struct ss_ctx {
     uint32_t hsize, msize, smsize, dstride;
-    ss_set *groups, *sessions; int32_t ngroups, nsessions, capgroups, capsessions;
+    ss_set *groups, *sessions; int32_t ngroups, nsessions;
     ss_job *q; int32_t qhead, qn, qcap, nd, count;
     ss_job cur;
     uint8_t **pool; int32_t npool, cappool;

@@ -329,12 +329,7 @@ class FabricCore:
         lib, c, new = self.lib, self.c, self.ffi.new
         with self.lock:
             lib.fc_pre_clear(c, i)
-            sets = [(0, g, 0, pre.replicate(g)) for g in pre.groups()]
-            for sid in pre.sessions():
-                found = pre.clone_targets(sid)
-                if found is not None:
-                    sets.append((1, sid, found[0].packet_length_bytes, found[1]))
-            for kind, ident, trunc, copies in sets:
+            for kind, ident, trunc, copies in pre.native_sets():
                 if lib.fc_pre_add(c, i, kind, ident, trunc, len(copies),
                                   new("uint32_t[]", [port for port, _ in copies] or [0]),
                                   new("uint32_t[]", [rid for _, rid in copies] or [0])):

@@ -71,7 +71,8 @@ typedef struct fout { uint32_t port, len; uint8_t *data; double start, end; } fo
 /* the packet replication engine's answer for one multicast group or clone session (what
  * engine/pre.py's replicate / clone_targets give, mirrored on every PRE write): its copies
  * (egress port, rid) in order and, for a session, the clone length (0: whole) */
-typedef struct fset { uint64_t id; uint32_t trunc, n; uint32_t *port, *rid; } fset;
+typedef struct ss_set { uint64_t id; uint32_t trunc, n; uint32_t *port, *rid; } ss_set;
+#include "ss_pre.h"
 
 /* where the walk's end-of-pass decisions read and write: the instance's request fields (I_t)
  * and standard_metadata's fields (sm_t), each an offset and a size (1, 2, 4 or 8 bytes) */
@@ -100,7 +101,7 @@ typedef struct fdev {
     int64_t obs_off;   /* where the program instance counts its observed writes (-1: none) */
     parse_fn parse; deparse_fn deparse; field_list_fn field_list;
     uint32_t off[O_COUNT], size[O_COUNT];
-    fset *groups, *sessions; int ngroups, nsessions;
+    ss_set *groups, *sessions; int32_t ngroups, nsessions;
     int32_t wire[NPORTS];
     uint64_t rx, tx, drop_input, drop_recirc, drop_nopipe, qdropped;
     uint8_t *out;
@@ -628,12 +629,8 @@ void fc_set_force_py(fcore *c, int i, int on) { c->dev[i].force_py = on; }
 void fc_set_obs(fcore *c, int i, int64_t off) { c->dev[i].obs_off = off; }
 
 static void pre_free(fdev *d) {
-    for (int k = 0; k < d->ngroups; k++) { free(d->groups[k].port); free(d->groups[k].rid); }
-    for (int k = 0; k < d->nsessions; k++) {
-        free(d->sessions[k].port); free(d->sessions[k].rid);
-    }
-    free(d->groups); free(d->sessions);
-    d->groups = d->sessions = NULL; d->ngroups = d->nsessions = 0;
+    ss_sets_free(&d->groups, &d->ngroups);
+    ss_sets_free(&d->sessions, &d->nsessions);
 }
 
 /* the device's end-of-pass decisions in C from now on (parse/deparse/field_list: the
@@ -656,25 +653,10 @@ void fc_pre_clear(fcore *c, int i) { pre_free(&c->dev[i]); }
 int fc_pre_add(fcore *c, int i, int kind, uint64_t id, uint32_t trunc, uint32_t n,
                const uint32_t *port, const uint32_t *rid) {
     fdev *d = &c->dev[i];
-    fset **list = kind ? &d->sessions : &d->groups;
-    int *count = kind ? &d->nsessions : &d->ngroups;
-    fset *l = realloc(*list, (size_t)(*count + 1) * sizeof *l);
-    if (!l) return -1;
-    *list = l;
-    fset *e = &l[*count];
-    e->id = id; e->trunc = trunc; e->n = n;
-    e->port = malloc((n ? n : 1) * sizeof(uint32_t));
-    e->rid = malloc((n ? n : 1) * sizeof(uint32_t));
-    if (!e->port || !e->rid) { free(e->port); free(e->rid); return -1; }
-    if (n) { memcpy(e->port, port, n * sizeof(uint32_t)); memcpy(e->rid, rid, n * sizeof(uint32_t)); }
-    (*count)++;
-    return 0;
+    return kind ? ss_set_push(&d->sessions, &d->nsessions, id, trunc, n, port, rid)
+                : ss_set_push(&d->groups, &d->ngroups, id, trunc, n, port, rid);
 }
 
-static const fset *pre_find(const fset *list, int n, uint64_t id) {
-    for (int k = 0; k < n; k++) if (list[k].id == id) return &list[k];
-    return NULL;
-}
 void fc_set_blackholed(fcore *c, int i, int on) { c->dev[i].blackholed = on; }
 
 /* a pipeline swap (Device.commit): what was queued and the resubmit buffer are gone */
@@ -842,7 +824,7 @@ enum { IT_NORMAL = 0, IT_INGRESS_CLONE = 1, IT_RECIRC = 4, IT_REPLICATION = 5 };
 
 /* V1Pipeline._fan_out: one egress job per copy, each with its own PHV (a copy of `phv`,
  * egress_rid set) and the packet (its payload at `off`) */
-static void fan_out(fcore *c, fdev *d, const fset *copies, const uint8_t *phv,
+static void fan_out(fcore *c, fdev *d, const ss_set *copies, const uint8_t *phv,
                     const uint8_t *data, uint32_t len, uint32_t off, uint32_t trunc,
                     uint32_t cut) {
     size_t size = (size_t)d->hsize + d->msize + d->smsize;
@@ -869,7 +851,7 @@ static int end_ingress(fcore *c, fdev *d, fj *j, uint8_t *phv) {
     uint8_t *m = phv + d->hsize, *sm = m + d->msize;
     uint32_t truncate = (req & SS_REQ_TRUNCATE) ? (uint32_t)get(d, R, O_TRUNCATE) : 0;
     if ((req & SS_REQ_CLONE) && get(d, R, O_CLONE_TYPE) == 1) {   /* I2E */
-        const fset *s = pre_find(d->sessions, d->nsessions, get(d, R, O_CLONE_SESSION));
+        const ss_set *s = ss_set_find(d->sessions, d->nsessions, get(d, R, O_CLONE_SESSION));
         if (s) {   /* _clone_from_ingress: the original re-parsed, metadata reset */
             uint8_t *cphv = phv_new(d);
             if (!cphv) { c->error = 1; free(phv); fj_free(j); return 1; }
@@ -887,7 +869,7 @@ static int end_ingress(fcore *c, fdev *d, fj *j, uint8_t *phv) {
     uint64_t mgid = get(d, sm, O_MCAST_GRP);
     if (mgid) {
         put(d, sm, O_INSTANCE_TYPE, IT_REPLICATION);
-        fan_out(c, d, pre_find(d->groups, d->ngroups, mgid), phv, j->data, j->len, w->off, 0,
+        fan_out(c, d, ss_set_find(d->groups, d->ngroups, mgid), phv, j->data, j->len, w->off, 0,
                 truncate);
         free(phv); fj_free(j);
         return 1;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ss_pre.h"
+
 #define SS_MAX_JOBS 256u      /* engine/pipeline.py's MAX_JOBS: passes per input packet */
 #define SS_OUT_HEAD 65536u    /* deparser bytes an output may take (pipeline.OUT_CAPACITY) */
 
@@ -83,42 +85,16 @@ static void ss_walk_clear(ss_ctx *c) {
     c->nbufs = 0;
 }
 
-/* the PRE mirror: each multicast group's (kind 0) or clone session's (kind 1) copies, as
- * engine/pre.py's replicate / clone_targets answer, and a session's clone length */
-static const ss_set *ss_set_find(const ss_set *list, int32_t n, uint64_t id) {
-    for (int32_t k = 0; k < n; k++) if (list[k].id == id) return &list[k];
-    return NULL;
-}
-
+/* the PRE mirror (ss_pre.h) */
 static void ss_sets_clear(ss_ctx *c) {
-    for (int32_t k = 0; k < c->ngroups; k++) { free(c->groups[k].port); free(c->groups[k].rid); }
-    for (int32_t k = 0; k < c->nsessions; k++) {
-        free(c->sessions[k].port); free(c->sessions[k].rid);
-    }
-    free(c->groups); free(c->sessions);
-    c->groups = c->sessions = NULL;
-    c->ngroups = c->nsessions = c->capgroups = c->capsessions = 0;
+    ss_sets_free(&c->groups, &c->ngroups);
+    ss_sets_free(&c->sessions, &c->nsessions);
 }
 
 static int ss_set_add(ss_ctx *c, int kind, uint64_t id, uint32_t trunc, uint32_t n,
                       const uint32_t *port, const uint32_t *rid) {
-    ss_set **list = kind ? &c->sessions : &c->groups;
-    int32_t *count = kind ? &c->nsessions : &c->ngroups;
-    int32_t *cap = kind ? &c->capsessions : &c->capgroups;
-    ss_set *l = ss_grow(*list, cap, *count + 1, sizeof *l);
-    if (!l) return -1;
-    *list = l;
-    ss_set *e = &l[*count];
-    e->id = id; e->trunc = trunc; e->n = n;
-    e->port = malloc((n ? n : 1) * sizeof(uint32_t));
-    e->rid = malloc((n ? n : 1) * sizeof(uint32_t));
-    if (!e->port || !e->rid) { free(e->port); free(e->rid); return -1; }
-    if (n) {
-        memcpy(e->port, port, n * sizeof(uint32_t));
-        memcpy(e->rid, rid, n * sizeof(uint32_t));
-    }
-    (*count)++;
-    return 0;
+    return kind ? ss_set_push(&c->sessions, &c->nsessions, id, trunc, n, port, rid)
+                : ss_set_push(&c->groups, &c->ngroups, id, trunc, n, port, rid);
 }
 
 /* a pass's digests onto the queue: n records of (site, receiver, dstride value words), each
