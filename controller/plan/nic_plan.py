@@ -78,8 +78,12 @@ class EvProfile:
     per plane, never fewer than `ev_min_active` usable, `probe_successes` answered probes in a
     row bring an ASSUMED_BAD EV back.
 
-    GENERATED: EV `e` is plane `e mod planes`, T1 index `(e div planes) mod T1s` (backups go on
-    counting), so the active set covers every (plane, T1) evenly. EXPLICIT: `explicit` lists
+    GENERATED: EV `e` is plane `e mod planes`, T1 index `(e div planes + s * ev_count / planes)
+    mod T1s`, where `s` is the NIC's place among the NICs under its T0 in that plane (backups go
+    on counting). With as many EVs per plane as T1s, every NIC covers every (plane, T1) evenly;
+    with fewer (the sources' 128-256 EVs sample a few percent of a large fabric's paths), the
+    NICs under one T0 take disjoint blocks of T1s, so their samples together still cover the
+    plane instead of all crowding the first T1s. EXPLICIT: `explicit` lists
     (plane, T1 index) per EV, active set then backups, EV `e` in plane `e mod planes` (the NIC
     keeps each plane's share equal that way)."""
 
@@ -123,8 +127,8 @@ class EvProfile:
             raise PlanError(f"{where}: EVs are listed but the mode is {self.mode.value}")
 
     def evs(self, planes: int) -> Iterable[tuple[int, int, int]]:
-        """(EV, plane, T1 index before wrapping over the plane's T1s): active EVs first, then
-        backups."""
+        """(EV, plane, T1 index before the NIC's spread and wrapping over the plane's T1s):
+        active EVs first, then backups."""
         if self.mode == EvMode.EXPLICIT:
             for ev, (plane, t1) in enumerate(self.explicit):
                 yield ev, plane, t1
@@ -201,6 +205,7 @@ class NicPlanner:
         # NIC plan compact at 131,072 NICs: per T0 row and per profile, not per NIC.
         self._row_templates: dict[tuple[int, str], tuple[PlannedEntry, ...]] = {}
         self._profile_paths: dict[tuple[object, ...], tuple[PlannedEntry, ...]] = {}
+        self._places: dict[str, dict[int, int]] = {}   # T0 -> its NIC ports' places, by port
 
     def plan_nic(self, name: str, connections: Sequence[NicConnection],
                  profile: EvProfile | None = None, *, all_rows: bool = False) -> NicPlan:
@@ -320,8 +325,11 @@ class NicPlanner:
         return found
 
     def _ev_paths(self, nic: Nic, profile: EvProfile) -> tuple[PlannedEntry, ...]:
-        # By the T1 choices (shared tuples: every T0 of a Clos plane has the same ones).
-        key = (profile, tuple(id(self._t1s(nic, p)) for p in range(len(nic.attachments))))
+        # By the T1 choices (shared tuples: every T0 of a Clos plane has the same ones) and the
+        # NIC's spread over them (0 in every plane when each NIC's EVs cover every T1).
+        planes = len(nic.attachments)
+        key = (profile, tuple((id(self._t1s(nic, p)), self._spread(nic, p, profile))
+                              for p in range(planes)))
         found = self._profile_paths.get(key)
         if found is None:
             found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
@@ -355,10 +363,25 @@ class NicPlanner:
             if profile.mode == EvMode.EXPLICIT and k >= len(t1s):
                 raise PlanError(f"NIC {nic.name}: EV {ev} names T1 index {k}; plane {plane} "
                                 f"has {len(t1s)} T1s above {nic.attachments[plane][0]}")
-            _, t1 = t1s[k % len(t1s)]
+            _, t1 = t1s[(k + self._spread(nic, plane, profile)) % len(t1s)]
             out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
                                          "set_path", {"plane": plane, "t1_usid": t1}))
         return out
+
+    def _spread(self, nic: Nic, plane: int, profile: EvProfile) -> int:
+        """Where the NIC's GENERATED EVs start among its T0's T1s in `plane`: its place under
+        that T0 times the profile's EVs per plane, wrapped (EvProfile's docstring says why)."""
+        if profile.mode != EvMode.GENERATED:
+            return 0
+        t0, port = nic.attachments[plane]
+        places = self._places.get(t0)
+        if places is None:
+            topo = self.topology
+            places = self._places[t0] = {
+                p: i for i, p in enumerate(p for p, peer, _ in topo.neighbors(t0)
+                                           if topo.is_nic(peer))}
+        return places[port] * (profile.ev_count // len(nic.attachments)) % len(
+            self._t1s(nic, plane))
 
     def _t1s(self, nic: Nic, plane: int) -> tuple[tuple[str, int], ...]:
         t0 = nic.attachments[plane][0]

@@ -20,6 +20,7 @@ from controller.plan.nic_plan import (
 )
 from controller.plan.plan import FabricPlan
 from controller.plan.usid import NIC_DECAP_USID, PlanError, carrier, switch_mac, ua_usid
+from controller.topology.generate import generate
 from controller.topology.yaml_io import load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,3 +211,40 @@ def test_explicit_profiles_list_their_evs(plan: FabricPlan) -> None:
         NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)], EvProfile(
             ev_count=2, backups=0, ev_min_active=1, mode=EvMode.EXPLICIT,
             explicit=((0, 0), (1, 5))))
+
+
+def active_t1s(plan: FabricPlan, nic: str, profile: EvProfile) -> dict[int, list[int]]:
+    """Per plane, the T1 uSIDs of the NIC's active EVs, by EV."""
+    made = NicPlanner(plan).plan_nic(nic, [], profile)
+    out: dict[int, list[int]] = {}
+    for e in sorted((e for e in made.entries if e.table == "ev_path"),
+                    key=lambda e: dict(e.match)["ev"]):
+        if dict(e.match)["ev"] < profile.ev_count:
+            out.setdefault(dict(e.params)["plane"], []).append(dict(e.params)["t1_usid"])
+    return out
+
+
+def test_fewer_evs_per_plane_than_t1s_spread_the_nics_of_a_t0_over_disjoint_t1s() -> None:
+    # 2 planes, radix 16: 8 NICs under each T0, 8 T1s per plane. 4 EVs (2 per plane) sample
+    # a quarter of a plane's T1s: the T0's NICs take the blocks in turn, so the T0's uplinks
+    # carry the same share instead of every NIC crowding T1s 0 and 1.
+    plan = FabricPlan(generate(2, 16, 32))
+    profile = EvProfile(ev_count=4, backups=0, ev_min_active=2)
+    names = {plan.usid(f"p{p}-t1-{i}"): i for p in range(2) for i in range(8)}
+    for t0 in range(4):
+        uplinks: Counter[tuple[int, int]] = Counter()
+        for place in range(8):
+            got = active_t1s(plan, f"nic{t0 * 8 + place}", profile)
+            for plane, t1s in got.items():
+                indexes = [names[u] for u in t1s]
+                assert indexes == [(2 * place) % 8, (2 * place + 1) % 8]
+                uplinks.update((plane, i) for i in indexes)
+        assert set(uplinks.values()) == {2} and len(uplinks) == 16   # every T1, evenly
+
+
+def test_as_many_evs_per_plane_as_t1s_keep_every_nic_on_every_t1_in_ev_order() -> None:
+    plan = FabricPlan(generate(2, 8, 16))           # 4 T1s per plane, 4 NICs under each T0
+    profile = EvProfile(ev_count=8, backups=2, ev_min_active=2)
+    want = {p: [plan.usid(f"p{p}-t1-{i}") for i in range(4)] for p in range(2)}
+    for n in range(16):
+        assert active_t1s(plan, f"nic{n}", profile) == want
