@@ -9,8 +9,10 @@ Rules, per NIC, EV profile and EV (plane p, T1 t):
 - The EV is unusable when its path from this NIC, or towards any peer of the connections on its
   profile, crosses a failed T0-T1 link or a failed T1. (A profile serves all its connections, so
   an EV that is dead towards one peer is moved for all of them.)
-- It moves to a healthy T1 of plane p, the healthy T1s taken in turn by EV so the plane's load
-  stays spread (and every plane keeps its share: the EV stays in its plane). A T1 is a candidate
+- It moves to a healthy T1 of plane p, the healthy T1s taken in turn by EV, counted from the
+  NIC's own index, so the plane's load stays spread: over one NIC's EVs, and over the NICs whose
+  EVs crossed the failure (with fewer EVs per plane than T1s those EVs share numbers: counted
+  from 0 they would all land on one T1). Every plane keeps its share: the EV stays in its plane. A T1 is a candidate
   only if it is cabled to this NIC's T0 and to the T0 of every such peer (topology/reach.py): a
   fabric with a cable left out has T1s that reach some T0s only, and a T1 with no cable to a T0
   is not "down" there, it is never a path.
@@ -40,6 +42,7 @@ def repaired_paths(plan: FabricPlan, nic: str, peers: Sequence[str],
     reach = plan.templates.reach
     names = {plan.usid(s.name): s.name for s in topo.switches}
     me = topo.nic(nic).attachments
+    turn = topo.nic(nic).index   # where this NIC starts taking the healthy T1s in turn
     t0s_of: dict[int, list[tuple[tuple[str, int], ...]]] = {}   # profile -> attachments
 
     def t0s(pid: int) -> list[tuple[tuple[str, int], ...]]:
@@ -69,7 +72,7 @@ def repaired_paths(plan: FabricPlan, nic: str, peers: Sequence[str],
             spare = healthy[(pid, plane)] = [(name, u) for name, u in choices
                                              if usable(pid, plane, name)]
         if spare:
-            _, u = spare[ev % len(spare)]
+            _, u = spare[(ev + turn) % len(spare)]
             out.append(PlannedEntry(entry.table, entry.match, "set_path",
                                     (("plane", plane), ("t1_usid", u))))
         elif (ev < profile.ev_count

@@ -105,6 +105,25 @@ def test_evs_across_a_failed_link_move_to_healthy_t1s_of_their_plane(plan: Fabri
     assert repaired_paths(plan, "nic0", ["nic9"], planned, wide, Verdict()) == planned
 
 
+def test_the_nics_that_lose_a_t1_spread_their_moved_evs_over_the_healthy_ones(
+        plan: FabricPlan) -> None:
+    # 2 EVs per plane on 4 T1s: the NICs under a T0 take T1 blocks {0, 1} and {2, 3} in turn
+    # (nic_plan.py), so EV 4 (plane 0's second) of half the fabric's NICs crosses p0-t1-1.
+    # Counted from EV 4 alone, all of them would land on one healthy T1.
+    narrow = EvProfile(ev_count=8, backups=0, ev_min_active=4)
+    verdict = Verdict(switches_down={"p0-t1-1"})
+    landed: dict[str, int] = {}
+    for n in range(32):
+        nic, peer = f"nic{n}", f"nic{(n + 4) % 32}"
+        planned = nic_paths(plan, nic, [peer], narrow)
+        changed = rewrites(planned, repaired_paths(plan, nic, [peer], planned, narrow, verdict))
+        assert [dict(e.match)["ev"] for e in changed] == ([4] if n % 2 == 0 else [])
+        for e in changed:
+            landed[t1_of(plan, e)] = landed.get(t1_of(plan, e), 0) + 1
+    assert set(landed) == {"p0-t1-0", "p0-t1-2", "p0-t1-3"}
+    assert sum(landed.values()) == 16 and max(landed.values()) - min(landed.values()) <= 1
+
+
 def test_a_plane_without_healthy_t1s_is_denied_down_to_the_floor(plan: FabricPlan) -> None:
     dead = {f"p2-t1-{j}" for j in range(4)}
     planned = nic_paths(plan, "nic0", ["nic9"])
