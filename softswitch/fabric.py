@@ -73,6 +73,10 @@ from softswitch.wire_tally import WireTally
 
 ProgramSource = str | Path | CheckedProgram
 BURST = 64  # steps a device takes before the next device's turn (a pass interleaves them)
+# Threads the P4Runtime servers' unary calls share (streaming calls get threads of their own:
+# runtime/server/worker_pool.py). The servers run under this process's one GIL: more threads
+# would not answer faster, only wake more.
+RPC_WORKERS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +302,14 @@ class Fabric:
         self._observers: list[Callable[[Delivery], None]] = []
         self._by_path: dict[Path, _Compiled] = {}
         self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
-        # The devices' P4Runtime servers share one ProgramCache (made with the first): a
-        # controller pushes the same program to each, checked (and its code made) once.
+        # The devices' P4Runtime servers share what is made with the first: one ProgramCache
+        # (a controller pushes the same program to each, checked and its code made once), one
+        # WorkerPool (threads for their calls) and one DigestSweeper (one thread for all their
+        # digest timeouts), so a fabric of N servers runs N + RPC_WORKERS + 1 threads for
+        # them, plus two per open stream.
         self._programs: Any = None
+        self._server_pool: Any = None
+        self._sweeper: Any = None
         self._running = False
         self._moves = 0  # deliveries so far; tells a quiet fabric from one between two steps
         self.unlinked_drops = 0  # packets sent out of a port with nothing attached
@@ -351,10 +360,7 @@ class Fabric:
         if program is not None:
             device.commit(self._pipeline(program, drop_port, trace))
         if grpc_address is not None:
-            from softswitch.runtime.server.server import P4RuntimeServer  # not needed otherwise
-
-            node.server = P4RuntimeServer(device, grpc_address, programs=self._program_cache())
-            node.server.start()
+            node.server = self._serve(device, grpc_address)
         self._switches[name] = node
         self._nodes.append(node)
         self._schedule.add()
@@ -545,11 +551,7 @@ class Fabric:
         if program is not None:
             node.device.commit(self._pipeline(program, node.device.drop_port, node.device.trace))
         if node.server is not None:
-            from softswitch.runtime.server.server import P4RuntimeServer
-
-            node.server = P4RuntimeServer(node.device, f"127.0.0.1:{node.server.port}",
-                                          programs=self._program_cache())
-            node.server.start()
+            node.server = self._serve(node.device, f"127.0.0.1:{node.server.port}")
         node.powered = True
         if self._running:
             node.device.start()
@@ -680,12 +682,25 @@ class Fabric:
 
     # -- the native core ------------------------------------------------------------------------
 
-    def _program_cache(self) -> Any:
+    def _serve(self, device: Device, address: str) -> Any:
+        """A started P4Runtime server for `device` on `address`, with what the fabric's
+        servers share (made with the first)."""
+        from softswitch.runtime.server.server import P4RuntimeServer  # not needed otherwise
+
         if self._programs is None:
             from softswitch.runtime.program_cache import ProgramCache
 
             self._programs = ProgramCache()
-        return self._programs
+        if self._server_pool is None:
+            from softswitch.runtime.server.digest_sweeper import DigestSweeper
+            from softswitch.runtime.server.worker_pool import WorkerPool
+
+            self._server_pool = WorkerPool(RPC_WORKERS)
+            self._sweeper = DigestSweeper()
+        server = P4RuntimeServer(device, address, programs=self._programs,
+                                 pool=self._server_pool, sweeper=self._sweeper)
+        server.start()
+        return server
 
     def attach_native(self) -> bool:
         """Attach the native core now, when the fabric is built, instead of at the first step
@@ -927,6 +942,10 @@ class Fabric:
             if s.server is not None:
                 s.server.stop()
                 s.server = None
+        if self._server_pool is not None:
+            self._sweeper.close()
+            self._server_pool.shutdown(wait=False)
+            self._server_pool = self._sweeper = None
 
     def __enter__(self) -> Fabric:
         self.start()

@@ -36,7 +36,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import grpc
@@ -47,16 +46,20 @@ from p4rt.protowire import collections_deferred
 from softswitch.runtime.program_cache import ProgramCache
 from softswitch.runtime.server import status
 from softswitch.runtime.server.arbitration import Arbitrator, election_id_of
+from softswitch.runtime.server.digest_sweeper import DigestSweeper
 from softswitch.runtime.server.pipeline_config import NO_PIPELINE, MakeStore, PipelineManager
 from softswitch.runtime.server.roles import entity_p4_id
 from softswitch.runtime.server.status import RpcError
 from softswitch.runtime.server.stream import StreamSession
 from softswitch.runtime.server.wire import encode_read_response, update_spans
+from softswitch.runtime.server.worker_pool import WorkerPool
 
 P4RUNTIME_API_VERSION = "1.4.0"
 SERVICE_NAME = "p4.v1.P4Runtime"
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024        # PI's limit
-MAX_STREAMS = 32                             # each open stream holds one worker thread
+MAX_STREAMS = 32                             # each open stream holds two threads
+MAX_LONG_CALLS = 64                          # streaming calls of a server that detach
+MAX_WORKERS = 64                             # a server's own pool: threads for unary calls
 READ_CHUNK = 1000                            # entities per ReadResponse (at most)
 SLICE_SECONDS = 0.002                        # device.lock held this long, then handed over
 MAX_READ_ENTITIES = 1_000_000                # entities one Read may return
@@ -116,7 +119,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                                          self._send_digest_list, programs)
         self._sessions: set[StreamSession] = set()
         self._sessions_lock = threading.Lock()
-        self.digest_wakeup = threading.Event()
+        self.digests_pending: Callable[[], None] = lambda: None   # the sweeper's wake-up
 
     def attach(self) -> None:
         """Start receiving the device's packet-ins and digests."""
@@ -366,7 +369,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         except Exception:   # a digest the P4Info does not describe: nobody can receive it
             return
         bound.digests.learn(digest_id, tuple(digest.values), data)
-        self.digest_wakeup.set()
+        self.digests_pending()
 
     def _send_digest_list(self, message: p4r.DigestList) -> None:
         response = p4r.StreamMessageResponse(digest=message)
@@ -375,14 +378,21 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 client.send(response)
 
     def tick_digests(self) -> float:
-        """Enforce digest timeouts; returns the seconds until the next one is due."""
+        """Enforce digest timeouts; returns the seconds until the next one is due (1 when
+        none is)."""
+        delay = self.sweep_digests()
+        return 1.0 if delay is None else delay
+
+    def sweep_digests(self) -> float | None:
+        """Enforce digest timeouts; returns the seconds until the next one is due, at most 1
+        and at least 0.0005 (None: nothing pending, until a digest is learned)."""
         bound = self.pipelines.peek()
         if bound is None:
-            return 1.0
+            return None
         bound.digests.tick()
         deadline = bound.digests.next_deadline()
         if deadline is None:
-            return 1.0
+            return None
         return min(1.0, max(0.0005, (deadline - time.monotonic_ns()) / 1e9))
 
 
@@ -443,8 +453,40 @@ def _decoded(requests: Iterator[Any]) -> Iterator[Any]:
         yield request
 
 
-def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandler]:
-    """The handlers of every ``p4.v1.P4Runtime`` method, with tolerant decoders."""
+class _LongCalls:
+    """Detaches a server's streaming calls (Read, StreamChannel) from the worker pool: a
+    stream lives as long as its client keeps it, and a Read waits for its client to take each
+    chunk. At most MAX_LONG_CALLS of one server at a time; beyond, one runs as a unary call
+    does, on one of the pool's `workers`."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self._pool = pool
+        self._lock = threading.Lock()
+        self._running = 0
+
+    def wrap(self, handler: Callable[[Any, Any], Iterator[Any]],
+             ) -> Callable[[Any, Any], Iterator[Any]]:
+        """`handler` (of a streaming call) with its responses run as a long call."""
+        return lambda request, context: self.run(handler(request, context))
+
+    def run(self, responses: Iterator[Any]) -> Iterator[Any]:
+        """`responses` (a handler's generator), iterated on a detached thread."""
+        with self._lock:
+            detached = self._running < MAX_LONG_CALLS
+            self._running += detached
+        try:
+            if detached:
+                self._pool.detach()
+            yield from responses
+        finally:
+            with self._lock:
+                self._running -= detached
+
+
+def _method_handlers(service: P4RuntimeService,
+                     long_calls: _LongCalls) -> dict[str, grpc.RpcMethodHandler]:
+    """The handlers of every ``p4.v1.P4Runtime`` method, with tolerant decoders; streaming
+    responses run as `long_calls`."""
     handlers = {}
     for method in p4r.DESCRIPTOR.services_by_name["P4Runtime"].methods:
         request_cls = getattr(p4r, method.input_type.name)
@@ -453,11 +495,11 @@ def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandl
         codecs = {"request_deserializer": _decoder(request_cls, method.name == "Write"),
                   "response_serializer": _encoder(response_cls)}
         if method.client_streaming:
-            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                lambda requests, context, fn=fn: fn(_decoded(requests), context), **codecs)
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(long_calls.wrap(
+                lambda requests, context, fn=fn: fn(_decoded(requests), context)), **codecs)
         elif method.server_streaming:
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _unary(fn, lambda: iter(())), **codecs)
+                long_calls.wrap(_unary(fn, lambda: iter(()))), **codecs)
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
                 _unary(fn, response_cls), **codecs)
@@ -465,23 +507,33 @@ def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandl
 
 
 class P4RuntimeServer:
-    """A gRPC server with the P4Runtime service of `device` (insecure unless `credentials`)."""
+    """A gRPC server with the P4Runtime service of `device` (insecure unless `credentials`).
+
+    Servers of one owner (a Fabric's) share its `pool` (worker_pool.py: unary calls run on
+    its `workers` threads, streaming calls on threads of their own) and its `sweeper`
+    (digest_sweeper.py: one thread enforces every server's digest timeouts). A server given
+    neither makes its own, of `max_workers`, and stops them with itself."""
 
     def __init__(self, device: Any, address: str = "0.0.0.0:9559",
                  credentials: grpc.ServerCredentials | None = None, *,
-                 make_store: MakeStore | None = None, max_workers: int = 64,
+                 make_store: MakeStore | None = None, max_workers: int = MAX_WORKERS,
                  max_read_entities: int = MAX_READ_ENTITIES,
-                 programs: ProgramCache | None = None) -> None:
+                 programs: ProgramCache | None = None, pool: WorkerPool | None = None,
+                 sweeper: DigestSweeper | None = None) -> None:
         self.service = P4RuntimeService(device, make_store, max_read_entities=max_read_entities,
                                         programs=programs)
         self.address = address
+        self._own_pool = pool is None
+        self.pool = WorkerPool(max_workers) if pool is None else pool
+        self._own_sweeper = sweeper is None
+        self.sweeper = DigestSweeper() if sweeper is None else sweeper
         self._server = grpc.server(
-            ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+            self.pool,   # type: ignore[arg-type]  # grpc only calls submit
             options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                      ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                      # A second switch on a taken port must fail, not share the port.
                      ("grpc.so_reuseport", 0)])
-        handlers = _method_handlers(self.service)
+        handlers = _method_handlers(self.service, _LongCalls(self.pool))
         self._server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
         self._server.add_registered_method_handlers(SERVICE_NAME, handlers)
@@ -491,29 +543,33 @@ class P4RuntimeServer:
             else:
                 port = self._server.add_secure_port(address, credentials)
         except RuntimeError as exc:
+            self._release()
             raise OSError(f"P4Runtime server cannot listen on {address}: {exc}") from exc
         if port == 0:
+            self._release()
             raise OSError(f"P4Runtime server cannot listen on {address}")
         self.port: int = port
-        self._stop = threading.Event()
-        self._sweeper: threading.Thread | None = None
 
     def start(self) -> None:
         self.service.attach()
         self._server.start()
-        self._sweeper = threading.Thread(target=self._sweep, name="p4rt-digests", daemon=True)
-        self._sweeper.start()
+        self.service.digests_pending = self.sweeper.add(self.service)
 
     def stop(self, grace: float | None = None) -> None:
         """Close every stream, stop serving (in-flight calls get `grace` seconds)."""
         self.service.close_streams()
         self._server.stop(grace).wait()
         self.service.detach()
-        self._stop.set()
-        self.service.digest_wakeup.set()
-        if self._sweeper is not None:
-            self._sweeper.join()
-            self._sweeper = None
+        self.sweeper.remove(self.service)
+        self.service.digests_pending = lambda: None
+        self._release()
+
+    def _release(self) -> None:
+        """Stop the pool and sweeper this server made (a shared one is its owner's)."""
+        if self._own_sweeper:
+            self.sweeper.close()
+        if self._own_pool:
+            self.pool.shutdown(wait=False)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server stops (True) or `timeout` passes (False)."""
@@ -525,13 +581,3 @@ class P4RuntimeServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop(0)
-
-    def _sweep(self) -> None:
-        wakeup = self.service.digest_wakeup
-        while not self._stop.is_set():
-            wakeup.clear()   # before the tick, so a digest learned meanwhile wakes us
-            try:
-                delay = self.service.tick_digests()
-            except Exception:   # never let the sweeper die; the next tick retries
-                delay = 0.1
-            wakeup.wait(delay)

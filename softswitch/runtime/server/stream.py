@@ -21,7 +21,10 @@ from softswitch.runtime.server.arbitration import Arbitrator
 from softswitch.runtime.server.status import ERROR_SPACE, RpcError, code_number
 
 MAX_QUEUED = 10_000        # notifications buffered per stream before dropping
-_POLL_S = 0.5              # how often a waiting handler checks that the call is still alive
+# How often a waiting handler checks that the call is still alive. gRPC's callback says when
+# it ends (`run`), so this is only a safety net: rare, as each check wakes the thread (a
+# fabric keeps hundreds of streams open).
+_POLL_S = 5.0
 
 
 class Handlers(Protocol):
@@ -75,7 +78,8 @@ class StreamSession:
             self._client_done.set()
             self._outbox.put(_End())
 
-        context.add_callback(ended)
+        if not context.add_callback(ended):   # the call ended already
+            ended()
         reader = threading.Thread(target=self._read, args=(requests,),
                                   name="p4rt-stream-reader", daemon=True)
         reader.start()
