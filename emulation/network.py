@@ -15,6 +15,7 @@ what was raised before it.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,17 @@ PUSH_CONCURRENCY = 4
 # it shares this process's CPU with every other device's server, so on a large fabric or a
 # loaded machine a healthy one can miss the controller's defaults (10 s, 30 s) for real devices.
 PUSH_TIMEOUT_S = 300.0
+# The GIL's switch interval while a Network is open (CPython's default: 5 ms). This process
+# runs a thread per device that wakes on its own (grpc's `_serve`, five times a second) and two
+# per open session (its stream's reader, ten times a second, and its channel's poller, five),
+# each wanting the GIL for a moment. A thread waiting for the GIL wakes every switch interval to ask for it: once a few
+# hundred wait together (the CPU shared with another such process), their own wake-ups take
+# the CPU (futex calls, sys time far above user) and each hand-over waits behind them, so more
+# pile up: a convoy that does not recover (two scale-256-cut runs side by side took 870 s for
+# two modes of four, sys 13x user). At 50 ms the waiters wake ten times less and the same pair
+# ran its four modes in 154 s each, sys a third of user. Results do not depend on it (virtual
+# time); a thread that needs the GIL from a busy one waits up to this long.
+SWITCH_INTERVAL_S = 0.05
 
 
 @dataclass
@@ -130,6 +142,8 @@ class Network:
         self.t0s: dict[str, tuple[SwitchConnection, list[int]]] = {}   # session, packet-ins sent
         # device -> (port, line rate in bit/s or None, queue depth or None): both cable ends
         self._ports: dict[str, list[tuple[int, float | None, int | None]]] = {}
+        self._switch_interval = sys.getswitchinterval()   # restored by close
+        sys.setswitchinterval(max(self._switch_interval, SWITCH_INTERVAL_S))
         try:
             for c in cables:
                 self._override(c)
@@ -287,6 +301,7 @@ class Network:
         for session, _ in self.t0s.values():
             session.close()
         self.fabric.close()
+        sys.setswitchinterval(self._switch_interval)
 
     def __enter__(self) -> Network:
         return self
