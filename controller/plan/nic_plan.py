@@ -358,12 +358,13 @@ class NicPlanner:
     def _make_ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
         planes = len(nic.attachments)
         out = []
+        spreads = [self._spread(nic, plane, profile) for plane in range(planes)]
         for ev, plane, k in profile.evs(planes):
             t1s = self._t1s(nic, plane)
             if profile.mode == EvMode.EXPLICIT and k >= len(t1s):
                 raise PlanError(f"NIC {nic.name}: EV {ev} names T1 index {k}; plane {plane} "
                                 f"has {len(t1s)} T1s above {nic.attachments[plane][0]}")
-            _, t1 = t1s[(k + self._spread(nic, plane, profile)) % len(t1s)]
+            _, t1 = t1s[(k + spreads[plane]) % len(t1s)]
             out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
                                          "set_path", {"plane": plane, "t1_usid": t1}))
         return out

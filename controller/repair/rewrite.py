@@ -12,10 +12,10 @@ Rules, per NIC, EV profile and EV (plane p, T1 t):
 - It moves to a healthy T1 of plane p, the healthy T1s taken in turn by EV, counted from the
   NIC's own index, so the plane's load stays spread: over one NIC's EVs, and over the NICs whose
   EVs crossed the failure (with fewer EVs per plane than T1s those EVs share numbers: counted
-  from 0 they would all land on one T1). Every plane keeps its share: the EV stays in its plane. A T1 is a candidate
-  only if it is cabled to this NIC's T0 and to the T0 of every such peer (topology/reach.py): a
-  fabric with a cable left out has T1s that reach some T0s only, and a T1 with no cable to a T0
-  is not "down" there, it is never a path.
+  from 0 they would all land on one T1). Every plane keeps its share: the EV stays in its
+  plane. A T1 is a candidate only if it is cabled to this NIC's T0 and to the T0 of every such
+  peer (topology/reach.py): a fabric with a cable left out has T1s that reach some T0s only,
+  and a T1 with no cable to a T0 is not "down" there, it is never a path.
 - No healthy T1 in the plane: DENIED (`deny_path`), unless the active EVs of the profile left
   usable would fall below its `ev_min_active`; then it keeps its path, and the NIC's own EV
   state (loss -> ASSUMED_BAD, probes) handles it.
