@@ -22,6 +22,7 @@ import gc
 import random
 from collections.abc import Callable, Sequence
 
+from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
 from controller.plan.nic_plan import EV_STATES, connection_profiles, nic_address
@@ -85,6 +86,7 @@ class RunState:
         self.repairer: Repairer | None = None
         self.prober: LinkProber | None = None
         self.confirm_loop: ProbeLoop | None = None
+        self.idle_sweep: IdleSweep | None = None
         if mode_.controller:
             timing = scenario.controller
             self.repairer = self._repairer()
@@ -93,6 +95,9 @@ class RunState:
             # Confirmation probes: one per suspect cable per round.
             self.confirm_loop = ProbeLoop(network.plan, timing.period_us / 1e6,
                                           timing.probe_timeout_us / 1e6)
+            if timing.idle_probe_interval_us and timing.confirm_probes:
+                self.idle_sweep = IdleSweep(network.plan, timing.idle_probe_interval_us / 1e6,
+                                            timing.probe_timeout_us / 1e6)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
         self.drop_counter = DropCounter(network, self.failures)
@@ -405,10 +410,15 @@ class RunState:
         received = self.net.packet_ins()
         # Probe answers first: what they prove is acted on by this round's poll.
         self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
+        if self.idle_sweep is not None:
+            self.repairer.idle_probed(self.idle_sweep.take(now_s, received), now_s)
         log = self.repairer.poll(now_s)
-        self.confirm_loop.send(now_s, self.repairer.confirm_targets(), self._send_probe)
-        healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
-                                    received)
+        confirming, taken_out = self.repairer.confirm_targets(), self.repairer.probe_targets()
+        self.confirm_loop.send(now_s, confirming, self._send_probe)
+        healthy = self.prober.round(now_s, taken_out, self._send_probe, received)
+        if self.idle_sweep is not None:
+            self.idle_sweep.send(now_s, self._send_probe,
+                                 confirming | taken_out | self.repairer.covered_cables())
         if healthy:
             self.repairer.proven_healthy(healthy, now_s)
             self.log.append({"at_us": self.clock(), "event": "probed_healthy",

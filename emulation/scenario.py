@@ -138,7 +138,10 @@ class ControllerTiming:
     (controller/daemon/probes.py): one every `probe_interval_us`, `probe_successes` back in a
     row to prove it healthy; and the confirmation of a suspect (controller/repair/confirm.py):
     `confirm_probes` lost in a row, each waited for `probe_timeout_us` (several fabric RTTs: a
-    probe queued behind a burst is late, not lost)."""
+    probe queued behind a burst is late, not lost); and idle monitoring
+    (controller/daemon/idle_probes.py): every T0-T1 cable probed once per
+    `idle_probe_interval_us` (0: never), so that a failure no traffic crosses is found too
+    (Clustermapper's ~1 ms, scaled as the emulator's RTOs are)."""
 
     period_us: int = 20
     window_us: int = 10_000
@@ -148,6 +151,7 @@ class ControllerTiming:
     probe_successes: int = 3
     confirm_probes: int = 3
     probe_timeout_us: int = 60
+    idle_probe_interval_us: int = 100
 
 
 @dataclass(frozen=True)
@@ -704,10 +708,16 @@ class _Reader(NodeReader):
         return {key: self.int_(got[key][1], f"{section}.{key}", 1, 10**9) for key in got}, got
 
     def controller(self, item: tuple[Node, Node] | None) -> ControllerTiming:
-        values, _ = self._timing(item, "controller",
-                                 ("period_us", "window_us", "settle_us", "hold_us",
-                                  "probe_interval_us", "probe_successes", "confirm_probes",
-                                  "probe_timeout_us"))
+        idle = "idle_probe_interval_us"   # 0 allowed: no idle probes
+        keys = ("period_us", "window_us", "settle_us", "hold_us", "probe_interval_us",
+                "probe_successes", "confirm_probes", "probe_timeout_us")
+        if item is None:
+            return ControllerTiming()
+        got = self.mapping(item[1], "controller", (*keys, idle))
+        values = {key: self.int_(got[key][1], f"controller.{key}", 1, 10**9)
+                  for key in keys if key in got}
+        if idle in got:
+            values[idle] = self.int_(got[idle][1], f"controller.{idle}", 0, 10**9)
         return ControllerTiming(**values)
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:

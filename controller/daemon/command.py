@@ -66,7 +66,8 @@ def build_controller(args: argparse.Namespace) -> Any:
     config = DaemonConfig(connect_timeout_s=args.connect_timeout, takeover_s=args.takeover_s,
                           hold_s=args.hold_s, probe_interval_s=args.probe_interval,
                           confirm_probes=args.confirm_probes,
-                          probe_timeout_s=args.probe_timeout)
+                          probe_timeout_s=args.probe_timeout,
+                          idle_probe_interval_s=args.idle_probe_interval)
     try:
         return Controller(topo, switch_program, nic_program, nics, profile=_ev_profile(args),
                           state=state_dir(args.topology, args.state), config=config,
@@ -127,6 +128,9 @@ def add_run_parser(sub: Any) -> None:
                           "any NIC is rewritten (3; 0: EV events alone decide)")
     run.add_argument("--probe-timeout", type=float, default=0.05,
                      help="a confirmation probe not back after this many s is lost (0.05)")
+    run.add_argument("--idle-probe-interval", type=float, default=0.1,
+                     help="probe every T0-T1 cable this often, s, traffic or not: a failure no "
+                          "traffic crosses is found too (0.1; 0: off)")
     run.add_argument("--period", type=float, default=0.01, help="loop period, s (0.01)")
     run.add_argument("--seconds", type=float, default=None, help="stop after this long")
     run.set_defaults(func=cmd_run)

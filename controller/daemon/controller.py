@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
@@ -88,6 +89,10 @@ class DaemonConfig:
     confirm_probes: int = 3          # lost probes in a row that confirm a suspect (repair/confirm.py)
     confirm_interval_s: float = 0.01  # one confirmation probe per suspect cable this often
     probe_timeout_s: float = 0.05    # a probe back later than this is lost (many RTTs)
+    # Idle monitoring (daemon/idle_probes.py): every T0-T1 cable probed this often, traffic or
+    # not (0: off). Clustermapper's agents do it about every 1 ms from every node, in the data
+    # plane; ours are the controller's PacketOuts (on 2,048 cables, 0.1 s is 20K a second).
+    idle_probe_interval_s: float = 0.1
     status_every_s: float = 1.0
     workers: int = 16                # threads connecting and reconciling devices
     writers: int = 16                # NICs a repair writes at once
@@ -157,6 +162,10 @@ class Controller:
                                  self.config.probe_successes)
         self.confirm_loop = ProbeLoop(self.plan, self.config.confirm_interval_s,
                                       self.config.probe_timeout_s)
+        self.idle_sweep = (IdleSweep(self.plan, self.config.idle_probe_interval_s,
+                                     self.config.probe_timeout_s)
+                           if self.config.idle_probe_interval_s != 0
+                           and self.config.confirm_probes > 0 else None)
         for switch in topology.switches:
             if switch.endpoint is None:
                 raise ValueError(f"switch {switch.name} has no P4Runtime endpoint")
@@ -216,8 +225,8 @@ class Controller:
     # -- the loop ----------------------------------------------------------------------------
 
     def poll(self, now_s: float) -> None:
-        """One round: devices connected and reconciled, EV events taken and acted on, links
-        probed, status written."""
+        """One round: devices connected and reconciled, EV events and idle probes taken and
+        acted on, links probed, status written."""
         self.now_s = now_s
         for keeper in self.keepers.values():
             keeper.tick(now_s)
@@ -227,10 +236,22 @@ class Controller:
         received = self._packet_ins()
         # Suspects are confirmed (or cleared) by probes before the poll acts on anything.
         self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
+        if self.idle_sweep is not None:
+            self.repairer.idle_probed(self.idle_sweep.take(now_s, received), now_s)
         self.repairer.poll(now_s)
-        self.confirm_loop.send(now_s, self.repairer.confirm_targets(), self._send_probe)
-        healthy = self.prober.round(now_s, self.repairer.probe_targets(), self._send_probe,
-                                    received)
+        confirming, taken_out = self.repairer.confirm_targets(), self.repairer.probe_targets()
+        self.confirm_loop.send(now_s, confirming, self._send_probe)
+        healthy = self.prober.round(now_s, taken_out, self._send_probe, received)
+        if self.idle_sweep is not None:
+            # A switch not programmed yet (bring-up, a reboot being re-pushed) cannot answer:
+            # the controller knows why, so its cables are not swept until it is.
+            unready = {name for name, keeper in self.keepers.items()
+                       if not keeper.ready and name not in self.nic_plans}
+            skip = confirming | taken_out | self.repairer.covered_cables()
+            if unready:
+                skip |= {link for link in self.idle_sweep.cables
+                         if link[1] in unready or link[2] in unready}
+            self.idle_sweep.send(now_s, self._send_probe, skip)
         if healthy:
             self.repairer.proven_healthy(healthy, now_s)
         states = tuple(k.state for k in self.keepers.values())
@@ -267,6 +288,9 @@ class Controller:
         status["devices"] = {state: sorted(n for n, k in self.keepers.items() if k.state == state)
                              for state in ("down", "connecting", "backup", "refused")
                              if any(k.state == state for k in self.keepers.values())}
+        if self.idle_sweep is not None:
+            status["idle_probes"] = {"interval_s": self.idle_sweep.interval_s,
+                                     "sent": self.idle_sweep.sent, "lost": self.idle_sweep.lost}
         status["devices_ready"] = sum(k.ready for k in self.keepers.values())
         status["devices_total"] = len(self.keepers)
         return status

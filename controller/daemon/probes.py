@@ -45,39 +45,63 @@ from p4rt import PacketIn
 PROBE_NEXT_HEADER = 253
 MAGIC = b"MRC-LINK-PROBE\x00\x01"
 _SEQ = struct.Struct("!I")
+_PAYLOAD_LENGTH = struct.Struct("!H")
+_ETHERTYPE_IPV6 = b"\x86\xdd"
+_PAYLOAD_AT = 14 + 40   # Ethernet, IPv6 header
 
 
 def probe_frame(plan: FabricPlan, link: FabricLink, seq: int) -> bytes:
     """The frame the T0 of `link` sends to its T1 (see the module docstring)."""
+    head, tail = _frame_parts(plan, link)
+    return head + _SEQ.pack(seq) + tail
+
+
+def _frame_parts(plan: FabricPlan, link: FabricLink) -> tuple[bytes, bytes]:
+    """`link`'s probe frame before and after its sequence number (all else is fixed)."""
     plane, t0, t1 = link
     t0_usid, t1_usid = plan.usid(t0), plan.usid(t1)
-    payload = MAGIC + _SEQ.pack(seq) + f"{plane} {t0} {t1}".encode()
+    tail = f"{plane} {t0} {t1}".encode()
     control = plan.topology.qos.dscp_control << 2   # traffic class: DSCP, ECN 0
     packet = (Ether(dst=format_mac(switch_mac(t1_usid)), src=format_mac(switch_mac(t0_usid)))
               / IPv6(src=format_address(carrier(plan.block, [t0_usid])),
                      dst=format_address(carrier(plan.block, [t1_usid, t0_usid])),
                      hlim=2, nh=PROBE_NEXT_HEADER, tc=control)
-              / payload)
-    return bytes(packet)
+              / (MAGIC + _SEQ.pack(0) + tail))
+    frame = bytes(packet)
+    return frame[:_PAYLOAD_AT + len(MAGIC)], tail
+
+
+@dataclass
+class ProbeFrames:
+    """Probe frames by link, built once each (scapy takes ~0.1 ms a frame; an idle sweep sends
+    one per cable per interval)."""
+
+    plan: FabricPlan
+    _parts: dict[FabricLink, tuple[bytes, bytes]] = field(default_factory=dict)
+
+    def frame(self, link: FabricLink, seq: int) -> bytes:
+        parts = self._parts.get(link)
+        if parts is None:
+            parts = self._parts[link] = _frame_parts(self.plan, link)
+        return parts[0] + _SEQ.pack(seq) + parts[1]
 
 
 def parse_probe(frame: bytes) -> tuple[FabricLink, int] | None:
-    """(link, sequence number) of a returned probe; None for any other packet."""
-    try:
-        packet = Ether(frame)
-    except Exception:   # a punted packet of any shape: not ours
+    """(link, sequence number) of a returned probe; None for any other packet. Read off the
+    bytes (Ethernet, then the IPv6 header whose next header is ours): every prober looks at
+    every PacketIn, and an idle sweep brings back one per cable per interval."""
+    if len(frame) < _PAYLOAD_AT + len(MAGIC) + _SEQ.size or frame[12:14] != _ETHERTYPE_IPV6 \
+            or frame[14] >> 4 != 6 or frame[20] != PROBE_NEXT_HEADER:
         return None
-    ip = packet.getlayer(IPv6)
-    if ip is None or ip.nh != PROBE_NEXT_HEADER:
-        return None
-    payload = bytes(ip.payload)
+    (length,) = _PAYLOAD_LENGTH.unpack_from(frame, 18)
+    payload = frame[_PAYLOAD_AT:_PAYLOAD_AT + length]
     if not payload.startswith(MAGIC) or len(payload) < len(MAGIC) + _SEQ.size:
         return None
     (seq,) = _SEQ.unpack_from(payload, len(MAGIC))
     try:
         plane, t0, t1 = payload[len(MAGIC) + _SEQ.size:].decode().split(" ")
         return (int(plane), t0, t1), seq
-    except ValueError:
+    except ValueError:   # UnicodeDecodeError too
         return None
 
 
@@ -99,6 +123,9 @@ class LinkProber:
     _seq: int = 0
     sent: int = 0
     returned: int = 0
+
+    def __post_init__(self) -> None:
+        self.frames = ProbeFrames(self.plan)
 
     def t0_port(self, link: FabricLink) -> int | None:
         """The T0's port on the cable to the T1; None when no cable joins them (a fabric
@@ -144,10 +171,10 @@ class LinkProber:
                 continue
             if state.outstanding is not None:   # not back within an interval: lost
                 state.streak = 0
-            self._seq = (self._seq + 1) & 0xFFFFFFFF
+            self._seq = self._seq + 1 if self._seq < IDLE_SEQ_BASE - 1 else 1
             port = ports[link]
             assert port is not None   # `wanted` holds cabled links only
-            if send(link[1], port, probe_frame(self.plan, link, self._seq)):
+            if send(link[1], port, self.frames.frame(link, self._seq)):
                 state.outstanding = self._seq
                 self.sent += 1
             state.next_s = now_s + self.interval_s
@@ -165,7 +192,11 @@ class ProbeResult:
     rtt_s: float | None = None
 
 
-CONFIRM_SEQ_BASE = 1 << 31   # apart from LinkProber's numbers: both read the same PacketIns
+# Each prober numbers its probes in a range of its own (all read the same PacketIns):
+# LinkProber below IDLE_SEQ_BASE, idle sweeps (idle_probes.py) from it, confirmation from
+# CONFIRM_SEQ_BASE.
+IDLE_SEQ_BASE = 1 << 30
+CONFIRM_SEQ_BASE = 1 << 31
 
 
 @dataclass
@@ -176,12 +207,19 @@ class ProbeLoop:
     plan: FabricPlan
     interval_s: float = 20e-6
     timeout_s: float = 100e-6
+    seq_base: int = CONFIRM_SEQ_BASE   # numbers from here up to the next range (or 2**32)
+    offsets: dict[FabricLink, float] = field(default_factory=dict)   # first probe's delay
     _out: dict[int, tuple[FabricLink, float]] = field(default_factory=dict)
     _next: dict[FabricLink, float] = field(default_factory=dict)
-    _seq: int = CONFIRM_SEQ_BASE
     sent: int = 0
     answered: int = 0
     lost: int = 0
+
+    def __post_init__(self) -> None:
+        self.frames = ProbeFrames(self.plan)
+        self._seq = self.seq_base
+        self._seq_end = min((b for b in (IDLE_SEQ_BASE, CONFIRM_SEQ_BASE, 1 << 32)
+                             if b > self.seq_base), default=1 << 32)
 
     def take(self, now_s: float, received: Iterable[PacketIn]) -> list[ProbeResult]:
         """The probes back in `received`, then those outstanding past `timeout_s` (lost)."""
@@ -211,13 +249,16 @@ class ProbeLoop:
                 del self._next[link]
         sent: list[tuple[FabricLink, int]] = []
         for link in sorted(wanted):
-            if now_s < self._next.get(link, 0.0):
+            due = self._next.get(link)
+            if due is None:   # newly wanted: its first probe after its offset
+                due = self._next[link] = now_s + self.offsets.get(link, 0.0)
+            if now_s < due:
                 continue
             port = _t0_port(self.plan, link)
             if port is None:
                 continue
-            self._seq = self._seq + 1 if self._seq < 0xFFFFFFFF else CONFIRM_SEQ_BASE
-            if send(link[1], port, probe_frame(self.plan, link, self._seq)):
+            self._seq = self._seq + 1 if self._seq < self._seq_end - 1 else self.seq_base
+            if send(link[1], port, self.frames.frame(link, self._seq)):
                 self._out[self._seq] = (link, now_s)
                 self.sent += 1
                 sent.append((link, self._seq))

@@ -65,6 +65,8 @@ from p4rt.entities import MODIFY
 
 logger = logging.getLogger(__name__)
 
+IDLE_REPORTER = "idle-probe"   # a suspect's reporter when the idle sweep found it
+
 
 class NicDevice(Protocol):
     """How the repair loop reaches a NIC: its session (digests enabled), whether writes may go
@@ -186,6 +188,9 @@ class Repairer:
         self.ignored = 0   # reports set aside: a NIC port down at one end
         self.verdicts: list[dict[str, object]] = []   # the last verdicts and their evidence
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
+        self._covered_key: tuple[int, ...] | None = None
+        self._covered: set[FabricLink] = set()
+        self._covered_lists: list[list[PlannedEntry]] = []
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
         self._denied = DenyListWatch(state or Path(), DenyList(state or Path()))
@@ -360,6 +365,67 @@ class Repairer:
         for link in sorted(cleared):
             self.correlator.recovered(link)
         records += verdicts
+        self.record(records, now_s)
+        return records
+
+    def covered_cables(self) -> set[FabricLink]:
+        """The T0-T1 cables some connection's EVs cross as installed now (up from its NIC's
+        T0, down to its peer's; a peer under the same T0 is reached without a T1). A failure
+        there raises EV events from the NICs that send over it; the idle sweep probes the
+        others (daemon/idle_probes.py). Recomputed when a NIC's entries change."""
+        key = tuple(id(nic.installed) for nic in self.nics.values())
+        if key == self._covered_key:
+            return self._covered
+        topo, cabled = self.plan.topology, self.correlator.reach.cabled
+        covered: set[FabricLink] = set()
+        for nic in self.nics.values():
+            paths: dict[int, set[tuple[int, str]]] = {}
+            for e in nic.installed:
+                if e.action == "set_path":
+                    params = dict(e.params)
+                    paths.setdefault(dict(e.match)["profile"], set()).add(
+                        (params["plane"], self._t1_names[params["t1_usid"]]))
+            for conn, peer in nic.peers.items():
+                if conn < 0:   # no connection: a stand-in peer (the daemon's), no traffic
+                    continue
+                for plane, t1 in paths.get(nic.profile_of(conn), ()):
+                    ends = {topo.nic(nic.name).attachments[plane][0],
+                            topo.nic(peer).attachments[plane][0]}
+                    if len(ends) == 2:
+                        covered |= {(plane, t0, t1) for t0 in ends if cabled(t0, t1)}
+        # The lists are kept with the key: an id is not reused while its list lives.
+        self._covered_key, self._covered = key, covered
+        self._covered_lists = [nic.installed for nic in self.nics.values()]
+        return covered
+
+    def idle_probed(self, results: Sequence[ProbeResult], now_s: float
+                    ) -> list[dict[str, object]]:
+        """The idle sweep's results (daemon/idle_probes.py) in. Every one is evidence for the
+        confirmer (an answer shows a cable and its ends work); a lost one makes its cable a
+        suspect, or its T1 when two or more of the T1's cables lost theirs in this round (the
+        sweep probes a T1's cables together). Only the confirmation probes turn a suspect
+        into a verdict. Returns the records logged (lost probes, suspects, verdicts)."""
+        if self.confirmer is None or not results:
+            return []
+        verdicts, cleared = self.confirmer.probed(results, now_s)
+        for link in sorted(cleared):
+            self.correlator.recovered(link)
+        confirmer, raw = self.confirmer, self.confirmer.verdict
+        lost = sorted({r.link for r in results if not r.answered
+                       and r.link not in confirmer.links and r.link not in raw.links_down
+                       and r.link[2] not in confirmer.switches
+                       and r.link[2] not in raw.switches_down})
+        by_t1: dict[str, list[FabricLink]] = {}
+        for link in lost:
+            by_t1.setdefault(link[2], []).append(link)
+        suspects = Verdict({link for links in by_t1.values() if len(links) < 2 for link in links},
+                           {t1 for t1, links in by_t1.items() if len(links) >= 2})
+        records: list[dict[str, object]] = [
+            {"event": "probe", "sweep": "idle", "link": describe(r.link), "seq": r.seq,
+             "answered": False, "sent_at_s": round(r.sent_s, 6)}
+            for r in results if not r.answered]
+        records += verdicts
+        records += confirmer.suspect(suspects, now_s, {link: {IDLE_REPORTER} for link in lost})
         self.record(records, now_s)
         return records
 

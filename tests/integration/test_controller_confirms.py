@@ -76,3 +76,23 @@ def test_a_nic_port_down_makes_no_cable_suspect(switch_program: Program) -> None
     delivered(result)
     assert events(result, "ev_ignored"), "no report was explained by the NIC's own port"
     assert declared(result) == set() and events(result, "rewrite") == []
+
+
+def test_a_cut_no_traffic_crosses_is_found_by_the_idle_sweep_alone(
+        switch_program: Program) -> None:
+    """nic0 and nic1 share their T0s: their ring never reaches a T1, so no EV event can name
+    the cut; the idle sweep's probes do, and confirmation declares it."""
+    ring = "{kind: ring_allreduce, bytes: 1048576, nics: [nic0, nic1]}"
+    cut = "{at_us: 20, kind: link_down, link: 'p0-t0-1:2'}"
+    swept = run(scenario(ring, cut), "mrc", switch_program)
+    delivered(swept)
+    assert events(swept, "ev_event") == []                  # nothing the NICs could see
+    assert declared(swept) == {"p0-t0-1:p0-t1-0"}
+    (suspect,) = events(swept, "suspect")
+    assert suspect["reporters"] == ["idle-probe"] and int(suspect["at_us"]) <= 200
+    blind = emulated.scenario(ring, cut, name="confirm",
+                              lines=["links: {rate_gbps: 10, delay_ns: 500}",
+                                     "controller: {idle_probe_interval_us: 0}"])
+    unswept = run(blind, "mrc", switch_program)
+    delivered(unswept)
+    assert declared(unswept) == set() and events(unswept, "suspect") == []

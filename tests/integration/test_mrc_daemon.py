@@ -171,6 +171,44 @@ def test_a_cut_link_is_routed_around_then_probed_back_into_every_nic(
     assert "link_down" in events and "probed_healthy" in events and "link_up" in events
 
 
+@pytest.fixture
+def local_fab() -> Iterator[NicFabric]:
+    """The tiny fabric with one connection, between two NICs of the same T0s: no connection's
+    EVs cross a T0-T1 cable, so the idle sweep probes every cable."""
+    with NicFabric(load(ROOT / "topologies" / "tiny.yaml"), SWITCH_P4, NIC_P4,
+                   [("nic0", "nic1")], profile=PROFILE, program=False) as fabric:
+        yield fabric
+
+
+def test_a_cut_no_traffic_crosses_is_found_by_the_idle_sweep(
+        local_fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path) -> None:
+    """No EV of any connection crosses the cut, so no NIC can report it: the idle sweep finds
+    it, the confirmation probes declare it, and the NICs' EVs are moved off it."""
+    fab = local_fab
+    # Timeouts of several ms of the fabric's clock: PacketIns come back over gRPC in real
+    # time, while the fabric's clock runs as fast as it can.
+    config = dataclasses.replace(FAST, idle_probe_interval_s=0.001, confirm_interval_s=0.0005,
+                                 probe_timeout_s=0.01)
+    with controller(fab, programs, tmp_path, config=config) as ctl:
+        bring_up(fab, ctl)
+        assert ctl.idle_sweep is not None
+        start = fab.now
+        settle(fab, lambda: fab.now - start >= 15_000, "15 ms of idle probes")
+        assert ctl.idle_sweep.sent >= 8 * 10 and ctl.idle_sweep.lost == 0, (
+            ctl.idle_sweep.sent, ctl.idle_sweep.lost)   # every cable answers, again and again
+        fab.fabric.set_link_up(*CUT, False)
+        settle(fab, lambda: (0, "p0-t0-0", DEAD_T1) in ctl.repairer.verdict.links_down,
+               "the idle cut declared")
+        for nic in fab.nics:
+            settle(fab, lambda nic=nic: DEAD_T1 not in ev_t1s(fab, ctl, nic),
+                   f"{nic} moved off the cut link")
+        assert ctl.repairer.verdict.switches_down == set()
+        assert ctl.status_json()["idle_probes"]["lost"] >= 1  # type: ignore[index]
+    (suspect,) = events(tmp_path, "suspect")
+    assert suspect["link"] == "p0-t0-0:p0-t1-0" and suspect["reporters"] == ["idle-probe"]
+    assert [v["link"] for v in events(tmp_path, "verdict") if v["down"]] == ["p0-t0-0:p0-t1-0"]
+
+
 def test_a_t1_that_reboots_is_routed_around_then_reprogrammed_and_probed_back(
         fab: NicFabric, programs: tuple[Program, Program], tmp_path: Path) -> None:
     with controller(fab, programs, tmp_path) as ctl:

@@ -348,3 +348,13 @@ def test_the_controller_s_confirmation_is_set_in_the_scenario() -> None:
     assert (s.controller.confirm_probes, s.controller.probe_timeout_us) == (5, 90)
     assert "controller.confirm_probes: 0 is out of range" in error_of(
         scenario_text("controller: {confirm_probes: 0}"))
+
+
+def test_the_idle_sweep_is_on_by_default_and_0_turns_it_off() -> None:
+    assert loads(scenario_text(""), "c.yaml").controller.idle_probe_interval_us == 100
+    off = loads(scenario_text("controller: {idle_probe_interval_us: 0}"), "c.yaml")
+    assert off.controller.idle_probe_interval_us == 0
+    assert "controller.idle_probe_interval_us: -5 is out of range" in error_of(
+        scenario_text("controller: {idle_probe_interval_us: -5}"))
+    assert "controller.period_us: 0 is out of range" in error_of(
+        scenario_text("controller: {period_us: 0, idle_probe_interval_us: 0}"))
