@@ -22,6 +22,7 @@ import gc
 import random
 from collections.abc import Callable, Sequence
 
+from controller.daemon.cable_activity import PortCounts, read_t0_ports
 from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
@@ -97,7 +98,7 @@ class RunState:
                                           timing.probe_timeout_us / 1e6)
             if timing.idle_probe_interval_us and timing.confirm_probes:
                 self.idle_sweep = IdleSweep(network.plan, timing.idle_probe_interval_us / 1e6,
-                                            timing.probe_timeout_us / 1e6)
+                                            timing.probe_timeout_us / 1e6, read=self._t0_ports)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
         self.drop_counter = DropCounter(network, self.failures)
@@ -417,8 +418,7 @@ class RunState:
         self.confirm_loop.send(now_s, confirming, self._send_probe)
         healthy = self.prober.round(now_s, taken_out, self._send_probe, received)
         if self.idle_sweep is not None:
-            self.idle_sweep.send(now_s, self._send_probe,
-                                 confirming | taken_out | self.repairer.covered_cables())
+            self.idle_sweep.send(now_s, self._send_probe, confirming | taken_out)
         if healthy:
             self.repairer.proven_healthy(healthy, now_s)
             self.log.append({"at_us": self.clock(), "event": "probed_healthy",
@@ -435,6 +435,13 @@ class RunState:
                              "denied": sum(e.action == "deny_path"
                                            for n in self.repairer.nics.values()
                                            for e in n.installed)})
+
+    def _t0_ports(self, t0: str) -> PortCounts | None:
+        """A T0's port counters, read over P4Runtime as `mrc-ctl run` reads them (None while
+        the switch is down)."""
+        if t0 in self.failures.down_switches:
+            return None
+        return read_t0_ports(self.net.t0s[t0][0])
 
     def _send_probe(self, t0: str, port: int, frame: bytes) -> bool:
         if t0 in self.failures.down_switches:

@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.daemon.cable_activity import PortCounts, read_t0_ports
 from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
 from controller.daemon.probes import LinkProber, ProbeLoop
@@ -163,7 +164,7 @@ class Controller:
         self.confirm_loop = ProbeLoop(self.plan, self.config.confirm_interval_s,
                                       self.config.probe_timeout_s)
         self.idle_sweep = (IdleSweep(self.plan, self.config.idle_probe_interval_s,
-                                     self.config.probe_timeout_s)
+                                     self.config.probe_timeout_s, read=self._t0_ports)
                            if self.config.idle_probe_interval_s != 0
                            and self.config.confirm_probes > 0 else None)
         for switch in topology.switches:
@@ -247,7 +248,7 @@ class Controller:
             # the controller knows why, so its cables are not swept until it is.
             unready = {name for name, keeper in self.keepers.items()
                        if not keeper.ready and name not in self.nic_plans}
-            skip = confirming | taken_out | self.repairer.covered_cables()
+            skip = confirming | taken_out
             if unready:
                 skip |= {link for link in self.idle_sweep.cables
                          if link[1] in unready or link[2] in unready}
@@ -268,6 +269,18 @@ class Controller:
                 while (packet := keeper.session.get_packet_in(timeout=0)) is not None:
                     out.append(packet)
         return out
+
+    def _t0_ports(self, t0: str) -> PortCounts | None:
+        """A T0's port counters (the idle sweep's look at traffic); None when it cannot be read
+        now (its cables then count as busy: nothing is known)."""
+        keeper = self.keepers[t0]
+        if not keeper.ready or keeper.session is None:
+            return None
+        try:
+            return read_t0_ports(keeper.session)
+        except P4RuntimeClientError as error:
+            self._record({"event": "counters_unread", "device": t0, "error": str(error)})
+            return None
 
     def _send_probe(self, t0: str, port: int, frame: bytes) -> bool:
         keeper = self.keepers[t0]

@@ -31,6 +31,7 @@ within it); the results go to the confirmer.
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -239,6 +240,10 @@ class ProbeLoop:
                 self.lost += 1
                 results.append(ProbeResult(link, seq, sent_s, False))
         return results
+
+    def outstanding(self) -> Counter[FabricLink]:
+        """The probes sent and not back (nor counted lost) yet, by link."""
+        return Counter(link for link, _ in self._out.values())
 
     def send(self, now_s: float, links: Iterable[FabricLink],
              send: Callable[[str, int, bytes], bool]) -> list[tuple[FabricLink, int]]:

@@ -188,9 +188,6 @@ class Repairer:
         self.ignored = 0   # reports set aside: a NIC port down at one end
         self.verdicts: list[dict[str, object]] = []   # the last verdicts and their evidence
         self._t1_names = {plan.usid(s.name): s.name for s in plan.topology.switches}
-        self._covered_key: tuple[int, ...] | None = None
-        self._covered: set[FabricLink] = set()
-        self._covered_lists: list[list[PlannedEntry]] = []
         self.history: list[RepairLog] = []
         self._codecs: dict[str, PlanCodec] = {}
         self._denied = DenyListWatch(state or Path(), DenyList(state or Path()))
@@ -367,36 +364,6 @@ class Repairer:
         records += verdicts
         self.record(records, now_s)
         return records
-
-    def covered_cables(self) -> set[FabricLink]:
-        """The T0-T1 cables some connection's EVs cross as installed now (up from its NIC's
-        T0, down to its peer's; a peer under the same T0 is reached without a T1). A failure
-        there raises EV events from the NICs that send over it; the idle sweep probes the
-        others (daemon/idle_probes.py). Recomputed when a NIC's entries change."""
-        key = tuple(id(nic.installed) for nic in self.nics.values())
-        if key == self._covered_key:
-            return self._covered
-        topo, cabled = self.plan.topology, self.correlator.reach.cabled
-        covered: set[FabricLink] = set()
-        for nic in self.nics.values():
-            paths: dict[int, set[tuple[int, str]]] = {}
-            for e in nic.installed:
-                if e.action == "set_path":
-                    params = dict(e.params)
-                    paths.setdefault(dict(e.match)["profile"], set()).add(
-                        (params["plane"], self._t1_names[params["t1_usid"]]))
-            for conn, peer in nic.peers.items():
-                if conn < 0:   # no connection: a stand-in peer (the daemon's), no traffic
-                    continue
-                for plane, t1 in paths.get(nic.profile_of(conn), ()):
-                    ends = {topo.nic(nic.name).attachments[plane][0],
-                            topo.nic(peer).attachments[plane][0]}
-                    if len(ends) == 2:
-                        covered |= {(plane, t0, t1) for t0 in ends if cabled(t0, t1)}
-        # The lists are kept with the key: an id is not reused while its list lives.
-        self._covered_key, self._covered = key, covered
-        self._covered_lists = [nic.installed for nic in self.nics.values()]
-        return covered
 
     def idle_probed(self, results: Sequence[ProbeResult], now_s: float
                     ) -> list[dict[str, object]]:

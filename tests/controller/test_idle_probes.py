@@ -17,11 +17,9 @@ from controller.daemon.probes import (
     ProbeResult,
     parse_probe,
 )
-from controller.plan.entries import PlannedEntry
-from controller.plan.nic_plan import EvProfile, NicConnection, NicPlanner
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import Verdict
-from controller.repair.repairer import IDLE_REPORTER, DirectNic, ManagedNic, Repairer
+from controller.repair.repairer import IDLE_REPORTER, Repairer
 from controller.topology.model import Tier
 from controller.topology.yaml_io import load
 from p4rt import PacketIn
@@ -179,42 +177,66 @@ def test_without_confirmation_idle_results_are_ignored(plan: FabricPlan) -> None
     assert repairer.verdict == Verdict()
 
 
-def t1_name(plan: FabricPlan, entry: PlannedEntry) -> str:
-    return next(s.name for s in plan.topology.switches
-                if plan.usid(s.name) == dict(entry.params)["t1_usid"])
+class Counters:
+    """A fabric's T0 port counters as the sweep reads them: packets up and down per cable."""
+
+    def __init__(self, plan: FabricPlan) -> None:
+        self.plan = plan
+        self.cells: dict[str, dict[int, list[int]]] = {}
+        self.dead: set[str] = set()
+
+    def port(self, link: tuple[int, str, str]) -> int:
+        return next(p for _, peer, p in self.plan.topology.neighbors(link[2]) if peer == link[1])
+
+    def add(self, link: tuple[int, str, str], up: int = 0, down: int = 0) -> None:
+        cell = self.cells.setdefault(link[1], {}).setdefault(self.port(link), [0, 0])
+        cell[0] += up
+        cell[1] += down
+
+    def read(self, t0: str) -> dict[int, tuple[int, int]] | None:
+        if t0 in self.dead:
+            return None
+        ports = {p for p, peer, _ in self.plan.topology.neighbors(t0)
+                 if self.plan.topology.is_switch(peer)}
+        cells = self.cells.get(t0, {})
+        return {p: tuple(cells.get(p, (0, 0))) for p in ports}  # type: ignore[misc]
 
 
-def managed(plan: FabricPlan, nic: str, peers: list[str], profile: EvProfile) -> ManagedNic:
-    connections = [NicConnection(i, p, i + 1, i + 1) for i, p in enumerate(peers)]
-    entries = NicPlanner(plan).plan_nic(nic, connections, profile).entries
-    return ManagedNic(nic, DirectNic(None, nic), dict(enumerate(peers)),  # type: ignore[arg-type]
-                      profile, [e for e in entries if e.table == "ev_path"])
+def test_only_the_cables_idle_over_the_last_interval_are_probed(plan: FabricPlan) -> None:
+    counters = Counters(plan)
+    sweep = IdleSweep(plan, interval_s=100e-6, timeout_s=60e-6, read=counters.read)
+    wire = Wire()
+    sweep.send(0.0, wire.send)                      # the first look: nothing to compare with
+    assert wire.sent == [] and sweep.busy == set(fabric_cables(plan))
+    counters.add(CUT, up=5)                         # data up one cable,
+    counters.add(T0_OTHER, down=1)                  # a SACK down another
+    for step in range(5):                           # the next interval, round by round
+        wire.now_s = 100e-6 + step * 20e-6
+        sweep.send(wire.now_s, wire.send)
+    assert sweep.busy == {CUT, T0_OTHER}
+    assert sorted(wire.links_sent()) == sorted(set(fabric_cables(plan)) - {CUT, T0_OTHER})
+    # Its own probes' answers counted at the T0 do not make a cable busy: back over every
+    # cable probed, and counted down there, they leave every cable idle but those with data.
+    probed = wire.links_sent()
+    for link in probed:
+        counters.add(link, down=1)
+    sweep.take(270e-6, wire.back())
+    counters.add(CUT, up=1)
+    sweep.send(300e-6, wire.send)
+    assert sweep.busy == {CUT}
+    # A T0 that cannot be read: its cables are not probed (nothing is known of them).
+    counters.dead.add("p0-t0-0")
+    sweep.send(400e-6, wire.send)
+    assert {link for link in fabric_cables(plan) if link[1] == "p0-t0-0"} <= sweep.busy
 
 
-def test_the_sweep_leaves_out_the_cables_connections_evs_cross_as_installed_now() -> None:
-    """medium.yaml (4 planes x 4 T1s, 4 NICs per T0) with 2 EVs per plane: nic0's EVs sample
-    T1s 0 and 1 of each plane (nic_plan.py), so a connection of it to another T0 covers their
-    cables from both T0s, and nothing else; one to a NIC of its own T0 covers nothing."""
-    medium = FabricPlan(load(TOPOLOGIES / "medium.yaml"))
-    narrow = EvProfile(ev_count=8, backups=0, ev_min_active=4)
-    topo = medium.topology
-    t0 = {n: topo.nic(n).attachments[0][0] for n in ("nic0", "nic1", "nic9")}
-    assert t0["nic0"] == t0["nic1"] != t0["nic9"]
-    local = Repairer(medium, [managed(medium, "nic0", ["nic1"], narrow)])
-    assert local.covered_cables() == set()
-    nic0 = managed(medium, "nic0", ["nic9"], narrow)
-    repairer = Repairer(medium, [nic0])
-    covered = repairer.covered_cables()
-    assert covered == {(p, topo.nic(n).attachments[p][0], f"p{p}-t1-{i}")
-                       for p in range(4) for n in ("nic0", "nic9") for i in (0, 1)}
-    assert repairer.covered_cables() is covered            # unchanged entries: not recomputed
-    # EV 0 (plane 0, T1 0) rewritten onto T1 2: its old cables are no longer covered.
-    (ev0,) = [e for e in nic0.installed if dict(e.match)["ev"] == 0]
-    assert t1_name(medium, ev0) == "p0-t1-0"
-    moved = PlannedEntry.make("ev_path", dict(ev0.match), ev0.action,
-                              {**dict(ev0.params), "t1_usid": medium.usid("p0-t1-2")})
-    nic0.install([moved], 0.0)
-    now = repairer.covered_cables()
-    assert (0, t0["nic0"], "p0-t1-2") in now and (0, t0["nic9"], "p0-t1-2") in now
-    assert (0, t0["nic0"], "p0-t1-0") not in now and (0, t0["nic9"], "p0-t1-0") not in now
-    assert covered - now == {(0, t0["nic0"], "p0-t1-0"), (0, t0["nic9"], "p0-t1-0")}
+def test_a_switch_reset_counts_as_busy_not_idle(plan: FabricPlan) -> None:
+    counters = Counters(plan)
+    sweep = IdleSweep(plan, interval_s=100e-6, timeout_s=60e-6, read=counters.read)
+    counters.add(CUT, up=10)
+    sweep.send(0.0, Wire().send)
+    counters.cells["p0-t0-0"][counters.port(CUT)] = [0, 0]   # rebooted: counters from 0
+    sweep.send(100e-6, Wire().send)
+    assert CUT in sweep.busy
+    sweep.send(200e-6, Wire().send)                           # then idle again
+    assert CUT not in sweep.busy

@@ -96,3 +96,13 @@ def test_a_cut_no_traffic_crosses_is_found_by_the_idle_sweep_alone(
     unswept = run(blind, "mrc", switch_program)
     delivered(unswept)
     assert declared(unswept) == set() and events(unswept, "suspect") == []
+
+
+def test_the_idle_sweep_leaves_cables_with_traffic_alone(switch_program: Program) -> None:
+    """The ring crosses every T0-T1 cable of the tiny fabric all the time: the sweep sends no
+    probe, so mrc's run is mrc_no_controller's to the packet."""
+    s = scenario("{kind: ring_allreduce, bytes: 524288}")
+    mrc, alone = run(s, "mrc", switch_program), run(s, "mrc_no_controller", switch_program)
+    delivered(mrc)
+    assert mrc.summary()["wire_hops"] == alone.summary()["wire_hops"]
+    assert [m.arrived_us for m in mrc.messages] == [m.arrived_us for m in alone.messages]

@@ -5,6 +5,7 @@ SIGTERM stops it cleanly."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -90,9 +91,19 @@ def test_mrc_ctl_run_programs_a_switch_and_again_after_it_is_replaced(
         last = text[text.rindex("device_ready device=t0"):].splitlines()[0]
         assert "pipeline_pushed=True" in last and "failed=0" in last
         wait_for(lambda: (tmp_path / "state" / "status.json").exists(), "status written")
+
+        def idle_sent() -> int:
+            status = json.loads((tmp_path / "state" / "status.json").read_text() or "{}")
+            return int(status.get("idle_probes", {}).get("sent", 0))
+
+        # The one cable carries nothing, so the idle sweep probes it. (These processes are not
+        # wired to each other: the probe never comes back, and the cable stays a suspect, with
+        # no other cable whose answer would let the controller blame it.)
+        wait_for(lambda: idle_sent() >= 1, "the idle cable probed")
         assert main(["status", str(topology), "--state", str(tmp_path / "state")]) == 0
         shown = capsys.readouterr().out
         assert "devices programmed: 3 of 3" in shown and "event=device_ready" in shown
+        assert "idle probes: every cable each 0.1 s" in shown
         assert stop(ctl) == 0
     finally:
         for proc in (ctl, switch, t1, nic):
