@@ -27,10 +27,12 @@ With --jobs 1 the runs go one by one in this process.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import ctypes
 import dataclasses
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -47,6 +49,7 @@ SWEEP_JSON = "sweep.json"
 SWEEP_MD = "sweep.md"
 DEFAULT_OUTPUT = Path("out") / "sweep"
 CONTEXT = "spawn"
+PR_SET_PDEATHSIG = 1   # linux/prctl.h
 
 
 def default_jobs() -> int:
@@ -163,8 +166,21 @@ def _program_parts(program: Any) -> tuple[bytes, bytes, str]:
     return program.p4info.SerializeToString(), program.device_config, program.source
 
 
-def _init_worker(p4info: bytes, device_config: bytes, source: str) -> None:
+def _die_with(parent: int) -> None:
+    """End this worker when the sweep that started it ends, however it ends (Linux's
+    PR_SET_PDEATHSIG): a sweep killed by SIGTERM or SIGKILL left its workers running every run
+    it had queued, minutes of CPU each, with nobody to read their results."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:   # it ended before the call
+        os._exit(1)
+
+
+def _init_worker(parent: int, p4info: bytes, device_config: bytes, source: str) -> None:
     global _PROGRAM
+    _die_with(parent)
     from finsy.proto import p4i
 
     from controller.devices.session import Program
@@ -269,7 +285,7 @@ def _run_pool(runs: Sequence[Run], jobs: int, program: Any, sweep: SweepResult,
               ) -> None:
     context = multiprocessing.get_context(CONTEXT)
     with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                                initargs=_program_parts(program)) as pool:
+                                initargs=(os.getpid(), *_program_parts(program))) as pool:
         pending: dict[cf.Future[Any], tuple[str, Any]] = {
             pool.submit(_worker_run, run): ("run", run) for run in runs}
         try:
