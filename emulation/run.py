@@ -95,7 +95,9 @@ class RunState:
                                      timing.probe_successes)
             # Confirmation probes: one per suspect cable per round.
             self.confirm_loop = ProbeLoop(network.plan, timing.period_us / 1e6,
-                                          timing.probe_timeout_us / 1e6)
+                                          timing.probe_timeout_us / 1e6,
+                                          patience=timing.confirm_probes,
+                                          slow_interval_s=timing.probe_interval_us / 1e6)
             if timing.idle_probe_interval_us and timing.confirm_probes:
                 self.idle_sweep = IdleSweep(network.plan, timing.idle_probe_interval_us / 1e6,
                                             timing.probe_timeout_us / 1e6, read=self._t0_ports)

@@ -162,7 +162,9 @@ class Controller:
         self.prober = LinkProber(self.plan, self.config.probe_interval_s,
                                  self.config.probe_successes)
         self.confirm_loop = ProbeLoop(self.plan, self.config.confirm_interval_s,
-                                      self.config.probe_timeout_s)
+                                      self.config.probe_timeout_s,
+                                      patience=self.config.confirm_probes,
+                                      slow_interval_s=self.config.probe_interval_s)
         self.idle_sweep = (IdleSweep(self.plan, self.config.idle_probe_interval_s,
                                      self.config.probe_timeout_s, read=self._t0_ports)
                            if self.config.idle_probe_interval_s != 0

@@ -210,6 +210,12 @@ class ProbeLoop:
     timeout_s: float = 100e-6
     seq_base: int = CONFIRM_SEQ_BASE   # numbers from here up to the next range (or 2**32)
     offsets: dict[FabricLink, float] = field(default_factory=dict)   # first probe's delay
+    # A link whose last `patience` probes were all lost is probed every `slow_interval_s`
+    # instead (0: never slowed): it is down as far as probes go, and one still probed (a
+    # suspect no alternative around can confirm, say every cable of a plane that lost power)
+    # would otherwise cost a probe, and an event, every interval for as long as it lasts.
+    patience: int = 0
+    slow_interval_s: float = 0.0
     _out: dict[int, tuple[FabricLink, float]] = field(default_factory=dict)
     _next: dict[FabricLink, float] = field(default_factory=dict)
     sent: int = 0
@@ -219,6 +225,7 @@ class ProbeLoop:
     def __post_init__(self) -> None:
         self.frames = ProbeFrames(self.plan)
         self._seq = self.seq_base
+        self._lost_run: Counter[FabricLink] = Counter()
         self._seq_end = min((b for b in (IDLE_SEQ_BASE, CONFIRM_SEQ_BASE, 1 << 32)
                              if b > self.seq_base), default=1 << 32)
 
@@ -233,11 +240,14 @@ class ProbeLoop:
             if link != parsed[0]:
                 continue
             self.answered += 1
+            if self._lost_run.pop(link, None) and link in self._next:   # back to the fast pace
+                self._next[link] = min(self._next[link], now_s + self.interval_s)
             results.append(ProbeResult(link, parsed[1], sent_s, True, now_s - sent_s))
         for seq, (link, sent_s) in sorted(self._out.items()):
             if now_s - sent_s > self.timeout_s:
                 del self._out[seq]
                 self.lost += 1
+                self._lost_run[link] += 1
                 results.append(ProbeResult(link, seq, sent_s, False))
         return results
 
@@ -252,6 +262,7 @@ class ProbeLoop:
         for link in list(self._next):
             if link not in wanted:
                 del self._next[link]
+                self._lost_run.pop(link, None)
         sent: list[tuple[FabricLink, int]] = []
         for link in sorted(wanted):
             due = self._next.get(link)
@@ -267,7 +278,9 @@ class ProbeLoop:
                 self._out[self._seq] = (link, now_s)
                 self.sent += 1
                 sent.append((link, self._seq))
-            self._next[link] = now_s + self.interval_s
+            slow = self.patience and self._lost_run[link] >= self.patience
+            self._next[link] = now_s + (max(self.slow_interval_s, self.interval_s) if slow
+                                        else self.interval_s)
         return sent
 
 

@@ -119,3 +119,26 @@ def test_the_repair_loop_denies_nothing_the_probes_did_not_prove(plan: FabricPla
                      for link in sorted(repairer.confirm_targets())], 1e-4)
     repairer.poll(1e-4)
     assert repairer.verdict == Verdict() and not repairer.confirm_targets()
+
+
+def test_a_link_lost_again_and_again_is_probed_slower_until_it_answers(
+        plan: FabricPlan) -> None:
+    """A suspect nothing around can confirm (every cable of a dead plane) would cost a probe,
+    and an event, each interval for as long as it lasts: after `patience` losses in a row its
+    probes go every `slow_interval_s`; an answer brings back the fast pace."""
+    loop = ProbeLoop(plan, interval_s=1e-5, timeout_s=2e-5, patience=3, slow_interval_s=1e-4)
+    frames: list[bytes] = []
+    send = lambda t0, port, frame: frames.append(frame) or True  # noqa: E731
+    times = []
+    for step in range(40):                       # 400 µs, one round per 10 µs, nothing back
+        now = step * 1e-5
+        loop.take(now, [])
+        if loop.send(now, {CUT}, send):
+            times.append(round(now * 1e6))
+    # Fast until the third loss is seen (the probe sent at 20 µs times out at 50 µs), then
+    # every 100 µs.
+    assert times == [0, 10, 20, 30, 40, 50, 150, 250, 350]
+    assert loop.send(451e-6, {CUT}, send)
+    loop.take(455e-6, [PacketIn(frames[-1], {})])   # this one comes back
+    assert not loop.send(460e-6, {CUT}, send)   # next due 10 µs after the answer
+    assert loop.send(466e-6, {CUT}, send) and loop.send(477e-6, {CUT}, send)
