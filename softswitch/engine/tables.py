@@ -145,7 +145,7 @@ class TableMirror(Protocol):
     """Another engine's copy of a table's lookup index (the C engine's, native/tables.py):
     told of every change after the Python record has accepted it."""
 
-    def inserted(self, entry: Entry) -> None: ...
+    def inserted(self, entry: Entry, key: Any = None) -> None: ...
     def removed(self, entry: Entry) -> None: ...
     def cleared(self) -> None: ...
     def action_set(self, entry: Entry) -> None: ...
@@ -678,7 +678,7 @@ class Table:
         self.entries[entry.handle] = entry
         self._next_handle += 1
         if self.native is not None:
-            self.native.inserted(entry)
+            self.native.inserted(entry, key)
         return entry.handle
 
     def _remove_from_index(self, entry: Entry) -> None:

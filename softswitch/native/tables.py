@@ -62,6 +62,11 @@ class NativeTableMirror:
         self.info = info
         self.table = table
         self._lpm = next((i for i, k in enumerate(info.kinds) if k == "lpm"), -1)
+        # The words handed to ss_table_insert, which copies them: one buffer each, reused
+        # (writes hold the device's lock). A P4Runtime push inserts tens of thousands.
+        self._key_words = ffi.new("uint64_t[]", 2)
+        self._arg_words = ffi.new("uint64_t[]", 2)
+        self._scan = info.mode == "scan"
 
     def attach(self) -> None:
         """Install what the table holds already (program entries, default) and follow it."""
@@ -81,19 +86,30 @@ class NativeTableMirror:
         args = words(entry.args)
         return aid, self.ffi.new("uint64_t[]", args or [0]), len(entry.args)
 
-    def inserted(self, entry: Entry) -> None:
-        key = self.table._index_key(entry.matches)
-        values = list(key) if isinstance(key, tuple) else [key]
+    def _words(self, buffer: str, values: list[int] | tuple[int, ...]) -> Any:
+        """`values` as u128 word pairs in this mirror's reused buffer `buffer`."""
+        flat = words(values)
+        cells = getattr(self, buffer)
+        if len(flat) > len(cells):
+            cells = self.ffi.new("uint64_t[]", len(flat))
+            setattr(self, buffer, cells)
+        cells[0:len(flat)] = flat
+        return cells
+
+    def inserted(self, entry: Entry, key: Any = None) -> None:
+        """`entry` is in the Python table now (`key`: its index key, when the caller has it)."""
+        if key is None:
+            key = self.table._index_key(entry.matches)
         prefix = -1
         if self._lpm >= 0:
             m = entry.matches[self._lpm]
             assert isinstance(m, LpmMatch)
             prefix = m.prefix_len
-        aid, args, nargs = self._action(entry)
-        priority = entry.priority if self.info.mode == "scan" else 0
-        key_words = self.ffi.new("uint64_t[]", words(values) or [0])
-        found = self.lib.ss_table_insert(self.ctable, entry.handle, priority, prefix, key_words,
-                                         aid, nargs, args)
+        aid = -1 if entry.aid < 0 else self.info.actions.get(entry.action, -1)
+        found = self.lib.ss_table_insert(
+            self.ctable, entry.handle, entry.priority if self._scan else 0, prefix,
+            self._words("_key_words", key if isinstance(key, tuple) else (key,)),
+            aid, len(entry.args), self._words("_arg_words", entry.args))
         if found == self.ffi.NULL:
             raise RuntimeError(f"table '{self.info.name}': the C index refused entry "
                                f"{entry.handle}")
