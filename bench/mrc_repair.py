@@ -9,7 +9,9 @@ the NICs rewritten, and whether every transfer completed intact.
 
 Also reported: the virtual time from a failure to the controller's verdict with confirmation
 (controller/repair/confirm.py: suspects probed, N lost in a row while an alternative answers),
-on scenarios/ring-link-cut.yaml in mode `mrc` (the cable cut at 100 µs), and what was declared.
+on scenarios/ring-link-cut.yaml in mode `mrc` (the cable cut at 100 µs), and what was declared;
+and the same on scenarios/sampled-cut.yaml, a cut no traffic crosses, which only the idle sweep
+can find (controller/daemon/idle_probes.py).
 
     python -m bench.mrc_repair
 """
@@ -43,6 +45,8 @@ class RepairTime:
     intact: bool
     verdict_us: float | None = None      # failure -> verdict (virtual µs), confirmation included
     declared: tuple[str, ...] = ()        # what that verdict named
+    idle_verdict_us: float | None = None  # the same for a cut no traffic crosses (idle sweep)
+    idle_declared: tuple[str, ...] = ()
 
 
 def run() -> RepairTime:
@@ -77,14 +81,15 @@ def run() -> RepairTime:
                       sum(w for _, _, w in window), len(nics), len(window), intact)
 
 
-def time_to_verdict() -> tuple[float | None, tuple[str, ...]]:
-    """(virtual µs from the cut to the verdict, the elements declared down) on ring-link-cut."""
+def time_to_verdict(name: str = "ring-link-cut") -> tuple[float | None, tuple[str, ...]]:
+    """(virtual µs from the cut to the verdict, the elements declared down) on
+    scenarios/NAME.yaml in mode mrc."""
     from controller.devices.session import Program
     from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
     from emulation.run import run_mode
     from emulation.scenario import load as load_scenario
 
-    scenario = load_scenario(ROOT / "scenarios" / "ring-link-cut.yaml")
+    scenario = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
     result = run_mode(scenario, "mrc", Program.compile(SWITCH_PROGRAM), str(NIC_PROGRAM))
     down = [e for e in result.events if e["event"] == "verdict" and e["down"]]
     if not down or not scenario.failures:
@@ -98,13 +103,17 @@ def run_with_verdict() -> RepairTime:
     import dataclasses
 
     verdict_us, declared = time_to_verdict()
-    return dataclasses.replace(run(), verdict_us=verdict_us, declared=declared)
+    idle_us, idle_declared = time_to_verdict("sampled-cut")
+    return dataclasses.replace(run(), verdict_us=verdict_us, declared=declared,
+                               idle_verdict_us=idle_us, idle_declared=idle_declared)
 
 
 def main() -> None:
     r = run_with_verdict()
     print(f"cut -> verdict (confirmed by probes) on tiny: {r.verdict_us} µs virtual, "
           f"declared {', '.join(r.declared) or 'nothing'}")
+    print(f"idle cut -> verdict (idle sweep, then probes) on 8 planes: {r.idle_verdict_us} µs "
+          f"virtual, declared {', '.join(r.idle_declared) or 'nothing'}")
     print(f"repair on medium: {r.controller_ms} ms of controller time over {r.polls} polls, "
           f"{r.entries} entries written to {r.nics} NICs, "
           f"{'transfers intact' if r.intact else 'DATA LOST'}")

@@ -131,11 +131,13 @@ def repair_rows() -> list[Row]:
     the controller's milliseconds from the first EV event to the last NIC rewritten)."""
     r = mrc_repair.run_with_verdict()
     _save("mrc_repair_medium", {"benchmark": "mrc_repair.medium", **r.__dict__,
-                                "declared": list(r.declared)})
+                                "declared": list(r.declared),
+                                "idle_declared": list(r.idle_declared)})
     return [("mrc_repair.medium", r.entries, r.controller_ms / 1000, r.controller_ms,
              f"ms controller time, {r.nics} NICs rewritten"
              + ("" if r.intact else ", DATA LOST")
-             + f"; cut -> verdict {r.verdict_us} µs virtual (probe-confirmed)")]
+             + f"; cut -> verdict {r.verdict_us} µs virtual (probe-confirmed), "
+             f"{r.idle_verdict_us} µs for a cut no traffic crosses (idle sweep)")]
 
 
 def main() -> None:
