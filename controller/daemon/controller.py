@@ -90,9 +90,10 @@ class DaemonConfig:
     confirm_probes: int = 3          # lost probes in a row that confirm a suspect (repair/confirm.py)
     confirm_interval_s: float = 0.01  # one confirmation probe per suspect cable this often
     probe_timeout_s: float = 0.05    # a probe back later than this is lost (many RTTs)
-    # Idle monitoring (daemon/idle_probes.py): every T0-T1 cable probed this often, traffic or
-    # not (0: off). Clustermapper's agents do it about every 1 ms from every node, in the data
-    # plane; ours are the controller's PacketOuts (on 2,048 cables, 0.1 s is 20K a second).
+    # Idle monitoring (daemon/idle_probes.py): every T0-T1 cable idle over the last interval
+    # probed this often (0: off). Clustermapper's agents do it about every 1 ms from every node,
+    # in the data plane; ours are the controller's PacketOuts (2,048 idle cables at 0.1 s: 20K
+    # a second).
     idle_probe_interval_s: float = 0.1
     status_every_s: float = 1.0
     workers: int = 16                # threads connecting and reconciling devices

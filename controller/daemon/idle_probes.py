@@ -93,8 +93,8 @@ class IdleSweep:
 
     def send(self, now_s: float, send: Callable[[str, int, bytes], bool],
              skip: set[FabricLink] | frozenset[FabricLink] = frozenset()) -> None:
-        """Send the probes due now, over every cable but those in `skip` (covered by traffic,
-        or probed for another reason already)."""
+        """Send the probes due now over the cables idle over the last interval (looked at once
+        per interval), but those in `skip` (probed for another reason already)."""
         if self.read is not None and (self._look_s is None
                                       or now_s >= self._look_s + self.interval_s):
             self.busy = self.activity.look(self.read, self._answered, self.loop.outstanding())
