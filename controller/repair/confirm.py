@@ -16,8 +16,11 @@ punted by the T0) — and declared down only when:
 
 A suspect that answers is cleared (its evidence set aside). A suspected T1 is probed over each of
 its cables: it is declared down when every cable of it is proven bad; when some answer, only the
-proven-bad ones are declared (as cables), and the T1 is cleared. What is declared is only what
-the probes proved bad (`Verdict`): the rewrite (rewrite.py) acts on nothing else.
+proven-bad ones are declared (as cables), and the T1 is cleared. A suspected cable whose T1's
+other cables (probed as its alternatives) all went silent with it is its T1's failure: the T1
+is declared, as the switch (the reports named only the cables traffic crossed). What is
+declared is only what the probes proved bad (`Verdict`): the rewrite (rewrite.py) acts on
+nothing else.
 """
 
 from __future__ import annotations
@@ -143,6 +146,8 @@ class Confirmer:
                 self.verdict.switches_down.add(t1)
                 records.append(self._record(t1, s, True, cables, alive, now_s))
         for link, s in sorted(self.links.items()):
+            if link not in self.links:
+                continue   # taken with its T1 below
             state = self._state(link, s.since_s)
             alive = self._answered(self.alternatives(link), s.since_s)
             if state == "answered":
@@ -150,6 +155,19 @@ class Confirmer:
                 cleared.add(link)
                 records.append(self._record(link, s, False, {link}, alive, now_s))
             elif state == "lost" and alive:
+                t1 = link[2]
+                cables = self.cables_of(t1)
+                around = self._answered(self.alternatives(t1), s.since_s)
+                if len(cables) > 1 and around and all(
+                        self._state(c, s.since_s) == "lost" for c in cables):
+                    # Its T1's other cables, probed as its alternatives, went silent too: what
+                    # failed is the T1 (its T0s answer elsewhere), declared as the switch.
+                    for c in cables:
+                        self.links.pop(c, None)
+                        self.verdict.links_down.discard(c)
+                    self.verdict.switches_down.add(t1)
+                    records.append(self._record(t1, s, True, cables, around, now_s))
+                    continue
                 del self.links[link]
                 self.verdict.links_down.add(link)
                 records.append(self._record(link, s, True, {link}, alive, now_s))

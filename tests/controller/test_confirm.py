@@ -79,6 +79,27 @@ def test_a_t1_is_declared_when_every_cable_of_it_is_lost_and_a_t0_answers_elsewh
     assert c.verdict == Verdict(set(), {"p0-t1-0"}) and records[0]["switch"] == "p0-t1-0"
 
 
+def test_a_suspected_cable_whose_t1_went_silent_on_every_cable_is_the_t1s_failure(
+        plan: FabricPlan) -> None:
+    """The reports named the cables traffic crossed; their T1's other cables, probed as
+    alternatives, are lost as well while the T0 answers elsewhere: the T1 is declared, once,
+    and no cable."""
+    c = Confirmer(plan.topology, probes=3)
+    c.suspect(Verdict({CUT, T1_OTHER}), 0.0)
+    records, _ = c.probed(results(CUT, False, 0.0, 1e-5, 2e-5)
+                          + results(T1_OTHER, False, 0.0, 1e-5, 2e-5)
+                          + results(T0_OTHER, True, 1e-5), 1e-3)
+    assert c.verdict == Verdict(set(), {"p0-t1-0"}) and not c.links
+    (verdict,) = records
+    assert verdict["switch"] == "p0-t1-0" and verdict["probes_lost"] == 6
+    # One cable of the T1 still answering: only the silent one is declared.
+    c = Confirmer(plan.topology, probes=3)
+    c.suspect(Verdict({CUT}), 0.0)
+    c.probed(results(CUT, False, 0.0, 1e-5, 2e-5) + results(T1_OTHER, True, 1e-5)
+             + results(T0_OTHER, True, 1e-5), 1e-3)
+    assert c.verdict == Verdict({CUT})
+
+
 def test_a_suspected_t1_with_one_answering_cable_is_cleared_and_only_the_dead_cable_named(
         plan: FabricPlan) -> None:
     c = Confirmer(plan.topology, probes=2)
