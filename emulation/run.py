@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 
 from controller.daemon.cable_activity import PortCounts, read_t0_ports
 from controller.daemon.idle_probes import IdleSweep
+from controller.daemon.probe_rounds import ProbeRounds
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
 from controller.plan.nic_plan import EV_STATES, connection_profiles, nic_address
@@ -85,22 +86,21 @@ class RunState:
         self.arrived = 0
         self._written: dict[int, bytes] = {}   # what each posted message writes, to its arrival
         self.repairer: Repairer | None = None
-        self.prober: LinkProber | None = None
-        self.confirm_loop: ProbeLoop | None = None
-        self.idle_sweep: IdleSweep | None = None
+        self.probes: ProbeRounds | None = None
         if mode_.controller:
             timing = scenario.controller
             self.repairer = self._repairer()
-            self.prober = LinkProber(network.plan, timing.probe_interval_us / 1e6,
-                                     timing.probe_successes)
-            # Confirmation probes: one per suspect cable per round.
-            self.confirm_loop = ProbeLoop(network.plan, timing.period_us / 1e6,
-                                          timing.probe_timeout_us / 1e6,
-                                          patience=timing.confirm_probes,
-                                          slow_interval_s=timing.probe_interval_us / 1e6)
-            if timing.idle_probe_interval_us and timing.confirm_probes:
-                self.idle_sweep = IdleSweep(network.plan, timing.idle_probe_interval_us / 1e6,
-                                            timing.probe_timeout_us / 1e6, read=self._t0_ports)
+            per_s = 1e6   # divided by, as before: 20 / 1e6 is 2e-05, 20 * 1e-6 is not
+            self.probes = ProbeRounds(
+                LinkProber(network.plan, timing.probe_interval_us / per_s,
+                           timing.probe_successes),
+                # Confirmation probes: one per suspect cable per round.
+                ProbeLoop(network.plan, timing.period_us / per_s,
+                          timing.probe_timeout_us / per_s, patience=timing.confirm_probes,
+                          slow_interval_s=timing.probe_interval_us / per_s),
+                IdleSweep(network.plan, timing.idle_probe_interval_us / per_s,
+                          timing.probe_timeout_us / per_s, read=self._t0_ports)
+                if timing.idle_probe_interval_us and timing.confirm_probes else None)
             network.open_t0_sessions()
         self.meter = Meter(scenario, mode_, network, self._denied)
         self.drop_counter = DropCounter(network, self.failures)
@@ -406,23 +406,15 @@ class RunState:
         """One round of the controller, as `mrc-ctl run`'s: EV events in and NICs rewritten,
         then the probes of the cables taken out (a cable proven healthy is given back to the
         NICs after the hold-down)."""
-        assert self.repairer is not None and self.prober is not None
-        assert self.confirm_loop is not None
+        assert self.repairer is not None and self.probes is not None
         self.net.settle_digests()
         now_s = self.clock.us() / 1e6
         received = self.net.packet_ins()
         # Probe answers first: what they prove is acted on by this round's poll.
-        self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
-        if self.idle_sweep is not None:
-            self.repairer.idle_probed(self.idle_sweep.take(now_s, received), now_s)
+        self.probes.take(self.repairer, now_s, received)
         log = self.repairer.poll(now_s)
-        confirming, taken_out = self.repairer.confirm_targets(), self.repairer.probe_targets()
-        self.confirm_loop.send(now_s, confirming, self._send_probe)
-        healthy = self.prober.round(now_s, taken_out, self._send_probe, received)
-        if self.idle_sweep is not None:
-            self.idle_sweep.send(now_s, self._send_probe, confirming | taken_out)
+        healthy = self.probes.send(self.repairer, now_s, received, self._send_probe)
         if healthy:
-            self.repairer.proven_healthy(healthy, now_s)
             self.log.append({"at_us": self.clock(), "event": "probed_healthy",
                              "links": sorted(f"{p}:{a}-{b}" for p, a, b in healthy)})
         for report in log.reports:

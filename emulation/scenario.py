@@ -139,9 +139,9 @@ class ControllerTiming:
     row to prove it healthy; and the confirmation of a suspect (controller/repair/confirm.py):
     `confirm_probes` lost in a row, each waited for `probe_timeout_us` (several fabric RTTs: a
     probe queued behind a burst is late, not lost); and idle monitoring
-    (controller/daemon/idle_probes.py): every T0-T1 cable probed once per
-    `idle_probe_interval_us` (0: never), so that a failure no traffic crosses is found too
-    (Clustermapper's ~1 ms, scaled as the emulator's RTOs are)."""
+    (controller/daemon/idle_probes.py): every T0-T1 cable idle over the last interval probed
+    once per `idle_probe_interval_us` (0: never), so that a failure no traffic crosses is found
+    too (Clustermapper's ~1 ms, scaled as the emulator's RTOs are)."""
 
     period_us: int = 20
     window_us: int = 10_000
@@ -699,25 +699,22 @@ class _Reader(NodeReader):
             raise self.fail(where, "profile", str(error)) from None
         return profile
 
-    def _timing(self, item: tuple[Node, Node] | None, section: str,
-                keys: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[Node, Node]]]:
-        """The section's integers (1 or more) by key, and its nodes."""
+    def _timing(self, item: tuple[Node, Node] | None, section: str, keys: tuple[str, ...],
+                zero_ok: tuple[str, ...] = ()
+                ) -> tuple[dict[str, int], dict[str, tuple[Node, Node]]]:
+        """The section's integers (1 or more; 0 too for `zero_ok`) by key, and its nodes."""
         if item is None:
             return {}, {}
         got = self.mapping(item[1], section, keys)
-        return {key: self.int_(got[key][1], f"{section}.{key}", 1, 10**9) for key in got}, got
+        return {key: self.int_(got[key][1], f"{section}.{key}", 0 if key in zero_ok else 1,
+                               10**9) for key in got}, got
 
     def controller(self, item: tuple[Node, Node] | None) -> ControllerTiming:
-        idle = "idle_probe_interval_us"   # 0 allowed: no idle probes
-        keys = ("period_us", "window_us", "settle_us", "hold_us", "probe_interval_us",
-                "probe_successes", "confirm_probes", "probe_timeout_us")
-        if item is None:
-            return ControllerTiming()
-        got = self.mapping(item[1], "controller", (*keys, idle))
-        values = {key: self.int_(got[key][1], f"controller.{key}", 1, 10**9)
-                  for key in keys if key in got}
-        if idle in got:
-            values[idle] = self.int_(got[idle][1], f"controller.{idle}", 0, 10**9)
+        values, _ = self._timing(item, "controller",
+                                 ("period_us", "window_us", "settle_us", "hold_us",
+                                  "probe_interval_us", "probe_successes", "confirm_probes",
+                                  "probe_timeout_us", "idle_probe_interval_us"),
+                                 zero_ok=("idle_probe_interval_us",))   # 0: no idle probes
         return ControllerTiming(**values)
 
     def transport(self, item: tuple[Node, Node] | None) -> TransportTiming:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from controller.daemon.probes import t0_port
 from controller.plan.plan import FabricPlan
 from controller.repair.correlate import FabricLink
 from p4rt import SwitchConnection, TableEntry
@@ -62,13 +63,8 @@ class CableActivity:
     _last: dict[FabricLink, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        topo = self.plan.topology
-        self.ports: dict[FabricLink, int] = {}
-        for link in self.cables:
-            _, t0, t1 = link
-            port = next((p for _, peer, p in topo.neighbors(t1) if peer == t0), None)
-            if port is not None:
-                self.ports[link] = port
+        self.ports: dict[FabricLink, int] = {
+            link: port for link in self.cables if (port := t0_port(self.plan, link)) is not None}
         self.t0s = sorted({link[1] for link in self.ports})
 
     def look(self, read: Callable[[str], PortCounts | None], answered: Mapping[FabricLink, int],

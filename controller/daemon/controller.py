@@ -40,6 +40,7 @@ from pathlib import Path
 from controller.daemon.cable_activity import PortCounts, read_t0_ports
 from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.keeper import DesiredState, DeviceKeeper, SyncReport
+from controller.daemon.probe_rounds import ProbeRounds
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
 from controller.devices.target_programs import program_for_target
@@ -53,6 +54,7 @@ from controller.plan.nic_plan import (
     NicPlanner,
 )
 from controller.plan.plan import FabricPlan
+from controller.repair.correlate import FabricLink
 from controller.repair.damping import Damper
 from controller.repair.operator import write_status
 from controller.repair.repairer import ManagedNic, Repairer
@@ -160,16 +162,14 @@ class Controller:
                                  confirm_probes=self.config.confirm_probes, **rules)
         self.repairer.on_record = self._echo_record
         self.repairer.status_of = lambda _now_s: self.status_json()
-        self.prober = LinkProber(self.plan, self.config.probe_interval_s,
-                                 self.config.probe_successes)
-        self.confirm_loop = ProbeLoop(self.plan, self.config.confirm_interval_s,
-                                      self.config.probe_timeout_s,
-                                      patience=self.config.confirm_probes,
-                                      slow_interval_s=self.config.probe_interval_s)
-        self.idle_sweep = (IdleSweep(self.plan, self.config.idle_probe_interval_s,
-                                     self.config.probe_timeout_s, read=self._t0_ports)
-                           if self.config.idle_probe_interval_s != 0
-                           and self.config.confirm_probes > 0 else None)
+        c = self.config
+        self.probes = ProbeRounds(
+            LinkProber(self.plan, c.probe_interval_s, c.probe_successes),
+            ProbeLoop(self.plan, c.confirm_interval_s, c.probe_timeout_s,
+                      patience=c.confirm_probes, slow_interval_s=c.probe_interval_s),
+            IdleSweep(self.plan, c.idle_probe_interval_s, c.probe_timeout_s,
+                      read=self._t0_ports)
+            if c.idle_probe_interval_s != 0 and c.confirm_probes > 0 else None)
         for switch in topology.switches:
             if switch.endpoint is None:
                 raise ValueError(f"switch {switch.name} has no P4Runtime endpoint")
@@ -239,25 +239,9 @@ class Controller:
         self._resumed = self._resumed and not self.repairer.primary
         received = self._packet_ins()
         # Suspects are confirmed (or cleared) by probes before the poll acts on anything.
-        self.repairer.probed(self.confirm_loop.take(now_s, received), now_s)
-        if self.idle_sweep is not None:
-            self.repairer.idle_probed(self.idle_sweep.take(now_s, received), now_s)
+        self.probes.take(self.repairer, now_s, received)
         self.repairer.poll(now_s)
-        confirming, taken_out = self.repairer.confirm_targets(), self.repairer.probe_targets()
-        self.confirm_loop.send(now_s, confirming, self._send_probe)
-        healthy = self.prober.round(now_s, taken_out, self._send_probe, received)
-        if self.idle_sweep is not None:
-            # A switch not programmed yet (bring-up, a reboot being re-pushed) cannot answer:
-            # the controller knows why, so its cables are not swept until it is.
-            unready = {name for name, keeper in self.keepers.items()
-                       if not keeper.ready and name not in self.nic_plans}
-            skip = confirming | taken_out
-            if unready:
-                skip |= {link for link in self.idle_sweep.cables
-                         if link[1] in unready or link[2] in unready}
-            self.idle_sweep.send(now_s, self._send_probe, skip)
-        if healthy:
-            self.repairer.proven_healthy(healthy, now_s)
+        self.probes.send(self.repairer, now_s, received, self._send_probe, self._unready_cables())
         states = tuple(k.state for k in self.keepers.values())
         if self.state is not None and (states != self._states or self._status_at is None or
                                        now_s - self._status_at >= self.config.status_every_s):
@@ -272,6 +256,16 @@ class Controller:
                 while (packet := keeper.session.get_packet_in(timeout=0)) is not None:
                     out.append(packet)
         return out
+
+    def _unready_cables(self) -> set[FabricLink]:
+        """The cables of the switches not programmed yet (bring-up, a reboot being re-pushed):
+        they cannot answer and the controller knows why, so the idle sweep leaves them out."""
+        if self.probes.idle is None:
+            return set()
+        unready = {name for name, keeper in self.keepers.items()
+                   if not keeper.ready and name not in self.nic_plans}
+        return {link for link in self.probes.idle.cables
+                if link[1] in unready or link[2] in unready} if unready else set()
 
     def _t0_ports(self, t0: str) -> PortCounts | None:
         """A T0's port counters (the idle sweep's look at traffic); None when it cannot be read
@@ -304,9 +298,10 @@ class Controller:
         status["devices"] = {state: sorted(n for n, k in self.keepers.items() if k.state == state)
                              for state in ("down", "connecting", "backup", "refused")
                              if any(k.state == state for k in self.keepers.values())}
-        if self.idle_sweep is not None:
-            status["idle_probes"] = {"interval_s": self.idle_sweep.interval_s,
-                                     "sent": self.idle_sweep.sent, "lost": self.idle_sweep.lost}
+        idle = self.probes.idle
+        if idle is not None:
+            status["idle_probes"] = {"interval_s": idle.interval_s, "sent": idle.sent,
+                                     "lost": idle.lost}
         status["devices_ready"] = sum(k.ready for k in self.keepers.values())
         status["devices_total"] = len(self.keepers)
         return status

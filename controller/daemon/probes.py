@@ -129,16 +129,7 @@ class LinkProber:
         self.frames = ProbeFrames(self.plan)
 
     def t0_port(self, link: FabricLink) -> int | None:
-        """The T0's port on the cable to the T1; None when no cable joins them (a fabric
-        wired without it: nothing to probe, and nothing down)."""
-        _, t0, t1 = link
-        topo = self.plan.topology
-        if not topo.is_switch(t1):
-            return None
-        for _, peer, peer_port in topo.neighbors(t1):
-            if peer == t0:
-                return peer_port
-        return None
+        return t0_port(self.plan, link)
 
     def round(self, now_s: float, links: Iterable[FabricLink],
               send: Callable[[str, int, bytes], bool],
@@ -270,7 +261,7 @@ class ProbeLoop:
                 due = self._next[link] = now_s + self.offsets.get(link, 0.0)
             if now_s < due:
                 continue
-            port = _t0_port(self.plan, link)
+            port = t0_port(self.plan, link)
             if port is None:
                 continue
             self._seq = self._seq + 1 if self._seq < self._seq_end - 1 else self.seq_base
@@ -284,7 +275,9 @@ class ProbeLoop:
         return sent
 
 
-def _t0_port(plan: FabricPlan, link: FabricLink) -> int | None:
+def t0_port(plan: FabricPlan, link: FabricLink) -> int | None:
+    """The T0's port on the cable to the T1; None when no cable joins them (a fabric wired
+    without it: nothing to probe, and nothing down)."""
     _, t0, t1 = link
     topo = plan.topology
     if not topo.is_switch(t1):

@@ -62,8 +62,8 @@ class NativeTableMirror:
         self.info = info
         self.table = table
         self._lpm = next((i for i, k in enumerate(info.kinds) if k == "lpm"), -1)
-        # The words handed to ss_table_insert, which copies them: one buffer each, reused
-        # (writes hold the device's lock). A P4Runtime push inserts tens of thousands.
+        # The words handed to ss_table_insert and ss_entry_set_action, which copy them: one
+        # buffer each, reused (writes hold the device's lock). A P4Runtime push inserts tens of thousands.
         self._key_words = ffi.new("uint64_t[]", 2)
         self._arg_words = ffi.new("uint64_t[]", 2)
         self._scan = info.mode == "scan"
@@ -82,9 +82,9 @@ class NativeTableMirror:
         return None if e == self.ffi.NULL else e
 
     def _action(self, entry: Entry) -> tuple[int, Any, int]:
+        """The entry's action as the C calls take it: id, argument words, argument count."""
         aid = -1 if entry.aid < 0 else self.info.actions.get(entry.action, -1)
-        args = words(entry.args)
-        return aid, self.ffi.new("uint64_t[]", args or [0]), len(entry.args)
+        return aid, self._words("_arg_words", entry.args), len(entry.args)
 
     def _words(self, buffer: str, values: list[int] | tuple[int, ...]) -> Any:
         """`values` as u128 word pairs in this mirror's reused buffer `buffer`."""
@@ -105,11 +105,11 @@ class NativeTableMirror:
             m = entry.matches[self._lpm]
             assert isinstance(m, LpmMatch)
             prefix = m.prefix_len
-        aid = -1 if entry.aid < 0 else self.info.actions.get(entry.action, -1)
+        aid, args, nargs = self._action(entry)
         found = self.lib.ss_table_insert(
             self.ctable, entry.handle, entry.priority if self._scan else 0, prefix,
             self._words("_key_words", key if isinstance(key, tuple) else (key,)),
-            aid, len(entry.args), self._words("_arg_words", entry.args))
+            aid, nargs, args)
         if found == self.ffi.NULL:
             raise RuntimeError(f"table '{self.info.name}': the C index refused entry "
                                f"{entry.handle}")

@@ -162,7 +162,7 @@ def test_a_cut_link_is_routed_around_then_probed_back_into_every_nic(
                    f"{nic} moved off the cut link")
         fab.run_for(3000)      # probes keep failing while the cable is cut
         assert (0, "p0-t0-0", DEAD_T1) in ctl.repairer.verdict.links_down
-        assert ctl.prober.sent > 3
+        assert ctl.probes.link_prober.sent > 3
         fab.fabric.set_link_up(*CUT, True)
         for nic in fab.nics:
             settle(fab, lambda nic=nic: DEAD_T1 in ev_t1s(fab, ctl, nic), f"{nic} restored")
@@ -191,11 +191,12 @@ def test_a_cut_no_traffic_crosses_is_found_by_the_idle_sweep(
                                  probe_timeout_s=0.01)
     with controller(fab, programs, tmp_path, config=config) as ctl:
         bring_up(fab, ctl)
-        assert ctl.idle_sweep is not None
+        sweep = ctl.probes.idle
+        assert sweep is not None
         start = fab.now
         settle(fab, lambda: fab.now - start >= 15_000, "15 ms of idle probes")
-        assert ctl.idle_sweep.sent >= 8 * 10 and ctl.idle_sweep.lost == 0, (
-            ctl.idle_sweep.sent, ctl.idle_sweep.lost)   # every cable answers, again and again
+        assert sweep.sent >= 8 * 10 and sweep.lost == 0, (
+            sweep.sent, sweep.lost)   # every cable answers, again and again
         fab.fabric.set_link_up(*CUT, False)
         settle(fab, lambda: (0, "p0-t0-0", DEAD_T1) in ctl.repairer.verdict.links_down,
                "the idle cut declared")
