@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from finsy.proto import p4r
+
 from controller.daemon.probes import MAGIC as PROBE_MAGIC
 from emulation.failures import Failures
 from emulation.network import Network
@@ -219,7 +221,7 @@ class DropCounter:
         if name in self.nics:
             session = self.net.nics[name].session
             assert session.schema is not None
-            return _read(session, [CounterEntry(session.schema, NIC_COUNTER)])
+            return _read(session, [CounterEntry(session.schema, NIC_COUNTER).to_entity()])
         node = self.net.fabric.switch(name)
         cpu = node.device.cpu_port
         ports = sorted({*node.links, *([cpu] if cpu is not None else [])})
@@ -227,19 +229,27 @@ class DropCounter:
         assert endpoint is not None
         schema = self.net.switch_program.schema
         session = SwitchConnection(endpoint.grpc_address, endpoint.device_id, schema=schema)
+        counter_id = CounterEntry(schema, SWITCH_COUNTER).to_entity().counter_entry.counter_id
         try:
-            return _read(session, [CounterEntry(schema, SWITCH_COUNTER, port * DROP_REASONS + r)
+            return _read(session, [_cell(counter_id, port * DROP_REASONS + r)
                                    for port in ports for r in range(DROP_REASONS)])
         finally:
             session.close()
 
 
-def _read(session: SwitchConnection, entries: Sequence[CounterEntry]) -> dict[int, int]:
-    """The cells `entries` name (index None: every cell), in one Read: index -> packets,
-    nonzero only."""
+def _cell(counter_id: int, index: int) -> p4r.Entity:
+    """The Read entity of one counter cell (built as a message: a collector reading thousands
+    of cells at the run's end should not pay for a builder object each)."""
+    return p4r.Entity(counter_entry=p4r.CounterEntry(counter_id=counter_id,
+                                                     index=p4r.Index(index=index)))
+
+
+def _read(session: SwitchConnection, entities: Sequence[p4r.Entity]) -> dict[int, int]:
+    """The counter cells `entities` name (no index: every cell), in one Read: index ->
+    packets, nonzero only (the answer read as messages, not decoded into builders)."""
     cells: dict[int, int] = {}
-    for entity in session.read(entries):
-        assert isinstance(entity, CounterEntry) and entity.index is not None
-        if entity.data is not None and entity.data.packet_count:
-            cells[entity.index] = entity.data.packet_count
+    for entity in session.read_raw(entities):
+        entry = entity.counter_entry
+        if entry.data.packet_count:
+            cells[entry.index.index] = entry.data.packet_count
     return cells

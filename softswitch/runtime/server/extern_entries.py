@@ -124,6 +124,18 @@ class ExternEntries:
                 _counter_proto(proto.spec.unit, *counter.read(i), ce.data)
                 yield out
 
+    def read_counter_cell(self, msg: p4r.CounterEntry) -> p4r.Entity:
+        """`read_counters` of a request naming one counter and one index (a collector reading
+        cells by the thousand): the one Entity, without the generic walk's layers."""
+        proto, counter = self.index.counter(msg.counter_id)
+        (i,) = _indices(msg, counter.size, f"counter '{proto.preamble.name}'")
+        out = p4r.Entity()
+        ce = out.counter_entry
+        ce.counter_id = msg.counter_id
+        ce.index.index = i
+        _counter_proto(proto.spec.unit, *counter.read(i), ce.data)
+        return out
+
     # -- direct counters ----------------------------------------------------------------------
 
     def write_direct_counter(self, kind: int, msg: p4r.DirectCounterEntry) -> None:
