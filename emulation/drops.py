@@ -225,14 +225,18 @@ class DropCounter:
         node = self.net.fabric.switch(name)
         cpu = node.device.cpu_port
         ports = sorted({*node.links, *([cpu] if cpu is not None else [])})
+        schema = self.net.switch_program.schema
+        counter_id = CounterEntry(schema, SWITCH_COUNTER).to_entity().counter_entry.counter_id
+        cells = [_cell(counter_id, port * DROP_REASONS + r)
+                 for port in ports for r in range(DROP_REASONS)]
+        opened = self.net.t0s.get(name)   # the controller's session to a T0 (mode mrc)
+        if opened is not None:
+            return _read(opened[0], cells)
         endpoint = self.net.running.switch(name).endpoint
         assert endpoint is not None
-        schema = self.net.switch_program.schema
         session = SwitchConnection(endpoint.grpc_address, endpoint.device_id, schema=schema)
-        counter_id = CounterEntry(schema, SWITCH_COUNTER).to_entity().counter_entry.counter_id
         try:
-            return _read(session, [_cell(counter_id, port * DROP_REASONS + r)
-                                   for port in ports for r in range(DROP_REASONS)])
+            return _read(session, cells)
         finally:
             session.close()
 
