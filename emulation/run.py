@@ -72,6 +72,7 @@ class RunState:
         self.net = network
         self.schedule = list(schedule)
         self.progress = progress
+        self.on_collect: Callable[[], None] | None = None   # run_mode's
         self.clock = network.clock
         self.topology = scenario.topology
         self.records = [MessageRecord(m.id, m.src, m.dst, m.size, m.flow) for m in schedule]
@@ -354,6 +355,8 @@ class RunState:
                           self.net.fabric.wire_hops)
         repaired = sum(sum(log.written.values()) for log in self.repairer.history) \
             if self.repairer is not None else 0
+        if self.on_collect is not None:
+            self.on_collect()
         drops = self._final_drops()
         totals = {
             "sent": sum(e.sender.counters["sent"] for ends in self.ends.values() for e in ends),
@@ -468,16 +471,20 @@ def _data(seed: int, m: Message) -> bytes:
 
 def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_program: str,
              progress: Progress | None = None,
-             phase: Callable[[str, Network], None] | None = None) -> RunResult:
+             phase: Callable[[str, Network], None] | None = None,
+             on_collect: Callable[[], None] | None = None) -> RunResult:
     """Run the scenario in one mode on a network of its own. `phase("built" | "closing",
     network)`, when given, is told when everything before the first instant is done (the
     network up, the hosts and the run's state built, the collector's pass over them made) and
-    when the run is over (a benchmark times the run apart from the setup)."""
+    when the run is over (a benchmark times the run apart from the setup); `on_collect()`,
+    when virtual time has stopped and the closing read of the P4 counters over P4Runtime
+    begins (a cost per device, not per packet: the benchmark shows it apart)."""
     chosen = mode(mode_name, scenario.profile)
     schedule = messages(scenario.workloads, scenario.seed)
     with _SetupHeap() as heap, Network.of(scenario, switch_program, nic_program, chosen,
                                           connections(schedule)) as network:
         state = RunState(scenario, chosen, network, schedule, progress)
+        state.on_collect = on_collect
         network.fabric.attach_native()   # the native core's set-up is setup's (when it runs)
         heap.freeze()
         if phase is not None:
