@@ -13,7 +13,9 @@ time) costs on this machine, and how far a 10-minute run goes.
   P4Runtime client and servers, the repair loop, protobuf), setup. Library and builtin calls
   are charged to the component that called them.
 - `permutations`: seeded permutations of 1 MiB per NIC on 16, 64 and 128 NICs (2 planes,
-  100 Gb/s, 4 KiB packets): wire hops per CPU-second, setup CPU and peak RSS per device.
+  100 Gb/s, 4 KiB packets): wire hops per CPU-second, setup CPU and peak RSS per device. The
+  run's CPU includes its closing read of every device's P4 counters over P4Runtime (a cost
+  per device: `collect_cpu_s`); `wire_hops_per_cpu_s_stepping` is the rate without it.
 - `largest`: the largest fabric a 10-minute run carries, measured, not extrapolated:
   scenarios/scale-256-cut.yaml (256 NICs, 8 planes, 256 switches, a permutation and a cable
   cut) run as `mrc-ctl emulate --engine c --fabric native` runs it (every mode of the

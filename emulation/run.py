@@ -66,13 +66,14 @@ class RunState:
     """Everything one run holds; `run()` executes it."""
 
     def __init__(self, scenario: Scenario, mode_: Mode, network: Network,
-                 schedule: Sequence[Message], progress: Progress | None = None) -> None:
+                 schedule: Sequence[Message], progress: Progress | None = None,
+                 on_collect: Callable[[], None] | None = None) -> None:
         self.scenario = scenario
         self.mode = mode_
         self.net = network
         self.schedule = list(schedule)
         self.progress = progress
-        self.on_collect: Callable[[], None] | None = None   # run_mode's
+        self.on_collect = on_collect   # run_mode's
         self.clock = network.clock
         self.topology = scenario.topology
         self.records = [MessageRecord(m.id, m.src, m.dst, m.size, m.flow) for m in schedule]
@@ -483,8 +484,7 @@ def run_mode(scenario: Scenario, mode_name: str, switch_program: Program, nic_pr
     schedule = messages(scenario.workloads, scenario.seed)
     with _SetupHeap() as heap, Network.of(scenario, switch_program, nic_program, chosen,
                                           connections(schedule)) as network:
-        state = RunState(scenario, chosen, network, schedule, progress)
-        state.on_collect = on_collect
+        state = RunState(scenario, chosen, network, schedule, progress, on_collect)
         network.fabric.attach_native()   # the native core's set-up is setup's (when it runs)
         heap.freeze()
         if phase is not None:
