@@ -97,10 +97,6 @@ class EntityStore:
             return None
         return self.tables.read_encoded(entity.table_entry)
 
-    def read_counter_cell(self, msg: p4r.CounterEntry) -> p4r.Entity:
-        """`read` of one cell of one counter (ExternEntries.read_counter_cell)."""
-        return self.externs.read_counter_cell(msg)
-
     def digest_config(self, digest_id: int) -> p4r.DigestEntry.Config | None:
         """The config written for `digest_id`, or None (digests are then not streamed)."""
         return self.digests.config(digest_id)

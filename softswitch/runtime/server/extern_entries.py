@@ -96,16 +96,6 @@ def _counter_proto(unit: int, packets: int, nbytes: int, out: p4r.CounterData) -
         out.byte_count = nbytes
 
 
-def _counter_cell(counter_id: int, proto: p4i.Counter, counter: Any, i: int) -> p4r.Entity:
-    """The Entity of cell `i` of a counter as a Read answers it."""
-    out = p4r.Entity()
-    ce = out.counter_entry
-    ce.counter_id = counter_id
-    ce.index.index = i
-    _counter_proto(proto.spec.unit, *counter.read(i), ce.data)
-    return out
-
-
 class ExternEntries:
     """Indexed and direct counters and meters, and registers, of one pipeline."""
 
@@ -127,14 +117,12 @@ class ExternEntries:
         for cid in ids:
             proto, counter = self.index.counter(cid)
             for i in _indices(msg, counter.size, f"counter '{proto.preamble.name}'"):
-                yield _counter_cell(cid, proto, counter, i)
-
-    def read_counter_cell(self, msg: p4r.CounterEntry) -> p4r.Entity:
-        """`read_counters` of a request naming one counter and one index (a collector reading
-        cells by the thousand): the one Entity, without the generic walk's layers."""
-        proto, counter = self.index.counter(msg.counter_id)
-        (i,) = _indices(msg, counter.size, f"counter '{proto.preamble.name}'")
-        return _counter_cell(msg.counter_id, proto, counter, i)
+                out = p4r.Entity()
+                ce = out.counter_entry
+                ce.counter_id = cid
+                ce.index.index = i
+                _counter_proto(proto.spec.unit, *counter.read(i), ce.data)
+                yield out
 
     # -- direct counters ----------------------------------------------------------------------
 

@@ -87,15 +87,6 @@ def _read_response(chunk: list[Any]) -> p4r.ReadResponse | bytes:
                                  for item in chunk])
 
 
-def _one_counter_cell(entity: p4r.Entity) -> p4r.CounterEntry | None:
-    """The CounterEntry when `entity` reads one cell of one counter (an id and an index),
-    else None."""
-    if entity.WhichOneof("entity") != "counter_entry":
-        return None
-    entry = entity.counter_entry
-    return entry if entry.counter_id and entry.HasField("index") else None
-
-
 def _distinct(entities: Iterable[p4r.Entity]) -> list[p4r.Entity]:
     """The entities of a ReadRequest, each once (the same entity twice reads the same objects
     twice: a request of 20,000 copies of a wildcard would otherwise answer 20,000 times)."""
@@ -235,34 +226,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         scope = self.arbitrator.scope(request.role)  # a role with a config sees its objects
         clock = time.perf_counter
         encoded_read = getattr(bound.store, "read_encoded", None)
-        read_cell = getattr(bound.store, "read_counter_cell", None)
         # One answer for all the request's entities, in chunks of READ_CHUNK: a Read of 300
         # counter cells is one ReadResponse, not 300 (each a gRPC message and a thread hop).
         chunk: list[Any] = []
         sent = 0
         for entity in wanted:
-            cell = _one_counter_cell(entity) if read_cell is not None else None
-            if cell is not None:
-                # One cell of one counter (a collector's Read names them by the thousand):
-                # the generic walk below, without its layers; the same answer and errors.
-                with self.device.lock:
-                    if self.pipelines.target() is not bound:
-                        raise RpcError(grpc.StatusCode.ABORTED,
-                                       "The forwarding pipeline changed during the Read")
-                    try:
-                        item = read_cell(cell)
-                    except RpcError:
-                        raise
-                    except Exception as exc:
-                        raise RpcError(*status.error_of(exc)) from exc
-                if scope is None or scope.covers(cell.counter_id):
-                    chunk.append(item)
-                    if len(chunk) >= READ_CHUNK:
-                        sent = self._check_read_size(sent, chunk)
-                        yield _read_response(chunk)
-                        chunk = []
-                        self.device.yield_to_dataplane()
-                continue
             entities: Iterator[Any] | None = None
             # table entries come as (table id, Entity bytes) when the store can: the answer
             # is then joined from bytes, not built message by message (wire.py)
