@@ -659,7 +659,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("  verdict: " + " ".join(f"{k}={x}" for k, x in v.items() if k != "event"))
     idle = status.get("idle_probes")
     if isinstance(idle, dict):   # `mrc-ctl run`'s idle sweep (controller/daemon/idle_probes.py)
-        print(f"  idle probes: every cable each {idle['interval_s']:g} s, {idle['sent']} sent, "
+        print(f"  idle probes: every idle cable each {idle['interval_s']:g} s, {idle['sent']} sent, "
               f"{idle['lost']} lost")
     if "devices_total" in status:   # written by `mrc-ctl run`
         print(f"  devices programmed: {status['devices_ready']} of {status['devices_total']}")

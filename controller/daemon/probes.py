@@ -128,16 +128,13 @@ class LinkProber:
     def __post_init__(self) -> None:
         self.frames = ProbeFrames(self.plan)
 
-    def t0_port(self, link: FabricLink) -> int | None:
-        return t0_port(self.plan, link)
-
     def round(self, now_s: float, links: Iterable[FabricLink],
               send: Callable[[str, int, bytes], bool],
               received: Iterable[PacketIn]) -> set[FabricLink]:
         """Take the returned probes in `received`, send the probes due now through
         `send(T0 name, port, frame)` (False: the T0 cannot send now), and return the links that
         have just reached `successes` probes in a row."""
-        ports = {link: self.t0_port(link) for link in set(links)}
+        ports = {link: t0_port(self.plan, link) for link in set(links)}
         wanted = {link for link, port in ports.items() if port is not None}
         for link in list(self._links):
             if link not in wanted:

@@ -53,6 +53,22 @@ class EntryCounter:
             e.packets, e.bytes = values[0], values[1]
 
 
+class _Words:
+    """A uint64_t array reused for value after value, each as u128 word pairs (`words`); grown
+    when a value needs more."""
+
+    def __init__(self, ffi: Any) -> None:
+        self.ffi = ffi
+        self.cells = ffi.new("uint64_t[]", 2)
+
+    def fill(self, values: list[int] | tuple[int, ...]) -> Any:
+        flat = words(values)
+        if len(flat) > len(self.cells):
+            self.cells = self.ffi.new("uint64_t[]", len(flat))
+        self.cells[0:len(flat)] = flat
+        return self.cells
+
+
 class NativeTableMirror:
     """Keeps one ss_table equal to a Python Table's entries and default action."""
 
@@ -63,9 +79,10 @@ class NativeTableMirror:
         self.table = table
         self._lpm = next((i for i, k in enumerate(info.kinds) if k == "lpm"), -1)
         # The words handed to ss_table_insert and ss_entry_set_action, which copy them: one
-        # buffer each, reused (writes hold the device's lock). A P4Runtime push inserts tens of thousands.
-        self._key_words = ffi.new("uint64_t[]", 2)
-        self._arg_words = ffi.new("uint64_t[]", 2)
+        # buffer each, reused (writes hold the device's lock). A P4Runtime push inserts tens
+        # of thousands.
+        self._key_words = _Words(ffi)
+        self._arg_words = _Words(ffi)
         self._scan = info.mode == "scan"
 
     def attach(self) -> None:
@@ -84,17 +101,7 @@ class NativeTableMirror:
     def _action(self, entry: Entry) -> tuple[int, Any, int]:
         """The entry's action as the C calls take it: id, argument words, argument count."""
         aid = -1 if entry.aid < 0 else self.info.actions.get(entry.action, -1)
-        return aid, self._words("_arg_words", entry.args), len(entry.args)
-
-    def _words(self, buffer: str, values: list[int] | tuple[int, ...]) -> Any:
-        """`values` as u128 word pairs in this mirror's reused buffer `buffer`."""
-        flat = words(values)
-        cells = getattr(self, buffer)
-        if len(flat) > len(cells):
-            cells = self.ffi.new("uint64_t[]", len(flat))
-            setattr(self, buffer, cells)
-        cells[0:len(flat)] = flat
-        return cells
+        return aid, self._arg_words.fill(entry.args), len(entry.args)
 
     def inserted(self, entry: Entry, key: Any = None) -> None:
         """`entry` is in the Python table now (`key`: its index key, when the caller has it)."""
@@ -108,7 +115,7 @@ class NativeTableMirror:
         aid, args, nargs = self._action(entry)
         found = self.lib.ss_table_insert(
             self.ctable, entry.handle, entry.priority if self._scan else 0, prefix,
-            self._words("_key_words", key if isinstance(key, tuple) else (key,)),
+            self._key_words.fill(key if isinstance(key, tuple) else (key,)),
             aid, nargs, args)
         if found == self.ffi.NULL:
             raise RuntimeError(f"table '{self.info.name}': the C index refused entry "

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.daemon.probes import LinkProber
+from controller.daemon.probes import LinkProber, t0_port
 from controller.plan.nic_plan import EvProfile, NicConnection, NicPlanner
 from controller.plan.nic_rows import Destination, RowBook
 from controller.plan.plan import FabricPlan
@@ -110,7 +110,7 @@ def test_no_report_blames_and_no_probe_goes_to_a_cable_that_is_not_there() -> No
         return True
 
     prober = LinkProber(plan, interval_s=1.0)
-    assert prober.t0_port((0, "p0-t0-0", "p0-t1-1")) is None
+    assert t0_port(plan, (0, "p0-t0-0", "p0-t1-1")) is None
     assert prober.round(0.0, {(0, "p0-t0-0", "p0-t1-1"), (0, "p0-t0-1", "p0-t1-1")}, send,
                         []) == set()
     assert sent == [("p0-t0-1", 3)]

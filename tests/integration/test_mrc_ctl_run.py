@@ -103,7 +103,7 @@ def test_mrc_ctl_run_programs_a_switch_and_again_after_it_is_replaced(
         assert main(["status", str(topology), "--state", str(tmp_path / "state")]) == 0
         shown = capsys.readouterr().out
         assert "devices programmed: 3 of 3" in shown and "event=device_ready" in shown
-        assert "idle probes: every cable each 0.1 s" in shown
+        assert "idle probes: every idle cable each 0.1 s" in shown
         assert stop(ctl) == 0
     finally:
         for proc in (ctl, switch, t1, nic):
