@@ -52,7 +52,11 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 if (meta.malformed) {
                     drop_malformed();   // a probe or report naming an EV the connection lacks
                 } else if (meta.host_report) {
-                    report_loss.apply(meta, true);
+                    // A loss by PSN may be undone by that PSN's late arrival; an unanswered
+                    // probe may not.
+                    report_loss.apply(meta, true,
+                                      (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
+                                      ? 32w0 : ((bit<32>)hdr.bth.psn << 8 | PSN_SENT));
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), so that
                     // it can pace probes of it.
                     hdr.peth.probe_id = (bit<16>)meta.ev;

@@ -90,11 +90,20 @@ const bit<32> NIC_RX_CORRUPT = 29;
 // Data whose RETH R_Key is not one of its QP's (rx_r_key): neither acknowledged nor delivered,
 // as an RDMA NIC checks the key before it acknowledges (the host checks the address range).
 const bit<32> NIC_RX_BAD_R_KEY = 30;
+// An ASSUMED_BAD EV back in service because the very packet whose reported loss took it out was
+// acknowledged after all, having come over that EV (retire_psn): late behind a queue, not lost.
+const bit<32> NIC_EV_LOSS_UNDONE = 31;
 const bit<32> NIC_COUNTERS = 32;
 
 // tx_psn_next holds the PSN after the furthest one the host handed over << 8, | PSN_SENT (0:
 // none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
 const bit<32> PSN_SENT = 1;
+
+// The PSN a SACK acknowledges (the packet that made the peer send it): its cumulative PSN plus
+// its signed offset.
+bit<24> nic_sack_psn(in bit<24> cack_psn, in bit<16> offset) {
+    return cack_psn + (offset[15:15] == 1 ? 8w0xFF ++ offset : 8w0 ++ offset);
+}
 
 // Whether feedback is a ghost: it names PSN `named` at or past the mark `sent` (tx_psn_next:
 // the PSN after the furthest one handed over, << 8 | PSN_SENT), or comes before any data at all

@@ -63,7 +63,7 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
            "port_down_drop": 20, "tx_no_path_drop": 24, "tx_probe_denied_drop": 25,
-           "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30}
+           "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30, "ev_loss_undone": 31}
 
 
 def usid_t0(plane: int, index: int) -> int:
@@ -187,15 +187,15 @@ class NicTest(P4RuntimeTest):
         return self.from_peer(inner, plane, ev, **kw)
 
     def peer_sack(self, ev: int, *, cack: int, m: int = 0, pr: int = 0,
-                  port_state: int = 0) -> bytes:
-        """A SACK NIC B sends for a packet we sent on `ev`; `port_state`: B's ports that are
-        down (bit p: plane p)."""
+                  port_state: int = 0, offset: int = 0) -> bytes:
+        """A SACK NIC B sends for our packet with PSN cack + offset, which came over `ev`;
+        `port_state`: B's ports that are down (bit p: plane p)."""
         plane = ev % PLANES
         inner = (IPv6(src=PEER, dst=ME, nh=17, tc=DSCP_CONTROL << 2)
                  / UDP(sport=0, dport=4791)
                  / BTH(opcode=Opcode.SACK, dest_qp=MY_QP, psn=cack)
                  / SETH(m=m, probe_response=pr, entropy=compact_ev(plane, ev), cack_psn=cack,
-                        port_state=port_state)
+                        ack_psn_offset=offset, port_state=port_state)
                  / CCState())
         return self.from_peer(inner, plane, 0, dscp=DSCP_CONTROL, ecn=0)
 

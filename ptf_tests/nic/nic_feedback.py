@@ -1,6 +1,7 @@
 """Feedback at the sender: SACK M=SKIP_ONCE skips an EV for one rotation; M=ALWAYS_SKIP and a
 loss the host reports make it ASSUMED_BAD (EV event; its slot refilled from the plane's
-backups); probes of it, answered K times in a row, bring it back (EV event)."""
+backups); probes of it, answered K times in a row, bring it back (EV event), and so, at once,
+does the SACK of the very PSN reported lost, come over that EV after all."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ptf.testutils import group
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from mrc_transport.sender import REPORT_PROBE_FLAG
 from mrc_transport.wire import BTH, PETH, Opcode, sack_fields
 from ptf_tests.base import autocleanup
 
@@ -34,9 +36,9 @@ class FeedbackTest(NicTest):
     def rotation(self, first_psn: int) -> list[int]:
         return [self.sent_on(psn)[1].fl & 0xFF for psn in range(first_psn, first_psn + EV_COUNT)]
 
-    def sack_in(self, ev: int, **kw: int) -> None:
+    def sack_in(self, ev: int, cack: int = 0, **kw: int) -> None:
         """A SACK from the peer for our packet on `ev`; handed on to our host."""
-        self.send_packet(PLANE_PORT[ev % 2], self.peer_sack(ev, cack=0, **kw))
+        self.send_packet(PLANE_PORT[ev % 2], self.peer_sack(ev, cack=cack, **kw))
         [(port, [data])] = self.receive_all(1).items()
         self.assertEqual(port, HOST_PORT)
         self.assertIsNotNone(sack_fields(data))
@@ -90,3 +92,71 @@ class HostReportAndProbeRecoveryTest(FeedbackTest):
                 self.assertEqual(Ether(probe)[IPv6].fl, compact_ev(sent[5] % 2, sent[5]))
                 self.sack_in(sent[5], pr=1)
         self.verify_digest(DIGEST, [event(sent[5], GOOD, 1)])
+
+
+class LateArrivalTest(FeedbackTest):
+    def report_lost(self, psn: int, ev: int, *, digest: bool = True) -> None:
+        """The host reports `psn` (sent on `ev`) lost: the report comes back naming `ev`."""
+        self.host_to_own_nic(OP_EV_REPORT, psn, 0)
+        [(port, [echo])] = self.receive_all(1).items()
+        self.assertEqual(port, HOST_PORT)
+        self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id, ev)
+        if digest:
+            self.verify_digest(DIGEST, [event(ev, ASSUMED_BAD, 1)])
+
+
+@group("nic")
+class LateArrivalUndoTest(LateArrivalTest):
+    """PSN 5 is reported lost and its EV goes ASSUMED_BAD; then PSN 5's SACK comes back over
+    that very EV (the packet was late behind a queue, not lost): the EV is GOOD again at once.
+    The same PSN's SACK over another EV (its resend's), or another PSN's over the EV, undoes
+    nothing; nor does the lost PSN's SACK a second time."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.enable_digest(DIGEST)
+        self.configure(probe_successes=2)
+        sent = self.rotation(0)
+        self.report_lost(5, sent[5])
+        for name, ev, cack, offset in (("the resend's EV", sent[6], 5, 0),
+                                       ("another PSN", sent[5], 4, 2),
+                                       ("a PSN behind the cumulative point", sent[5], 7, -3)):
+            with self.case(name):
+                self.sack_in(ev, cack=cack, offset=offset)
+                self.verify_no_digest()
+                self.assertEqual(self.count("ev_loss_undone"), 0)
+        with self.case("the lost PSN over its EV"):
+            self.sack_in(sent[5], cack=7, offset=-2)
+            self.verify_digest(DIGEST, [event(sent[5], GOOD, 1)])
+            self.assertEqual(self.wait_count("ev_loss_undone", 1), 1)
+        with self.case("again"):
+            self.sack_in(sent[5], cack=5)
+            self.verify_no_digest()
+            self.assertEqual(self.count("ev_loss_undone"), 1)
+
+
+@group("nic")
+class LateArrivalForgottenTest(LateArrivalTest):
+    """What speaks against an EV after the loss that took it out — a probe of it unanswered,
+    a second loss pinned on it, ALWAYS_SKIP — leaves it out even when the first lost PSN's
+    SACK then comes over it."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.enable_digest(DIGEST)
+        self.configure(probe_successes=2)
+        sent = self.rotation(0)
+        for psn in (5, 6, 7):
+            self.report_lost(psn, sent[psn])
+        with self.case("a probe unanswered"):
+            self.host_to_own_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | sent[5])
+            self.receive_all(1)
+        with self.case("a second loss"):
+            self.report_lost(6, sent[6], digest=False)
+        with self.case("ALWAYS_SKIP"):
+            self.sack_in(sent[7], cack=0, m=2)
+        for psn in (5, 6, 7):
+            with self.case(f"PSN {psn} late"):
+                self.sack_in(sent[psn], cack=psn)
+        self.verify_no_digest()
+        self.assertEqual(self.count("ev_loss_undone"), 0)

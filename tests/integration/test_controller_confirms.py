@@ -36,7 +36,9 @@ def delivered(result: RunResult) -> None:
 
 def test_a_burst_with_a_short_rto_is_suspected_probed_and_denies_nothing(
         switch_program: Program) -> None:
-    result = run(scenario("{kind: all_to_all, bytes: 262144}", rto_us=40), "mrc",
+    # (At 40 µs the NICs' own undo of losses that arrive late keeps the EV events below
+    # suspicion: 30 µs makes enough of them for the controller to test.)
+    result = run(scenario("{kind: all_to_all, bytes: 262144}", rto_us=30), "mrc",
                  switch_program)
     delivered(result)
     assert events(result, "suspect"), "the burst raised no suspicion: nothing was tested"

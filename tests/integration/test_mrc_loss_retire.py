@@ -2,7 +2,8 @@
 (the NICs and host transports alone): 20 % loss on one EV takes that EV out (ASSUMED_BAD, from
 the loss the sender finds in SACK gaps or by its timer) and brings its same-plane backup in,
 with goodput kept; ECN on one path of a plane (a congested cable) puts the EVs through it in
-SKIP and moves the flow's packets to the plane's other path."""
+SKIP and moves the flow's packets to the plane's other path. And a loss that was not one (a
+packet late behind a queue) gives its EV back when the packet arrives."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from emulation.measure import EV_SLOTS
 from emulation.metrics import RunResult
 from emulation.network import Network
 from emulation.run import run_mode
-from emulation.scenario import Scenario, loads
+from emulation.scenario import Scenario, load, loads
 from mrc_transport.wire import Opcode
 from softswitch.fabric import Delivery
 
@@ -30,6 +31,7 @@ TINY = ROOT / "topologies" / "tiny.yaml"
 STATE = {name: value for value, name in EV_STATES.items()}
 INNER_SRC = 14 + 40 + 8   # the inner IPv6 source address (after the outer IPv6 header)
 BTH_AT = 14 + 40 + 40 + 8   # the BTH's opcode
+NIC_EV_LOSS_UNDONE = 31   # nic_counter: an EV back because its reported loss arrived late
 
 
 @dataclass
@@ -175,3 +177,30 @@ def test_fig14_ecn_on_one_path_skips_its_evs_and_moves_the_flow_to_the_planes_ot
     during = _share_to_congested_t1(busy, nic1, 0, end_ns)
     assert 0.4 < before < 0.6
     assert during < 0.8 * before, (during, before)
+
+
+# -- A loss that was not one ---------------------------------------------------------------------
+
+def test_a_packet_late_behind_a_queue_brings_back_the_ev_its_reported_loss_took_out(
+        switch_program: Program) -> None:
+    # The matrix's ECN-only congestion: nothing is dropped anywhere, but nic2's plane-0 port
+    # queues, and some of nic1's packets are late past its hole allowance: reported lost, their
+    # EVs go out. A packet that then arrives after all, over its EV, brings that EV back at once
+    # (nic_counter[31]), without waiting for probes: SKIP, as its SACK echoes the queue's ECN.
+    watch = Watch("nic1", "nic2")
+    undone: list[int] = []
+
+    def phase(name: str, network: Network) -> None:
+        watch.phase(name, network)
+        if name == "closing":
+            undone.append(network.fabric.switch("nic1").engine.counter("nic_counter")
+                          .read(NIC_EV_LOSS_UNDONE)[0])
+    s = load(ROOT / "scenarios" / "matrix" / "ecn-one-path.yaml")
+    result = run_mode(s, "mrc_no_controller", switch_program, str(NIC_PROGRAM), phase=phase)
+    assert result.summary()["bytes_lost"] == 0 and sum(result.drops.values()) == 0
+    assert undone[0] >= 1
+    back = [ev for ev, writes in watch.states.items()
+            if any(v == STATE["ASSUMED_BAD"] for _, v in writes)
+            and any(v != STATE["ASSUMED_BAD"] and t > watch.entered(ev, "ASSUMED_BAD")
+                    for t, v in writes)]
+    assert back

@@ -252,8 +252,9 @@ def compare(programs: dict[str, CheckedProgram], scenario: Scenario, **config: i
         counts_tna = {n: nic_tna.sw.counter("nic_counter").read(i)[0] for n, i in COUNTER.items()}
         assert counts_tna == counts_v1, side
         me = nic_v1.me
-        for reg in ("ev_state", "bad_count", "ev_drops", "peer_port_state", "tx_cursor"):
-            size = CONN_CELLS if reg in ("ev_state", "ev_drops") else 1
+        for reg in ("ev_state", "bad_count", "ev_drops", "retire_psn", "peer_port_state",
+                    "tx_cursor"):
+            size = CONN_CELLS if reg in ("ev_state", "ev_drops", "retire_psn") else 1
             base = me.conn * size
             assert [nic_tna.sw.register(reg).read(base + i) for i in range(size)] == [
                 nic_v1.sw.register(reg).read(base + i) for i in range(size)
@@ -372,6 +373,41 @@ def test_skip_assumed_bad_refill_probes_and_reports(programs: dict[str, CheckedP
             over_the_wire(run, f"psn {later}", a, run.step(f"write {later}", a.write(later)))
 
     compare(programs, scenario)
+
+
+def test_a_late_packet_undoes_the_loss_that_took_its_ev_out(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    late = {2: 0, 11: 3, 20: 0}   # held PSN (EV = PSN mod 8) -> its ECN when it arrives at last
+
+    def scenario(run: Run) -> None:
+        a = run.a
+        held = {}
+        for psn in range(3 * EV_COUNT):
+            sent = run.step(f"write {psn}", a.write(psn))
+            if psn in late:
+                held[psn] = sent   # behind a queue somewhere
+            else:
+                over_the_wire(run, f"psn {psn}", a, sent)
+        for psn in late:   # the host's timers call them lost: EVs 2, 3 and 4 go out
+            run.step(f"report {psn}", a.to_own_nic(OP_EV_REPORT, psn, 0))
+        run.step("report 20 again", a.to_own_nic(OP_EV_REPORT, 20, 0))   # EV 4: a second loss
+        for psn in range(3 * EV_COUNT, 4 * EV_COUNT):   # TNA refills the slots as it meets them
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+        for psn, ecn in late.items():   # they arrive after all: EV 2 back GOOD, EV 3 SKIP
+            over_the_wire(run, f"late {psn}", a, held[psn],
+                          lambda i, d, ecn=ecn: set_tc(d, DSCP["trimmable"], ecn) if ecn else d)
+        for psn in range(4 * EV_COUNT, 6 * EV_COUNT):
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+
+    v1 = compare(programs, scenario)
+    # EV events (ev, state): out, out, out; EV 2 and EV 3 back (EV 4's second loss kept it out)
+    events = [(d.values[2], d.values[3]) for d in v1.a.sw.digests]
+    assert events == [(2, 2), (3, 2), (4, 2), (2, 0), (3, 0)]
+    assert v1.a.sw.counter("nic_counter").read(COUNTER["ev_loss_undone"])[0] == 2
+    # GOOD, SKIP (the ECN echo; a spare backup now, no rotation spends it), ASSUMED_BAD
+    assert [v1.a.sw.register("ev_state").read(A.conn * CONN_CELLS + ev) for ev in (2, 3, 4)] \
+        == [0, 1, 2]
 
 
 def test_port_state_at_both_ends(programs: dict[str, CheckedProgram]) -> None:

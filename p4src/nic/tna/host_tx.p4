@@ -31,6 +31,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     bit<8>  swap_to;      // ... and after (the backup ^ slot; swap_from if not taken)
     bit<8>  backup_index; // the backup tried, in its plane: backup_cursor mod backups
     bit<16> backup_row;   // its offset among the backups: backup_index * planes
+    bit<32> retire_arg;   // retire_psn's new value (a loss the host reports)
 
 #include "../tx_tables.p4"
 #include "ev_set.p4"
@@ -137,6 +138,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             }
         }
     };
+    // A loss the host reports: pass 1 forgets the PSN a late arrival could undo (retire_arg 0:
+    // another loss, or an unanswered probe, speaks against the EV); pass 2, which runs when
+    // the EV was not ASSUMED_BAD, remembers the reported PSN (v1model's EvMarkBad).
+    RegisterAction<bit<32>, bit<32>, bit<32>>(retire_psn) retire_write = {
+        void apply(inout bit<32> value) {
+            value = retire_arg;
+        }
+    };
     RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_read = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
@@ -216,6 +225,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             report_end.apply(meta, allowed);
             bit<8> before = state_move.execute(cells + (bit<32>)meta.ev);
             report_done.apply(meta, before, allowed);
+            // A loss by PSN may be undone by that PSN's late arrival; an unanswered probe may not.
+            retire_arg = (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
+                         ? 32w0 : ((bit<32>)hdr.bth.psn << 8 | PSN_SENT);
+            retire_write.execute(cells + (bit<32>)meta.ev);
             // Its path is the connection's bad path now (v1model's EvMarkBad): if known, and
             // not queueing lately (ECN).
             meta.path_key = seen_read.execute(cells + (bit<32>)meta.ev);
@@ -240,6 +253,8 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 }
                 report_begin.apply(meta, true);
                 bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
+                retire_arg = 0;
+                retire_write.execute(cells + (bit<32>)meta.ev);
                 NIC_COUNT(NIC_HOST_REPORT);
                 if (state != (bit<8>)EV_ASSUMED_BAD) {
                     ev = meta.ev;

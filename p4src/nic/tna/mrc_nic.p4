@@ -29,14 +29,18 @@
 //                                 slot's new EV), psn_ev
 //             TX_RECHOOSE         peer_port_state, tx_cursor (+move +1), slot_ev, ev_state,
 //                                 psn_ev (the choice v1model's resubmit makes)
-//   loss the host reports, p. 1   psn_ev (read), ev_drops (+1), probe_ok (0), ev_state (read)
+//   loss the host reports, p. 1   psn_ev (read), ev_drops (+1), probe_ok (0), ev_state (read),
+//                                 retire_psn (0)
 //     pass 2: HOST_MARK           bad_count (+1 unless the ev_min_active floor), ev_state (BAD),
-//                                 ev_path_seen + ev_ce_at (read), bad_path (its path, if set)
+//                                 ev_path_seen + ev_ce_at (read), bad_path (its path, if set),
+//                                 retire_psn (the reported PSN; a probe's: 0)
 //   SACK/NACK received, pass 1    peer_port_state (write), ev_path_seen (the path it names),
-//                                 ev_ce_at (an ECN echo), and one of: ev_state (GOOD -> SKIP);
-//                                 probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
-//                                 ev_drops, bad_path (a probe answered); ev_drops, probe_ok,
-//                                 ev_state (read) (ALWAYS_SKIP)
+//                                 ev_ce_at (an ECN echo), retire_psn (a SACK: its PSN the one
+//                                 reported lost? ALWAYS_SKIP: 0), and one of: ev_state (GOOD ->
+//                                 SKIP); probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
+//                                 ev_drops, bad_path (a probe answered; without probe_ok: the
+//                                 lost PSN arrived late); ev_drops, probe_ok, ev_state (read)
+//                                 (ALWAYS_SKIP)
 //     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: none
 //   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (this
 //                                 PSN's bit in its half set to its lap's mark, or the lo half

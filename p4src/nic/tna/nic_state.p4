@@ -52,6 +52,10 @@ const bit<8> EV_FROM_NONE = 0xFF;
 @name(".probe_ok") Register<bit<8>, bit<32>>(EV_CELLS) probe_ok;
 // Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") Register<bit<32>, bit<32>>(EV_CELLS) ev_drops;
+// Per (connection, EV): the PSN whose reported loss took it out, << 8 | PSN_SENT (0: none, or
+// something spoke against the EV since); a SACK of that PSN over that EV undoes the loss
+// (v1model/nic_state.p4 has why).
+@name(".retire_psn") Register<bit<32>, bit<32>>(EV_CELLS) retire_psn;
 // The bad path (v1model/nic_state.p4 has why): per (connection, EV) the path its feedback last
 // came back by (PATH_SEEN | plane << 16 | the uSID after the block in the return address: the
 // T1's, or the T0's when both NICs are on one), learnt from SACKs and NACKs (the data path's

@@ -43,6 +43,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<32> ring_keep;        // ~ring_mask
     bit<8>  turn;             // the ring's rotation: expected mod 64
     bit<64> lap;              // the window's bits (after the rotation) in the expected PSN's lap
+    bit<32> retire_arg;       // a SACK's PSN << 8 | PSN_SENT (retire_match)
 
     RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent_read = {
         void apply(inout bit<32> value, out bit<32> rv) {
@@ -390,6 +391,23 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             value = meta.now_us;
         }
     };
+    // A SACK (no probe's answer) acknowledging the PSN whose reported loss took the EV out
+    // (retire_arg: that PSN << 8 | PSN_SENT): forgotten, and rv 1 (v1model's EvLateArrival).
+    RegisterAction<bit<32>, bit<32>, bit<8>>(retire_psn) retire_match = {
+        void apply(inout bit<32> value, out bit<8> rv) {
+            rv = 0;
+            if (value == retire_arg) {
+                value = 0;
+                rv = 1;
+            }
+        }
+    };
+    // ALWAYS_SKIP speaks against the EV: no late arrival undoes it.
+    RegisterAction<bit<32>, bit<32>, bit<32>>(retire_psn) retire_forget = {
+        void apply(inout bit<32> value) {
+            value = 0;
+        }
+    };
     // An EV answered back into service: its path is no longer the connection's bad path.
     RegisterAction<bit<32>, bit<32>, bit<32>>(bad_path) bad_path_clear = {
         void apply(inout bit<32> value) {
@@ -548,14 +566,45 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
                                 (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
                     bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
-                    if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
-                        bool reached;
-                        probe_answered.apply(meta, hdr.seth.m, reached);
+                    bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
+                    bool late = false;   // it acknowledges the PSN whose loss took the EV out
+                    if (bad) {
+                        retire_forget.execute(cell);
+                    } else if (hdr.seth.isValid() && !answer) {
+                        retire_arg = (bit<32>)nic_sack_psn(hdr.seth.cack_psn,
+                                                           hdr.seth.ack_psn_offset) << 8
+                                     | PSN_SENT;
+                        late = retire_match.execute(cell) == 1;
+                    }
+                    if (answer || late) {
+                        // Back from ASSUMED_BAD: after K answered probes, or at once when the
+                        // lost PSN arrives after all (GOOD, or SKIP for an ECN echo; a GOOD EV
+                        // is passed over once for the echo, as below).
+                        bool reached = true;
+                        if (answer) {
+                            probe_answered.apply(meta, hdr.seth.m, reached);
+                        } else {
+                            // ASSUMED_BAD -> GOOD; with an ECN echo -> SKIP, from GOOD too
+                            // unless the floor is the whole EV set (v1model: EvLateArrival,
+                            // then the SKIP below)
+                            meta.ev_from = (bit<8>)EV_ASSUMED_BAD;
+                            meta.ev_to = (bit<8>)EV_GOOD;
+                            if (hdr.seth.m == SACK_M_SKIP_ONCE) {
+                                meta.ev_to = (bit<8>)EV_SKIP;
+                                if (meta.ev_min_active <= meta.ev_mask) {
+                                    meta.ev_from = EV_FROM_ANY;
+                                }
+                            }
+                        }
                         bit<8> before = state_move.execute(cell);
                         if (reached && before == (bit<8>)EV_ASSUMED_BAD) {
                             probe_recovered.apply(meta);
                             bad_path_clear.execute((bit<32>)meta.conn);
-                            again(RESUB_FB_COUNT, (bit<8>)NIC_EV_RECOVERED);
+                            again(RESUB_FB_COUNT, answer ? (bit<8>)NIC_EV_RECOVERED
+                                                         : (bit<8>)NIC_EV_LOSS_UNDONE);
+                        } else if (!answer && before == (bit<8>)EV_GOOD
+                                   && meta.ev_from == EV_FROM_ANY) {
+                            again(RESUB_FB_COUNT, (bit<8>)NIC_EV_SKIPPED);
                         }
                     } else if (skip && meta.ev_min_active <= meta.ev_mask) {
                         // (A connection whose floor is its whole EV set never passes one over.)

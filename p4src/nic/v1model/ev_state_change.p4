@@ -60,8 +60,11 @@ control EvRefill(in nic_metadata_t meta) {
 
 // (conn, EV) -> ASSUMED_BAD, unless that would leave fewer than ev_min_active usable active
 // slots (then counted in NIC_EV_BAD_SUPPRESSED and left as it is); its slot is refilled.
-// `loss` counts a loss on the EV.
-control EvMarkBad(in nic_metadata_t meta, in bool loss) {
+// `loss`: a loss the host reports (by PSN, or a probe unanswered), counted on the EV; else
+// ALWAYS_SKIP. `retire`: what retire_psn remembers (EvLateArrival) when the EV was not out yet:
+// a reported PSN << 8 | PSN_SENT; 0 (forget) for the rest, and for anything on an EV out
+// already: only a loss that stands alone may be undone by its packet's late arrival.
+control EvMarkBad(in nic_metadata_t meta, in bool loss, in bit<32> retire) {
     EvRefill() refill;
 
     apply {
@@ -75,6 +78,7 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss) {
         probe_ok.write(cell, 0);   // recovery starts over
         bit<2> state;
         ev_state.read(state, cell);
+        retire_psn.write(cell, state == EV_ASSUMED_BAD ? 32w0 : retire);
         if (state != EV_ASSUMED_BAD) {
             bit<16> bad_now;
             bad_count.read(bad_now, (bit<32>)meta.conn);
@@ -134,6 +138,43 @@ control EvProbeAnswered(in nic_metadata_t meta, in bit<2> m) {
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_GOOD, drops});
             } else {
                 probe_ok.write(cell, answered);
+            }
+        }
+    }
+}
+
+// A SACK (no probe's answer, no ALWAYS_SKIP) for (conn, EV) acknowledging PSN `psn`: if that is
+// the PSN whose reported loss took the EV out (retire_psn), the packet came over the EV after
+// all, late behind a queue: the EV is back in service at once, GOOD or (m = SKIP_ONCE) SKIP,
+// counted in NIC_EV_LOSS_UNDONE, with its EV event. (A real loss never arrives; an EV with
+// partial loss stays out: its lost PSN is the one remembered.) `state`: the EV's state as the
+// caller read it; `undone`: the EV came back.
+control EvLateArrival(in nic_metadata_t meta, in bit<24> psn, in bit<2> m, in bit<2> state,
+                      out bool undone) {
+    apply {
+        undone = false;
+        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+        bit<32> retired;
+        retire_psn.read(retired, cell);
+        if (retired == ((bit<32>)psn << 8 | PSN_SENT)) {
+            retire_psn.write(cell, 0);
+            if (state == EV_ASSUMED_BAD) {
+                undone = true;
+                ev_state.write(cell, m == SACK_M_SKIP_ONCE ? EV_SKIP : EV_GOOD);
+                bit<16> bad_now;
+                bad_count.read(bad_now, (bit<32>)meta.conn);
+                bad_count.write((bit<32>)meta.conn, bad_now - 1);
+                nic_counter.count(NIC_EV_LOSS_UNDONE);
+                bit<20> path;
+                bit<20> suspect;
+                ev_path_seen.read(path, cell);
+                bad_path.read(suspect, (bit<32>)meta.conn);
+                if (suspect == path) {
+                    bad_path.write((bit<32>)meta.conn, 0);
+                }
+                bit<32> drops;
+                ev_drops.read(drops, cell);
+                digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_GOOD, drops});
             }
         }
     }

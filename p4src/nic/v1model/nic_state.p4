@@ -34,6 +34,12 @@
 @name(".probe_ok") register<bit<8>>(EV_CELLS) probe_ok;
 // Losses pinned on each (connection, EV), reported in EV events.
 @name(".ev_drops") register<bit<32>>(EV_CELLS) ev_drops;
+// Per (connection, EV): the PSN whose reported loss took the EV out of service, << 8 | PSN_SENT
+// (0: none, or something else has spoken against the EV since: another loss pinned on it, an
+// unanswered probe, ALWAYS_SKIP). A SACK acknowledging that PSN as having come over that EV
+// says the loss was a packet late, not lost: the EV comes back (as a DSACK undoes the response
+// to a spurious retransmission).
+@name(".retire_psn") register<bit<32>>(EV_CELLS) retire_psn;
 // Sender: the PSN after the furthest data packet the host handed over, << 8 | PSN_SENT, per
 // connection (0: nothing yet). Feedback acknowledging or NACKing a PSN at or past it is a ghost.
 @name(".tx_psn_next") register<bit<32>>(NIC_CONNECTIONS) tx_psn_next;

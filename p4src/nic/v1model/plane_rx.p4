@@ -16,6 +16,7 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     LossInjector() loss_injector_stage;
     EvMarkBad() mark_bad;
     EvProbeAnswered() probe_answered;
+    EvLateArrival() late_arrival;
 #include "../rx_tables.p4"
 
     bit<32> cell;
@@ -83,13 +84,22 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
                     ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
                 }
+                bool undone = false;
+                if (hdr.seth.isValid() && hdr.seth.probe_response == 0 && !bad) {
+                    // The packet it acknowledges came over this EV: was its loss reported?
+                    late_arrival.apply(meta, nic_sack_psn(hdr.seth.cack_psn,
+                                                          hdr.seth.ack_psn_offset),
+                                       hdr.seth.m, state, undone);
+                }
                 if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
                     probe_answered.apply(meta, hdr.seth.m);
+                } else if (undone) {
+                    // back in service (GOOD, or SKIP for an ECN echo)
                 } else if (skip && state == EV_GOOD && meta.ev_min_active <= meta.ev_mask) {
                     // (A connection whose floor is its whole EV set never passes one over.)
                     to_skip();
                 } else if (bad) {
-                    mark_bad.apply(meta, false);
+                    mark_bad.apply(meta, false, 0);
                 }
                 nic_counter.count(hdr.seth.isValid() ? NIC_RX_SACK : NIC_RX_NACK);
                 meta.rx_deliver = true;   // the host transport retransmits and completes
