@@ -32,7 +32,8 @@ def test_the_matrix_on_8_planes_of_4_t1s_loads_with_its_failures_on_the_same_rol
     assert cut.workload.bytes == original.workload.bytes * 4   # 8 planes against tiny's 2
 
 
-def test_the_matrix_on_medium_keeps_a_burst_a_burst(tmp_path: Path) -> None:
+def test_the_matrix_on_medium_keeps_a_burst_a_burst_and_a_pinned_flow_its_size(
+        tmp_path: Path) -> None:
     assert main(["--topology", str(ROOT / "topologies" / "medium.yaml"),
                  "-o", str(tmp_path)]) == 0
     burst, original = load(tmp_path / "burst-a2a.yaml"), load(MATRIX / "burst-a2a.yaml")
@@ -41,3 +42,9 @@ def test_the_matrix_on_medium_keeps_a_burst_a_burst(tmp_path: Path) -> None:
     assert "nic1" in str(port_down["failures"])    # tiny's nic1 stays second under T0 0
     ev = load(tmp_path / "ev-loss.yaml")
     assert ev.failures[0].nic == "nic0"
+    # ecn-one-path's background flow is pinned to one path: no faster on 4 planes
+    ecn = yaml.safe_load((tmp_path / "ecn-one-path.yaml").read_text())
+    tiny = yaml.safe_load((MATRIX / "ecn-one-path.yaml").read_text())
+    (ring, pinned), (tiny_ring, tiny_pinned) = ecn["workload"], tiny["workload"]
+    assert "path" in pinned and pinned["bytes"] == tiny_pinned["bytes"]
+    assert ring["bytes"] == 2 * tiny_ring["bytes"]
