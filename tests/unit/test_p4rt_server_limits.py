@@ -402,3 +402,27 @@ def test_a_thousand_failed_updates_need_a_client_with_a_larger_metadata_limit(se
     details = decode_details(error.trailing_metadata())
     assert len(details) == 1000
     assert {d.canonical_code for d in details} == {code_pb2.NOT_FOUND}
+
+
+def test_an_error_quoting_a_huge_value_is_cut_so_a_plain_client_gets_every_answer(
+        server) -> None:  # type: ignore[no-untyped-def]
+    # A match value of 6,000 bytes: its error would quote it (12 KB of text), past what a
+    # client with gRPC's default metadata limit takes (it drops such trailers, at random from
+    # 8 KiB: RESOURCE_EXHAUSTED, and the update beside it that was applied goes unreported).
+    huge = entry("I.hosts", 1)
+    huge.table_entry.match[0].exact.value = b"\x01" * 6000
+    batch = write(p4r.Update(type=p4r.Update.INSERT, entity=huge),
+                  p4r.Update(type=p4r.Update.INSERT, entity=entry("I.hosts", 2)))
+    for attempt in range(8):   # the client's drop is random: every attempt must get through
+        error = rpc_error(server.stub.Write, batch, timeout=30)
+        assert error.code() == grpc.StatusCode.UNKNOWN, (attempt, error.details())
+        first, second = decode_details(error.trailing_metadata())
+        assert first.canonical_code == code_pb2.INVALID_ARGUMENT
+        assert len(first.message) <= 1024 and first.message.endswith("characters, cut)")
+        assert second.canonical_code == code_pb2.OK
+        server.stub.Write(write(p4r.Update(type=p4r.Update.DELETE, entity=entry("I.hosts", 2))),
+                          timeout=30)
+    alone = rpc_error(server.stub.Write, write(p4r.Update(type=p4r.Update.INSERT, entity=huge)),
+                      timeout=30)
+    (only,) = decode_details(alone.trailing_metadata())
+    assert alone.code() == grpc.StatusCode.UNKNOWN and len(only.message) <= 1024

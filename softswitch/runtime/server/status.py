@@ -20,6 +20,10 @@ DETAILS_KEY = "grpc-status-details-bin"
 ERROR_SPACE = "ALL-sswitch-p4org"
 
 _BY_NAME: dict[str, grpc.StatusCode] = {code.name: code for code in grpc.StatusCode}
+# The longest message an error carries: messages go back in the trailers (grpc-message, the
+# details' p4.v1.Error), where gRPC clients by default drop what passes 8 KiB, at random up to
+# 16 KiB; a message quoting a client's 6 KB value would cost the client every update's answer.
+MAX_MESSAGE_CHARS = 1024
 
 
 class RpcError(Exception):
@@ -59,6 +63,14 @@ def _message(exc: BaseException) -> str:
     return message if isinstance(message, str) else str(exc)
 
 
+def bounded(message: str) -> str:
+    """`message`, cut to MAX_MESSAGE_CHARS with a note of how long it was."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    note = f"... ({len(message):,} characters, cut)"
+    return message[:MAX_MESSAGE_CHARS - len(note)] + note
+
+
 def batch_status(results: Sequence[tuple[grpc.StatusCode, str] | None]) -> RpcError | None:
     """One result per update (None = OK) → None if all succeeded, else UNKNOWN with details."""
     if all(r is None for r in results):
@@ -67,8 +79,8 @@ def batch_status(results: Sequence[tuple[grpc.StatusCode, str] | None]) -> RpcEr
     for result in results:
         error = p4r.Error(canonical_code=code_pb2.OK)
         if result is not None:
-            error = p4r.Error(canonical_code=code_number(result[0]), message=result[1],
-                              space=ERROR_SPACE)
+            error = p4r.Error(canonical_code=code_number(result[0]),
+                              message=bounded(result[1]), space=ERROR_SPACE)
         status.details.add().Pack(error)
     return RpcError(grpc.StatusCode.UNKNOWN, status.message, status)
 
@@ -76,7 +88,7 @@ def batch_status(results: Sequence[tuple[grpc.StatusCode, str] | None]) -> RpcEr
 def apply(context: grpc.ServicerContext, error: RpcError) -> None:
     """Set `error` as the status of the call (the handler then returns normally)."""
     context.set_code(error.code)
-    context.set_details(error.message)
+    context.set_details(bounded(error.message))
     if error.details is not None:
         context.set_trailing_metadata(((DETAILS_KEY, error.details.SerializeToString()),))
 

@@ -18,7 +18,7 @@ import grpc
 from finsy.proto import p4r
 
 from softswitch.runtime.server.arbitration import Arbitrator
-from softswitch.runtime.server.status import ERROR_SPACE, RpcError, code_number
+from softswitch.runtime.server.status import ERROR_SPACE, RpcError, bounded, code_number
 
 MAX_QUEUED = 10_000        # notifications buffered per stream before dropping
 # How often a waiting handler checks that the call is still alive. gRPC's callback says when
@@ -94,7 +94,7 @@ class StreamSession:
                 if isinstance(item, _End):
                     if item.error is not None:
                         context.set_code(item.error.code)
-                        context.set_details(item.error.message)
+                        context.set_details(bounded(item.error.message))
                     return
                 yield item
         finally:
