@@ -9,7 +9,8 @@ the same classes, failures and workloads on the same roles:
 - tiny's NICs 0-1 (first T0) and 2-3 (second T0) become the first two NICs of the first two
   T0s; a T0's ports 2 and 3 (to T1s 0 and 1) become its first two uplink ports;
 - workload sizes grow with the planes (tiny has 2; `--scale`), so that the runs last past the
-  failures (not a flow pinned to one path: its path is no faster) (issue 23's checks of 2026-12-05 ran 8 planes with `--scale 8`, medium with 2);
+  failures (issue 23's checks of 2026-12-05 ran 8 planes with `--scale 8`, medium with 2); a
+  flow pinned to one path keeps its size (its path is no faster);
 - `slow-plane` is left out (it slows every cable of a plane on tiny: a list the target fabric
   outgrows), and so are the scenarios not on tiny.yaml.
 

@@ -46,7 +46,7 @@ from softswitch.fabric import Host as FabricHost
 from softswitch.schedule import DeviceSchedule
 
 VA_BASE = 0x1000
-# What the messages write is derived from this, the seed and the message id (_data).
+# What the messages write is derived from this and the seed (payload_block, message_data).
 PAYLOAD_KEY = b"mrc-emulation-payload"
 # The length of the run's byte stream every message is cut from (its period): a prime, so that
 # no multiple of an MTU is one (a packet placed at another offset of its message reads

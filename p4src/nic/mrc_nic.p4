@@ -56,7 +56,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     // probe may not.
                     report_loss.apply(meta, true,
                                       (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
-                                      ? 32w0 : ((bit<32>)hdr.bth.psn << 8 | PSN_SENT));
+                                      ? 32w0 : nic_psn_mark(hdr.bth.psn));
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), so that
                     // it can pace probes of it.
                     hdr.peth.probe_id = (bit<16>)meta.ev;

@@ -99,6 +99,11 @@ const bit<32> NIC_COUNTERS = 32;
 // none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
 const bit<32> PSN_SENT = 1;
 
+// A PSN as tx_psn_next and retire_psn hold it: << 8 | PSN_SENT (never 0, which means none).
+bit<32> nic_psn_mark(in bit<24> psn) {
+    return (bit<32>)psn << 8 | PSN_SENT;
+}
+
 // The PSN a SACK acknowledges (the packet that made the peer send it): its cumulative PSN plus
 // its signed offset.
 bit<24> nic_sack_psn(in bit<24> cack_psn, in bit<16> offset) {

@@ -227,7 +227,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             report_done.apply(meta, before, allowed);
             // A loss by PSN may be undone by that PSN's late arrival; an unanswered probe may not.
             retire_arg = (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
-                         ? 32w0 : ((bit<32>)hdr.bth.psn << 8 | PSN_SENT);
+                         ? 32w0 : nic_psn_mark(hdr.bth.psn);
             retire_write.execute(cells + (bit<32>)meta.ev);
             // Its path is the connection's bad path now (v1model's EvMarkBad): if known, and
             // not queueing lately (ECN).
@@ -355,7 +355,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 if (meta.pass_kind == RESUB_NONE) {
                     // Feedback may now name this PSN (a resend counts too: after a restart of
                     // this NIC only resends may be left to teach it).
-                    meta.psn_next = (bit<32>)(hdr.bth.psn + 1) << 8 | PSN_SENT;
+                    meta.psn_next = nic_psn_mark(hdr.bth.psn + 1);
                     psn_sent.execute((bit<32>)meta.conn);
                 }
                 bit<32> cursor;

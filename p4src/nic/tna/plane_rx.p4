@@ -571,9 +571,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     if (bad) {
                         retire_forget.execute(cell);
                     } else if (hdr.seth.isValid() && !answer) {
-                        retire_arg = (bit<32>)nic_sack_psn(hdr.seth.cack_psn,
-                                                           hdr.seth.ack_psn_offset) << 8
-                                     | PSN_SENT;
+                        retire_arg = nic_psn_mark(nic_sack_psn(hdr.seth.cack_psn,
+                                                               hdr.seth.ack_psn_offset));
                         late = retire_match.execute(cell) == 1;
                     }
                     if (answer || late) {

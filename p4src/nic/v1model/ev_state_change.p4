@@ -156,7 +156,7 @@ control EvLateArrival(in nic_metadata_t meta, in bit<24> psn, in bit<2> m, in bi
         bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
         bit<32> retired;
         retire_psn.read(retired, cell);
-        if (retired == ((bit<32>)psn << 8 | PSN_SENT)) {
+        if (retired == nic_psn_mark(psn)) {
             retire_psn.write(cell, 0);
             if (state == EV_ASSUMED_BAD) {
                 undone = true;

@@ -64,7 +64,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else {
             // Feedback may now name this PSN: the furthest one handed over moves on (a resend
             // counts too: after a restart of this NIC, only resends may be left to teach it).
-            bit<32> after = (bit<32>)(hdr.bth.psn + 1) << 8 | PSN_SENT;
+            bit<32> after = nic_psn_mark(hdr.bth.psn + 1);
             bit<32> sent;
             tx_psn_next.read(sent, (bit<32>)meta.conn);
             if (sent == 0 || after - sent < 0x80000000) {
