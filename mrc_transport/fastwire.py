@@ -35,6 +35,7 @@ from mrc_transport.wire import (
     Opcode,
     _check_bits,
 )
+from mrc_transport.word_sum import word_sum_function
 
 ETHERTYPE_IPV6: Final = 0x86DD
 UDP_NH: Final = 17
@@ -198,13 +199,6 @@ def _udp_checksum(total: int) -> int:
     return 0xFFFF - total % 0xFFFF
 
 
-def _words(data: bytes) -> int:
-    """The sum of `data`'s 16-bit big-endian words mod 0xFFFF, as an integer congruent to it
-    (an odd length is padded with a zero byte)."""
-    value = int.from_bytes(data)
-    return value << 8 if len(data) & 1 else value
-
-
 def set_retransmit(frame: bytes) -> bytes:
     """A frame built by FrameBuilder with BTH.retransmit set and its UDP checksum mended."""
     flags = frame[RETRANSMIT_AT]
@@ -235,10 +229,12 @@ class FrameBuilder:
         # The words every frame's checksum covers: the pseudo-header's addresses and next
         # header, the UDP ports (the two lengths, IPv6's and UDP's, are added per frame).
         self._fixed = int.from_bytes(head[22:UDP_AT]) + UDP_NH + udp_sport + udp_dport
+        self._payload_sum = word_sum_function()
 
     def _frame(self, headers: bytes, payload: bytes) -> bytes:
         length = 8 + len(headers) + len(payload)
-        total = self._fixed + 2 * length + int.from_bytes(headers) + _words(payload)
+        total = (self._fixed + 2 * length + int.from_bytes(headers)
+                 + self._payload_sum(payload))
         return b"".join((self._head, _PLEN.pack(length), self._middle,
                          _LENGTHS.pack(length, _udp_checksum(total)), headers, payload))
 
