@@ -861,6 +861,23 @@ class Fabric:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"fabric still busy after {timeout} s")
 
+    def run_span(self, start_ns: int, bound_ns: int) -> bool:
+        """A stepping loop's instants while only the fabric moves, on the native core: the
+        instant `start_ns` (the fabric's next event, at or after now), then each next fabric
+        event before `bound_ns` (the loop's own next deadline), run in C without returning
+        until one leaves work for Python (a host's frame, a packet-in, a digest, an observed
+        packet or register write); the clock is left at the last instant run. Each instant is
+        what `clock.advance_to(t); run_until_idle()` does at it. False, nothing done, on the
+        Python core (the loop steps instant by instant itself)."""
+        native = self._native
+        if native is None:
+            return False
+        if start_ns < native.clock.now_ns:
+            raise ValueError(f"virtual time cannot go back from {native.clock.now_ns} ns "
+                             f"to {start_ns} ns")
+        native.run_span(start_ns, bound_ns)
+        return True
+
     def next_event_ns(self) -> int | None:
         """Virtual time (ns, rounded up) at which something can move next: a packet leaving a
         device's egress queue or arriving off a wire; the clock's now when a device has input

@@ -88,6 +88,8 @@ int fc_add_in_flight(fcore *c, int64_t arrival, uint64_t seq, int wire, const ui
 int fc_purge(fcore *c, int a, int b);
 int fc_run_instant(fcore *c, int64_t now_ns);
 int fc_next_event(fcore *c, int64_t now_ns, int64_t *out);
+int fc_run_span(fcore *c, int64_t start_ns, int64_t bound_ns, int64_t *reached);
+int64_t fc_now(fcore *c);
 int fc_take_dirty(fcore *c, int32_t *out);
 void fc_set_ends(fcore *c, int i, void *parse, void *deparse, void *field_list,
                  const uint32_t *off, const uint32_t *size);
@@ -465,6 +467,37 @@ class FabricCore:
         finally:
             consume(map(call, locks[1]))
 
+    def run_span(self, start_ns: int, bound_ns: int) -> int:
+        """Fabric instants from `start_ns` on, each next one before `bound_ns`, in C without
+        returning (fc_run_span: until an instant leaves Python work or time would not move);
+        the clock then at the last instant run (returned), before its log is drained."""
+        locks = self._locks
+        if locks is not None:
+            consume(map(call, locks[0]))
+        try:
+            with self.lock:
+                if self._posts:
+                    self._flush_posts()
+                rc = self.lib.fc_run_span(self.c, start_ns, bound_ns, self._event)
+                reached = int(self._event[0])
+                self.clock.advance_to(reached)
+                if self._failure is not None:
+                    failure, self._failure = self._failure, None
+                    raise failure
+                if rc < 0:
+                    raise MemoryError("the native fabric core ran out of memory")
+                self._drain()
+                return reached
+        finally:
+            if locks is not None:
+                consume(map(call, locks[1]))
+
+    def _sync_clock(self) -> None:
+        """A callback in a span: the clock at the core's instant (fc_run_span)."""
+        now_ns = int(self.lib.fc_now(self.c))
+        if now_ns > self.clock.now_ns:
+            self.clock.advance_to(now_ns)
+
     def _run(self, now_ns: int) -> None:
         if self._posts:
             self._flush_posts()
@@ -560,6 +593,7 @@ class FabricCore:
 
     def _wire(self, k: int, data: Any, length: int) -> int:
         """fabric.py's output function's Python predicates of cable `k`, in its order."""
+        self._sync_clock()
         wire = self.wires[k]
         packet = self.ffi.buffer(data, length)[:]
         if wire.drop is not None and wire.drop(packet):
@@ -571,6 +605,7 @@ class FabricCore:
     def _pass(self, i: int, kind: int, w: Any, data: Any, length: int) -> int:
         """Finish a pass the C walk handed back, as NativeV1Pipeline._step does after its C
         call, and give the core the jobs and packets it made (Device._dispatch's order)."""
+        self._sync_clock()
         device = self.nodes[i].device
         assert isinstance(device, FabricDevice) and device.pipeline is not None
         switch = device.pipeline.switch

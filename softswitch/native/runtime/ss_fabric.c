@@ -1215,6 +1215,38 @@ int fc_next_event(fcore *c, int64_t now_ns, int64_t *out) {
     return 1;
 }
 
+/* some device stepped since the last fc_take_dirty logged observed register writes (what
+ * Python's drain_observed reads: fc_take_dirty names them) */
+static int dirty_observed(const fcore *c) {
+    for (int k = 0; k < c->ndirty; k++) {
+        const fdev *d = &c->dev[c->dirty[k]];
+        if (d->R && d->obs_off >= 0 && *(const uint32_t *)((const uint8_t *)d->R + d->obs_off))
+            return 1;
+    }
+    return 0;
+}
+
+int64_t fc_now(fcore *c) { return c->now_ns; }
+
+/* The emulation loop's steps while only the fabric moves, without returning to Python: the
+ * instant `start_ns` (fc_run_instant), then each next event's (fc_next_event) while it comes
+ * before `bound_ns` (the first time Python has something due: a host's timer, its agenda),
+ * until an instant leaves Python work (the log: host frames, packet-ins, digests, observed
+ * packets; registers observed written) or time would not move. *reached: the last instant
+ * run. 0, or -1 on an error. Python's callbacks in between (py_pass, py_wire) read the time
+ * from fc_now. */
+int fc_run_span(fcore *c, int64_t start_ns, int64_t bound_ns, int64_t *reached) {
+    int64_t t = start_ns;
+    for (;;) {
+        *reached = t;
+        if (fc_run_instant(c, t) < 0) return -1;
+        if (c->nlog || dirty_observed(c)) return 0;
+        int64_t next;
+        if (!fc_next_event(c, t, &next) || next >= bound_ns || next <= t) return 0;
+        t = next;
+    }
+}
+
 void fc_free(fcore *c) {
     if (!c) return;
     for (int i = 0; i < c->ndev; i++) {
