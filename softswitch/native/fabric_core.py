@@ -455,42 +455,26 @@ class FabricCore:
 
     def run_instant(self, now_ns: int) -> None:
         """Everything that can move at `now_ns` (Fabric._run_instant), then the log drained."""
+        self._locked_run(now_ns, None)
+
+    def run_span(self, start_ns: int, bound_ns: int) -> None:
+        """Fabric instants from `start_ns` on, each next one before `bound_ns`, in C without
+        returning (fc_run_span: until an instant leaves Python work or time would not move);
+        the clock then at the last instant run, before its log is drained."""
+        self._locked_run(start_ns, bound_ns)
+
+    def _locked_run(self, now_ns: int, bound_ns: int | None) -> None:
         locks = self._locks
         if locks is None:
             with self.lock:
-                self._run(now_ns)
+                self._run(now_ns, bound_ns)
             return
         consume(map(call, locks[0]))
         try:
             with self.lock:
-                self._run(now_ns)
+                self._run(now_ns, bound_ns)
         finally:
             consume(map(call, locks[1]))
-
-    def run_span(self, start_ns: int, bound_ns: int) -> int:
-        """Fabric instants from `start_ns` on, each next one before `bound_ns`, in C without
-        returning (fc_run_span: until an instant leaves Python work or time would not move);
-        the clock then at the last instant run (returned), before its log is drained."""
-        locks = self._locks
-        if locks is not None:
-            consume(map(call, locks[0]))
-        try:
-            with self.lock:
-                if self._posts:
-                    self._flush_posts()
-                rc = self.lib.fc_run_span(self.c, start_ns, bound_ns, self._event)
-                reached = int(self._event[0])
-                self.clock.advance_to(reached)
-                if self._failure is not None:
-                    failure, self._failure = self._failure, None
-                    raise failure
-                if rc < 0:
-                    raise MemoryError("the native fabric core ran out of memory")
-                self._drain()
-                return reached
-        finally:
-            if locks is not None:
-                consume(map(call, locks[1]))
 
     def _sync_clock(self) -> None:
         """A callback in a span: the clock at the core's instant (fc_run_span)."""
@@ -498,10 +482,15 @@ class FabricCore:
         if now_ns > self.clock.now_ns:
             self.clock.advance_to(now_ns)
 
-    def _run(self, now_ns: int) -> None:
+    def _run(self, now_ns: int, bound_ns: int | None = None) -> None:
+        """The instant `now_ns` (`bound_ns`: a span up to it), then the log drained."""
         if self._posts:
             self._flush_posts()
-        rc = self.lib.fc_run_instant(self.c, now_ns)
+        if bound_ns is None:
+            rc = self.lib.fc_run_instant(self.c, now_ns)
+        else:
+            rc = self.lib.fc_run_span(self.c, now_ns, bound_ns, self._event)
+            self.clock.advance_to(int(self._event[0]))
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
