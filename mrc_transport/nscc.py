@@ -98,7 +98,7 @@ class Nscc:
     acknowledged, NACKed or declared lost, so it never drifts.
 
     Counters: `md` multiplicative decreases, `qa` quick adapts, `nack_cuts`, `loss_cuts`,
-    `rtt_samples`."""
+    `loss_undone` (cuts given back: the loss was a late packet, `undo_loss`), `rtt_samples`."""
 
     def __init__(self, config: NsccConfig, now_us: float = 0.0) -> None:
         self.config = config
@@ -135,7 +135,8 @@ class Nscc:
         self.fi_count = 0
         self.increase_mode = False
         self.last_dec = now_us
-        self.counters = dict.fromkeys(("md", "qa", "nack_cuts", "loss_cuts", "rtt_samples"), 0)
+        self.counters = dict.fromkeys(("md", "qa", "nack_cuts", "loss_cuts", "loss_undone",
+                                       "rtt_samples"), 0)
 
     def _max_for(self, base_rtt: float) -> int:
         if self._fixed_max is not None:
@@ -214,15 +215,24 @@ class Nscc:
             self.counters["nack_cuts"] += 1
             self._bound()
 
-    def on_loss(self, key: int) -> None:
+    def on_loss(self, key: int) -> int:
         """Packet `key` is retransmitted after a timeout or a SACK hole: one packet less
-        (§3.6.12.9: no halving, no quick adapt)."""
+        (§3.6.12.9: no halving, no quick adapt). Returns the bytes the window lost."""
         size = self._leave(key)
         if size == 0:
-            return
+            return 0
         self.bytes_ignored += size
+        before = self.cwnd
         self.cwnd -= size
         self.counters["loss_cuts"] += 1
+        self._bound()
+        return int(before - self.cwnd)
+
+    def undo_loss(self, cut: int) -> None:
+        """A loss that was not one (the first transmission arrived: RFC 3708's spurious
+        retransmission): its cut given back (RFC 4015's response), within max_cwnd."""
+        self.cwnd += cut
+        self.counters["loss_undone"] += 1
         self._bound()
 
     # -- the rules ---------------------------------------------------------------------------

@@ -134,6 +134,7 @@ class _Packet:
     failed: int = 0              # of them, the ones no NACK caused (max_retries counts these)
     timeouts: int = 0            # timeouts in a row, since the last NACK of it (the backoff)
     trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
+    cut: int = 0                 # NSCC window bytes its inferred losses took (undone if spurious)
 
 
 @dataclass
@@ -291,7 +292,7 @@ class Sender:
                     # Retransmissions go whatever the window (loss recovery, as uet-htsim):
                     # a timeout or SACK hole is a loss to NSCC, a NACK was counted on arrival.
                     if cause in ("timeout", "sack_hole"):
-                        self.cc.on_loss(pkt.seq)
+                        pkt.cut += self.cc.on_loss(pkt.seq)
                     self.cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
             self.rto.timed_out(self._timed_out)
@@ -631,6 +632,10 @@ class Sender:
                 # DSACK rule: the reordering allowance grows by reorder_us, up to SRTT.
                 self.counters["spurious"] += 1
                 self._reorder_steps += 1
+                # RFC 4015's response: NSCC gets back the window the "loss" cost it.
+                if self.cc is not None and pkt.cut:
+                    self.cc.undo_loss(pkt.cut)
+                    pkt.cut = 0
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
                 self._acked_rtt = now - pkt.sent_at

@@ -287,3 +287,44 @@ def test_a_scenario_turns_nscc_on_with_the_ocp_knob_names() -> None:
     for bad in ("cc_algorithm: reno", "target_delay_us: 0", "max_cwnd: -1"):
         with pytest.raises(ScenarioError, match="transport"):
             loads(SCENARIO + f"transport: {{{bad}}}\n")
+
+
+# -- a loss that was not one ------------------------------------------------------------------
+
+def test_a_loss_cut_is_returned_and_can_be_given_back_within_bounds() -> None:
+    cc = Nscc(TINY)
+    Stream(cc).ack(1.0, 0.0)
+    cc.on_send(7, MTU)
+    before = cc.cwnd
+    assert cc.on_loss(7) == PKT and cc.cwnd == before - PKT
+    cc.undo_loss(PKT)
+    assert cc.cwnd == before and cc.counters["loss_undone"] == 1
+    assert cc.on_loss(7) == 0                      # counted once: nothing more to give back
+    cc.undo_loss(10 * cc.max_cwnd)                 # never past the maximum
+    assert cc.cwnd == cc.max_cwnd
+    low = Nscc(TINY)
+    low.cwnd = low.min_cwnd
+    low.on_send(1, MTU)
+    assert low.on_loss(1) == 0 and low.cwnd == low.min_cwnd   # the floor took nothing
+
+
+def test_a_spurious_resend_gives_its_window_cut_back() -> None:
+    """RFC 3708 finds the resend spurious (its answer came sooner than any round trip: the
+    first transmission arrived, late); RFC 4015's response undoes the cut the loss made."""
+    from mrc_transport.fastwire import SackFrame
+    from mrc_transport.wire import PSN_MOD
+    from tests.unit.test_mrc_transport_timers import QP, config
+
+    sender = Sender(config(rto_us=500, reorder_us=10, cc=TINY))
+    assert sender.cc is not None
+    sender.write(bytes(8 * MTU), 0x1000)
+    assert len(sender.poll(0)) == 8
+    # PSNs 1-7 answered over fast paths at 8 µs (RTT samples: 8 µs), PSN 0 late behind a queue
+    sender.on_parsed(SackFrame(QP, 7, 0, 0, 0, 0, PSN_MOD - 1, 1, 0b11111110), 8)
+    before = sender.cc.cwnd
+    assert sender.poll(30) == []                   # within the reordering allowance
+    sender.poll(40)                                # past it: resent (and reported to the NIC)
+    assert sender.counters["sack_hole"] == 1 and sender.cc.cwnd == before - PKT
+    sender.on_parsed(SackFrame(QP, 0, 0, 0, 0, 0, 7, 1, 0), 42)   # 2 µs after the resend
+    assert sender.counters["spurious"] == 1 and sender.completed() == [0]
+    assert sender.cc.cwnd == before and sender.cc.counters["loss_undone"] == 1
