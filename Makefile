@@ -43,9 +43,11 @@ bench: install
 # The scenario matrix (scenarios/matrix/, issue 23): every class at two seeds in every mode, the
 # table of bytes lost, connections lost, p99 and time to steady goodput, and the invariants mrc
 # must hold (emulation/invariants.py); exits 1 on any breach. Out of `make test`: minutes long.
+# The programs in C on the native fabric core where a C compiler is (the same report.json as
+# the Python engine's: bench/engine_identity.py), else the Python engine with one warning.
 eval: install
 	$(VENV)/bin/mrc-ctl sweep scenarios/matrix/*.yaml --seeds 1-2 --jobs $(JOBS) --invariants \
-		-o $(OUT)/eval
+		--engine auto --fabric native -o $(OUT)/eval
 
 # The demo: compile the fabric switch and the MRC NIC (P4Info + IR JSON; also with p4c when it is
 # on PATH), then emulate the tiny fabric in virtual time with both programs on every device: a
