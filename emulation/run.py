@@ -348,8 +348,9 @@ class RunState:
                 break
             # Until a host or the agenda is due, only the fabric moves: on the native core its
             # instants run in C without coming back here (each as the steps below would run it).
-            if fabric_ns is not None and fabric_ns < min(others, default=limit_ns + 1) and \
-                    self.net.fabric.run_span(fabric_ns, min(limit_ns + 1, *others)):
+            bound_ns = min(limit_ns + 1, *others)
+            if fabric_ns is not None and fabric_ns < bound_ns and \
+                    self.net.fabric.run_span(fabric_ns, bound_ns):
                 steps += 1
                 continue
             self.clock.advance_to(max(min(times), self.clock.now_ns))

@@ -215,20 +215,20 @@ class Nscc:
             self.counters["nack_cuts"] += 1
             self._bound()
 
-    def on_loss(self, key: int) -> int:
+    def on_loss(self, key: int) -> float:
         """Packet `key` is retransmitted after a timeout or a SACK hole: one packet less
         (§3.6.12.9: no halving, no quick adapt). Returns the bytes the window lost."""
         size = self._leave(key)
         if size == 0:
-            return 0
+            return 0.0
         self.bytes_ignored += size
         before = self.cwnd
         self.cwnd -= size
         self.counters["loss_cuts"] += 1
         self._bound()
-        return int(before - self.cwnd)
+        return before - self.cwnd
 
-    def undo_loss(self, cut: int) -> None:
+    def undo_loss(self, cut: float) -> None:
         """A loss that was not one (the first transmission arrived: RFC 3708's spurious
         retransmission): its cut given back (RFC 4015's response), within max_cwnd."""
         self.cwnd += cut

@@ -134,7 +134,7 @@ class _Packet:
     failed: int = 0              # of them, the ones no NACK caused (max_retries counts these)
     timeouts: int = 0            # timeouts in a row, since the last NACK of it (the backoff)
     trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
-    cut: int = 0                 # NSCC window bytes its inferred losses took (undone if spurious)
+    cut: float = 0.0             # NSCC window bytes its inferred losses took (undone if spurious)
 
 
 @dataclass
@@ -635,7 +635,7 @@ class Sender:
                 # RFC 4015's response: NSCC gets back the window the "loss" cost it.
                 if self.cc is not None and pkt.cut:
                     self.cc.undo_loss(pkt.cut)
-                    pkt.cut = 0
+                    pkt.cut = 0.0
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
                 self._acked_rtt = now - pkt.sent_at

@@ -87,6 +87,16 @@ def summed(records: list[WireCount]) -> dict[tuple[Any, ...], list[int]]:
     return counts
 
 
+def random_packet(rng: random.Random) -> bytes:
+    """One of `run`'s packets: to a routed or unrouted port, some with TTL 0, any priority,
+    tag and length, DSCP 0, 12, 40 or 44 as a tally reads it."""
+    data = bytearray(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
+                         prio=rng.randrange(5), tag=rng.randrange(3),
+                         payload=bytes(rng.randrange(0, 1400))))
+    data[14] = rng.choice([0, 3, 10, 11])
+    return bytes(data)
+
+
 def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
     fabric, clock = build(fwd, native, seed)
     capture = fabric.capture()
@@ -99,11 +109,7 @@ def run(fwd: CheckedProgram, native: bool, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     instants = []
     for k in range(200):
-        data = bytearray(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
-                             prio=rng.randrange(5), tag=rng.randrange(3),
-                             payload=bytes(rng.randrange(0, 1400))))
-        data[14] = rng.choice([0, 3, 10, 11])   # DSCP 0, 12, 40, 44 as a tally reads it
-        fabric.host("h1").send(bytes(data))
+        fabric.host("h1").send(random_packet(rng))
         if k % 7 == 0:   # bursts, and time moving between them
             fabric.run_until_idle()
             while (t := fabric.next_event_ns()) is not None and t < clock.now_ns + 3_000:
@@ -253,11 +259,7 @@ def run_in_spans(fwd: CheckedProgram, native: bool, seed: int, period_ns: int,
             fabric.run_until_idle()
 
     for k in range(200):
-        data = bytearray(pkt(rng.choice([2, 2, 3, 5]), ttl=rng.choice([0, 4, 4, 4]),
-                             prio=rng.randrange(5), tag=rng.randrange(3),
-                             payload=bytes(rng.randrange(0, 1400))))
-        data[14] = rng.choice([0, 3, 10, 11])
-        fabric.host("h1").send(bytes(data))
+        fabric.host("h1").send(random_packet(rng))
         if k % 7 == 0:
             fabric.run_until_idle()
             step_until(clock.now_ns + 3_000)
