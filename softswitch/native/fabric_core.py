@@ -37,7 +37,8 @@ SET_RATE, SET_LINE_RATE, SET_DEPTH = 0, 1, 2   # fc_set_port's `what`
 CFLAGS = ("-ffp-contract=off",)   # every double operation rounded as Python rounds it
 
 CDEF = W_T_CDEF + """
-typedef struct flog { int32_t kind, a, b, c; int64_t time; uint8_t *data; uint32_t len; } flog;
+typedef struct flog { int32_t kind, a, b, c; int64_t time; uint8_t *data; uint32_t len;
+                      uint8_t *base; } flog;
 typedef struct fcore fcore;
 fcore *fc_new(int ndev, int nwire);
 void fc_free(fcore *c);

@@ -46,8 +46,16 @@ typedef int (*py_wire_fn)(int wire, const uint8_t *data, uint32_t len);
 #define DRAIN_MAX 256
 #define OUT_CAP (1u << 16)
 
+/* A packet's bytes: `data` (`len` bytes) inside the block `base` it owns, which has
+ * HEADROOM bytes before the packet as first received or built, so that an egress pass that
+ * deparses headers no longer than that room plus what the parser took off writes them in
+ * front of the payload where it lies (run_egress): a hop moves no payload bytes. */
+#define HEADROOM 256
+typedef struct fpkt { uint8_t *base, *data; uint32_t len; } fpkt;
+
 typedef struct fj {
     struct fj *next;
+    uint8_t *base;                      /* the block `data` lies in (owned) */
     uint8_t *data; uint32_t len, off;   /* the packet (ingress) or the payload's (egress) */
     uint32_t port, cut, trunc, fresh;
     uint8_t *phv;                       /* h | m | sm */
@@ -66,7 +74,7 @@ typedef struct fport {
     int active;
 } fport;
 
-typedef struct fout { uint32_t port, len; uint8_t *data; double start, end; } fout;
+typedef struct fout { uint32_t port; fpkt p; double start, end; } fout;
 
 /* the packet replication engine's answer for one multicast group or clone session (what
  * engine/pre.py's replicate / clone_targets give, mirrored on every PRE write): its copies
@@ -119,13 +127,14 @@ typedef struct fwire {
 /* what one wire carried in one bin (fc_take_tally) */
 typedef struct ftally { int32_t wire; int64_t bin; uint64_t packets, bytes, marked; } ftally;
 
-typedef struct fflight { int64_t arrival; uint64_t seq; int32_t wire; uint32_t len; uint8_t *data; } fflight;
+typedef struct fflight { int64_t arrival; uint64_t seq; int32_t wire; fpkt p; } fflight;
 typedef struct ftimer { double when; int32_t dev; } ftimer;
 
 typedef struct flog {
     int32_t kind, a, b, c;
     int64_t time;
     uint8_t *data; uint32_t len;
+    uint8_t *base;   /* the block data lies in (owned; NULL: no data) */
 } flog;
 
 typedef struct fcore {
@@ -167,9 +176,24 @@ static void *grow(void *p, int *cap, int need, size_t size) {
     return q;
 }
 
+/* a block with HEADROOM bytes before a packet of len bytes (p->data); 0 out of memory */
+static int pkt_new(fpkt *p, uint32_t len) {
+    p->base = malloc((size_t)HEADROOM + len);
+    p->data = p->base ? p->base + HEADROOM : NULL;
+    p->len = len;
+    return p->base != NULL;
+}
+
+/* ... holding a copy of src */
+static int pkt_copy(fpkt *p, const uint8_t *src, uint32_t len) {
+    if (!pkt_new(p, len)) return 0;
+    if (len) memcpy(p->data, src, len);
+    return 1;
+}
+
 static void fj_free(fj *j) {
     if (!j) return;
-    free(j->data);
+    free(j->base);
     free(j->phv);
     free(j);
 }
@@ -578,28 +602,23 @@ static int s_earliest(fcore *c, double *when) {
 
 /* -- the log Python drains ------------------------------------------------------------------ */
 
-static void log_add(fcore *c, int kind, int a, int b, int cc, int64_t time, uint8_t *data,
-                    uint32_t len) {
+static void log_add(fcore *c, int kind, int a, int b, int cc, int64_t time, fpkt p) {
     flog *l = grow(c->log, &c->caplog, c->nlog + 1, sizeof *l);
-    if (!l) { c->error = 1; free(data); return; }
+    if (!l) { c->error = 1; free(p.base); return; }
     c->log = l;
     flog *e = &l[c->nlog++];
-    e->kind = kind; e->a = a; e->b = b; e->c = cc; e->time = time; e->data = data; e->len = len;
+    e->kind = kind; e->a = a; e->b = b; e->c = cc; e->time = time;
+    e->data = p.data; e->len = p.len; e->base = p.base;
 }
 
 int fc_log_count(fcore *c) { return c->nlog; }
 flog *fc_log(fcore *c) { return c->log; }
 
 void fc_log_clear(fcore *c) {
-    for (int k = 0; k < c->nlog; k++) free(c->log[k].data);
+    for (int k = 0; k < c->nlog; k++) free(c->log[k].base);
     c->nlog = 0;
 }
 
-static uint8_t *copy_bytes(const uint8_t *src, uint32_t len) {
-    uint8_t *b = malloc(len ? len : 1);
-    if (b && len) memcpy(b, src, len);
-    return b;
-}
 
 /* -- devices -------------------------------------------------------------------------------- */
 
@@ -700,14 +719,14 @@ int fc_next_departure(fcore *c, int i, double *when) {
     return q_next_departure(&c->dev[i], when);
 }
 
-static int dev_receive(fcore *c, int i, uint32_t port, uint8_t *data, uint32_t len) {
+static int dev_receive(fcore *c, int i, uint32_t port, fpkt p) {
     fdev *d = &c->dev[i];
     if (d->inbox.n >= d->capacity) {
-        d->drop_input++; mark_dirty(c, i); free(data); return 0;
+        d->drop_input++; mark_dirty(c, i); free(p.base); return 0;
     }
     fj *j = calloc(1, sizeof *j);
-    if (!j) { c->error = 1; free(data); return 0; }
-    j->data = data; j->len = len; j->port = port; j->fresh = 1;
+    if (!j) { c->error = 1; free(p.base); return 0; }
+    j->base = p.base; j->data = p.data; j->len = p.len; j->port = port; j->fresh = 1;
     fq_push(&d->inbox, j);
     fc_post(c, i);
     return 1;
@@ -715,9 +734,9 @@ static int dev_receive(fcore *c, int i, uint32_t port, uint8_t *data, uint32_t l
 
 /* Device.receive from Python (a host's frame, a packet-out): copied */
 int fc_receive(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_t len) {
-    uint8_t *b = copy_bytes(data, len);
-    if (!b) { c->error = 1; return 0; }
-    return dev_receive(c, i, port, b, len);
+    fpkt p;
+    if (!pkt_copy(&p, data, len)) { c->error = 1; return 0; }
+    return dev_receive(c, i, port, p);
 }
 
 static uint8_t *phv_new(fdev *d) {
@@ -747,7 +766,8 @@ int fc_push_egress(fcore *c, int i, uint32_t port, const void *h, const void *m,
     fj *j = calloc(1, sizeof *j);
     if (!j) { c->error = 1; return -1; }
     j->phv = phv_new(d);
-    j->data = copy_bytes(payload, paylen);
+    fpkt p;
+    if (pkt_copy(&p, payload, paylen)) { j->base = p.base; j->data = p.data; }
     if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
     memcpy(j->phv, h, d->hsize);
     memcpy(j->phv + d->hsize, m, d->msize);
@@ -764,7 +784,8 @@ int fc_push_ingress(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_
     fj *j = calloc(1, sizeof *j);
     if (!j) { c->error = 1; return -1; }
     j->phv = phv_new(d);
-    j->data = copy_bytes(data, len);
+    fpkt p;
+    if (pkt_copy(&p, data, len)) { j->base = p.base; j->data = p.data; }
     if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
     memcpy(j->phv + d->hsize, m, d->msize);
     memcpy(j->phv + d->hsize + d->msize, sm, d->smsize);
@@ -773,11 +794,11 @@ int fc_push_ingress(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_
     return 0;
 }
 
-static void add_out(fcore *c, uint32_t port, uint8_t *data, uint32_t len) {
+static void add_out(fcore *c, uint32_t port, fpkt p) {
     fout *o = grow(c->outs, &c->capout, c->nout + 1, sizeof *o);
-    if (!o) { c->error = 1; free(data); return; }
+    if (!o) { c->error = 1; free(p.base); return; }
     c->outs = o;
-    o[c->nout].port = port; o[c->nout].data = data; o[c->nout].len = len;
+    o[c->nout].port = port; o[c->nout].p = p;
     o[c->nout].start = o[c->nout].end = 0;
     c->nout++;
 }
@@ -785,9 +806,9 @@ static void add_out(fcore *c, uint32_t port, uint8_t *data, uint32_t len) {
 /* ... a packet it transmitted (the egress pass being finished) */
 int fc_push_output(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_t len) {
     (void)i;
-    uint8_t *b = copy_bytes(data, len);
-    if (!b) { c->error = 1; return -1; }
-    add_out(c, port, b, len);
+    fpkt p;
+    if (!pkt_copy(&p, data, len)) { c->error = 1; return -1; }
+    add_out(c, port, p);
     return 0;
 }
 
@@ -832,7 +853,8 @@ static void fan_out(fcore *c, fdev *d, const ss_set *copies, const uint8_t *phv,
         fj *j = calloc(1, sizeof *j);
         if (!j) { c->error = 1; return; }
         j->phv = phv_new(d);
-        j->data = copy_bytes(data, len);
+        fpkt p;
+        if (pkt_copy(&p, data, len)) { j->base = p.base; j->data = p.data; }
         if (!j->phv || !j->data) { fj_free(j); c->error = 1; return; }
         memcpy(j->phv, phv, size);
         put(d, j->phv + d->hsize + d->msize, O_EGRESS_RID, copies->rid[k]);
@@ -898,8 +920,9 @@ static int end_egress(fcore *c, fdev *d, fj *j) {
     if (n < 0) return 0;   /* Python reports the deparser's failure */
     fj *r = calloc(1, sizeof *r);
     if (!r) { c->error = 1; return 1; }
+    fpkt p;
+    if (pkt_new(&p, (uint32_t)n + paylen)) { r->base = p.base; r->data = p.data; }
     r->len = (uint32_t)n + paylen;
-    r->data = malloc(r->len ? r->len : 1);
     r->phv = phv_new(d);
     if (!r->data || !r->phv) { fj_free(r); c->error = 1; return 1; }
     memcpy(r->data, d->out, (size_t)n);
@@ -953,12 +976,20 @@ static void run_egress(fcore *c, fdev *d, int i, fj *j, const qinfo *info) {
     int r = d->wout(d->R, w, payload, paylen);
     if (r == W_TX) {
         uint32_t n = w->tlen;
-        uint8_t *b = malloc(n ? n : 1);
-        if (!b) { c->error = 1; return; }
         uint32_t head = w->olen < n ? w->olen : n;
-        memcpy(b, d->out, head);
-        if (n > head) memcpy(b + head, payload, n - head);
-        add_out(c, w->eport, b, n);
+        fpkt p;
+        if (j->base && (size_t)(payload - j->base) >= head && n - head <= paylen) {
+            /* the headers written in front of the payload where it lies: the block is the
+             * output's now */
+            p.base = j->base; p.data = (uint8_t *)payload - head; p.len = n;
+            j->base = NULL; j->data = NULL;
+            memcpy(p.data, d->out, head);
+        } else {
+            if (!pkt_new(&p, n)) { c->error = 1; return; }
+            memcpy(p.data, d->out, head);
+            if (n > head) memcpy(p.data + head, payload, n - head);
+        }
+        add_out(c, w->eport, p);
     } else if (r == W_PY_OUT && d->ends && end_egress(c, d, j)) {
         return;
     } else if (r == W_PY_OUT || r == W_ERR) {
@@ -980,7 +1011,7 @@ static int drain(fcore *c, fdev *d, int i) {
         if (d->awaiting >= 0) {
             uint64_t sent = 0;
             for (int o = first; o < c->nout; o++)
-                if (c->outs[o].port == j->port) sent += c->outs[o].len;
+                if (c->outs[o].port == j->port) sent += c->outs[o].p.len;
             end = q_transmitted(d, j->port, sent);
         } else {
             end = start;
@@ -1018,16 +1049,16 @@ int fc_take_counters(fcore *c, uint64_t *out) {
     return 1;
 }
 
-static void wire_target(fcore *c, int k, uint8_t *data, uint32_t len) {
+static void wire_target(fcore *c, int k, fpkt p) {
     fwire *w = &c->wires[k];
-    if (w->to_host) { log_add(c, LOG_HOST, k, 0, 0, 0, data, len); return; }
-    if (c->dev[w->to_dev].blackholed) { c->blackholed++; free(data); return; }
-    dev_receive(c, w->to_dev, (uint32_t)w->to_port, data, len);
+    if (w->to_host) { log_add(c, LOG_HOST, k, 0, 0, 0, p); return; }
+    if (c->dev[w->to_dev].blackholed) { c->blackholed++; free(p.base); return; }
+    dev_receive(c, w->to_dev, (uint32_t)w->to_port, p);
 }
 
 static void fl_push(fcore *c, fflight v) {
     fflight *h = grow(c->fl, &c->capfl, c->nfl + 1, sizeof *h);
-    if (!h) { c->error = 1; free(v.data); return; }
+    if (!h) { c->error = 1; free(v.p.base); return; }
     c->fl = h;
     fh_up(h, c->nfl++, v);
 }
@@ -1048,9 +1079,8 @@ int fc_in_flight(fcore *c) { return c->nfl; }
 /* a packet the Python fabric had on a wire when the core attached */
 int fc_add_in_flight(fcore *c, int64_t arrival, uint64_t seq, int wire, const uint8_t *data,
                      uint32_t len) {
-    uint8_t *b = copy_bytes(data, len);
-    if (!b) { c->error = 1; return -1; }
-    fflight f = {arrival, seq, wire, len, b};
+    fflight f = {arrival, seq, wire, {NULL, NULL, 0}};
+    if (!pkt_copy(&f.p, data, len)) { c->error = 1; return -1; }
     fl_push(c, f);
     if (seq > c->wire_seq) c->wire_seq = seq;
     return 0;
@@ -1061,7 +1091,7 @@ int fc_purge(fcore *c, int a, int b) {
     int kept = 0, lost = 0;
     for (int k = 0; k < c->nfl; k++) {
         fflight e = c->fl[k];
-        if (e.arrival > c->now_ns && (e.wire == a || e.wire == b)) { free(e.data); lost++; }
+        if (e.arrival > c->now_ns && (e.wire == a || e.wire == b)) { free(e.p.base); lost++; }
         else c->fl[kept++] = e;
     }
     c->nfl = kept;
@@ -1073,40 +1103,39 @@ static int64_t round_ns(double us) { return (int64_t)nearbyint(us * 1000.0); }
 
 static void output(fcore *c, int i, fout *o) {
     fdev *d = &c->dev[i];
-    if (d->blackholed) { c->blackholed++; free(o->data); return; }
+    if (d->blackholed) { c->blackholed++; free(o->p.base); return; }
     int k = d->wire[o->port & (NPORTS - 1)];
     if (o->port >= NPORTS || k < 0) {
-        if (c->observers) log_add(c, LOG_OBS, -1, i, (int)o->port, round_ns(o->start),
-                                  o->data, o->len);
-        else free(o->data);
+        if (c->observers) log_add(c, LOG_OBS, -1, i, (int)o->port, round_ns(o->start), o->p);
+        else free(o->p.base);
         c->unlinked++;
         return;
     }
     fwire *w = &c->wires[k];
-    if (!w->up) { c->link_down++; free(o->data); return; }
+    if (!w->up) { c->link_down++; free(o->p.base); return; }
     w->carried++;
-    if (c->tally_bin) tally_count(c, k, round_ns(o->start), o->data, o->len);
+    if (c->tally_bin) tally_count(c, k, round_ns(o->start), o->p.data, o->p.len);
     if (c->observers) {
-        uint8_t *b = copy_bytes(o->data, o->len);
-        if (!b) { c->error = 1; free(o->data); return; }
-        log_add(c, LOG_OBS, k, i, (int)o->port, round_ns(o->start), b, o->len);
+        fpkt b;
+        if (!pkt_copy(&b, o->p.data, o->p.len)) { c->error = 1; free(o->p.base); return; }
+        log_add(c, LOG_OBS, k, i, (int)o->port, round_ns(o->start), b);
     }
-    if (w->blackhole) { c->blackholed++; free(o->data); return; }
+    if (w->blackhole) { c->blackholed++; free(o->p.base); return; }
     if (w->slow) {
-        int r = c->py_wire(k, o->data, o->len);
+        int r = c->py_wire(k, o->p.data, o->p.len);
         if (r) {
             if (r == 2) c->loss++;
-            free(o->data);
+            free(o->p.base);
             return;
         }
     }
     int64_t arrival = round_ns(o->end) + w->delay;
     if (arrival > c->now_ns) {
-        fflight f = {arrival, ++c->wire_seq, k, o->len, o->data};
+        fflight f = {arrival, ++c->wire_seq, k, o->p};
         fl_push(c, f);
         return;
     }
-    wire_target(c, k, o->data, o->len);
+    wire_target(c, k, o->p);
 }
 
 /* -- stepping (Device.step, Fabric._run_instant) ------------------------------------------- */
@@ -1137,11 +1166,11 @@ static int dev_step(fcore *c, int i) {
     for (int k = 0; k < n; k++) {
         fout *o = &c->outs[k];
         d->tx++;
-        if ((int32_t)o->port == d->cpu_port) log_add(c, LOG_PIN, i, 0, 0, 0, o->data, o->len);
+        if ((int32_t)o->port == d->cpu_port) log_add(c, LOG_PIN, i, 0, 0, 0, o->p);
         else output(c, i, o);
     }
     c->nout = 0;
-    if (d->dig_pending) log_add(c, LOG_DIG, i, 0, 0, 0, NULL, 0);
+    if (d->dig_pending) { fpkt none = {NULL, NULL, 0}; log_add(c, LOG_DIG, i, 0, 0, 0, none); }
     return did;
 }
 
@@ -1155,7 +1184,7 @@ static int deliver_due(fcore *c) {
     if (!c->nfl || c->fl[0].arrival > c->now_ns) return 0;
     while (c->nfl && c->fl[0].arrival <= c->now_ns) {
         fflight e = fl_pop(c);
-        wire_target(c, e.wire, e.data, e.len);
+        wire_target(c, e.wire, e.p);
     }
     return 1;
 }
@@ -1256,9 +1285,9 @@ void fc_free(fcore *c) {
         free(d->out);
         pre_free(d);
     }
-    for (int k = 0; k < c->nfl; k++) free(c->fl[k].data);
+    for (int k = 0; k < c->nfl; k++) free(c->fl[k].p.base);
     fc_log_clear(c);
-    for (int k = 0; k < c->nout; k++) free(c->outs[k].data);
+    for (int k = 0; k < c->nout; k++) free(c->outs[k].p.base);
     free(c->dev); free(c->wires); free(c->fl); free(c->marked); free(c->now_h); free(c->next);
     free(c->posted); free(c->timers); free(c->has_due); free(c->due); free(c->log);
     free(c->outs); free(c->dirtyf); free(c->dirty); free(c->tally);
