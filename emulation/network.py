@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import grpc._common as grpc_common
+
 from controller.devices.push import push
 from controller.devices.reconcile import to_table_entry
 from controller.devices.session import Program
@@ -64,6 +66,17 @@ PUSH_TIMEOUT_S = 300.0
 # ran its four modes in 154 s each, sys a third of user. Results do not depend on it (virtual
 # time); a thread that needs the GIL from a busy one waits up to this long.
 SWITCH_INTERVAL_S = 0.05
+# How often grpc's blocking waits wake while a Network is open (grpc._common's
+# MAXIMUM_WAIT_TIMEOUT: 0.1 s, so that a main thread blocked in a call sees Ctrl-C). Every open
+# session's stream reader blocks in one, so at 0.1 s each device's reader wakes ten times a
+# second for nothing, wanting the GIL each time: 2,300 wake-ups a second on the 64-NIC
+# permutation's 80 devices (the servers' own `_serve` threads are most of the rest), 26,000
+# on 896; and the main thread gives the GIL up at every call into C (cffi releases it), so a
+# waker takes it there and the loop waits behind it. At 2 s the 64-NIC fabric wakes 980 times a
+# second; the 256-NIC scale run's stepping took 4.1-4.2 s of wall time instead of 4.9-5.0 (CPU
+# 4.6 instead of 5.7). A reader still wakes at once for a message or its call's end (grpc
+# notifies the wait); only Ctrl-C during a blocking call waits up to this long.
+GRPC_WAIT_S = 2.0
 
 
 @dataclass
@@ -144,6 +157,8 @@ class Network:
         self._ports: dict[str, list[tuple[int, float | None, int | None]]] = {}
         self._switch_interval = sys.getswitchinterval()   # restored by close
         sys.setswitchinterval(max(self._switch_interval, SWITCH_INTERVAL_S))
+        self._grpc_wait = _set_grpc_wait(None)   # restored by close
+        _set_grpc_wait(max(self._grpc_wait or 0.0, GRPC_WAIT_S))
         try:
             for c in cables:
                 self._override(c)
@@ -302,6 +317,7 @@ class Network:
             session.close()
         self.fabric.close()
         sys.setswitchinterval(self._switch_interval)
+        _set_grpc_wait(self._grpc_wait)
 
     def __enter__(self) -> Network:
         return self
@@ -324,6 +340,17 @@ def _pin(plan: NicPlan, paths: Iterable[PinnedPath]) -> NicPlan:
         entries.append(entry)
     entries += [p.entry() for p in by_conn.values()]
     return dataclasses.replace(plan, entries=tuple(entries))
+
+
+def _set_grpc_wait(seconds: float | None) -> float | None:
+    """Set how often grpc's blocking waits wake (GRPC_WAIT_S; None: leave it); the value it had
+    (None: this grpc has no such setting, and nothing is set)."""
+    before = getattr(grpc_common, "MAXIMUM_WAIT_TIMEOUT", None)
+    if not isinstance(before, float):
+        return None
+    if seconds is not None:
+        grpc_common.MAXIMUM_WAIT_TIMEOUT = seconds
+    return before
 
 
 def _raised(nic: NicDevice) -> None:
