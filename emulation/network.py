@@ -73,9 +73,10 @@ SWITCH_INTERVAL_S = 0.05
 # permutation's 80 devices (the servers' own `_serve` threads are most of the rest), 26,000
 # on 896; and the main thread gives the GIL up at every call into C (cffi releases it), so a
 # waker takes it there and the loop waits behind it. At 2 s the 64-NIC fabric wakes 980 times a
-# second; the 256-NIC scale run's stepping took 4.1-4.2 s of wall time instead of 4.9-5.0 (CPU
-# 4.6 instead of 5.7). A reader still wakes at once for a message or its call's end (grpc
-# notifies the wait); only Ctrl-C during a blocking call waits up to this long.
+# second; turn about, the 256-NIC scale scenario's stepping (spray) took 4.3-4.6 s of wall time
+# instead of 6.1-8.9 (CPU 4.5 instead of 5.8-6.2), 512 NICs 11.1-11.8 instead of 17.0-24.4. A
+# reader still wakes at once for a message or its call's end (grpc notifies the wait); only
+# Ctrl-C during a blocking call waits up to this long.
 GRPC_WAIT_S = 2.0
 
 
