@@ -158,8 +158,7 @@ class Network:
         self._ports: dict[str, list[tuple[int, float | None, int | None]]] = {}
         self._switch_interval = sys.getswitchinterval()   # restored by close
         sys.setswitchinterval(max(self._switch_interval, SWITCH_INTERVAL_S))
-        self._grpc_wait = _set_grpc_wait(None)   # restored by close
-        _set_grpc_wait(max(self._grpc_wait or 0.0, GRPC_WAIT_S))
+        self._grpc_wait = _lengthen_grpc_wait(GRPC_WAIT_S)   # restored by close
         try:
             for c in cables:
                 self._override(c)
@@ -318,7 +317,8 @@ class Network:
             session.close()
         self.fabric.close()
         sys.setswitchinterval(self._switch_interval)
-        _set_grpc_wait(self._grpc_wait)
+        if self._grpc_wait is not None:
+            grpc_common.MAXIMUM_WAIT_TIMEOUT = self._grpc_wait
 
     def __enter__(self) -> Network:
         return self
@@ -343,14 +343,13 @@ def _pin(plan: NicPlan, paths: Iterable[PinnedPath]) -> NicPlan:
     return dataclasses.replace(plan, entries=tuple(entries))
 
 
-def _set_grpc_wait(seconds: float | None) -> float | None:
-    """Set how often grpc's blocking waits wake (GRPC_WAIT_S; None: leave it); the value it had
-    (None: this grpc has no such setting, and nothing is set)."""
+def _lengthen_grpc_wait(seconds: float) -> float | None:
+    """grpc's blocking waits wake at least `seconds` apart from now (GRPC_WAIT_S); how far
+    apart they woke before (None: this grpc has no such setting, nothing changed)."""
     before = getattr(grpc_common, "MAXIMUM_WAIT_TIMEOUT", None)
     if not isinstance(before, float):
         return None
-    if seconds is not None:
-        grpc_common.MAXIMUM_WAIT_TIMEOUT = seconds
+    grpc_common.MAXIMUM_WAIT_TIMEOUT = max(before, seconds)
     return before
 
 

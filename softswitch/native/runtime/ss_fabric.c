@@ -191,6 +191,20 @@ static int pkt_copy(fpkt *p, const uint8_t *src, uint32_t len) {
     return 1;
 }
 
+/* `j`'s bytes: a new block of len bytes (left to fill), or a copy of src; 0 out of memory */
+static int fj_bytes(fj *j, uint32_t len) {
+    fpkt p;
+    if (!pkt_new(&p, len)) return 0;
+    j->base = p.base; j->data = p.data; j->len = len;
+    return 1;
+}
+
+static int fj_copy(fj *j, const uint8_t *src, uint32_t len) {
+    if (!fj_bytes(j, len)) return 0;
+    if (len) memcpy(j->data, src, len);
+    return 1;
+}
+
 static void fj_free(fj *j) {
     if (!j) return;
     free(j->base);
@@ -619,7 +633,6 @@ void fc_log_clear(fcore *c) {
     c->nlog = 0;
 }
 
-
 /* -- devices -------------------------------------------------------------------------------- */
 
 int fc_set_device(fcore *c, int i, uint32_t nq, int32_t cpu_port, uint32_t capacity) {
@@ -766,9 +779,7 @@ int fc_push_egress(fcore *c, int i, uint32_t port, const void *h, const void *m,
     fj *j = calloc(1, sizeof *j);
     if (!j) { c->error = 1; return -1; }
     j->phv = phv_new(d);
-    fpkt p;
-    if (pkt_copy(&p, payload, paylen)) { j->base = p.base; j->data = p.data; }
-    if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
+    if (!fj_copy(j, payload, paylen) || !j->phv) { fj_free(j); c->error = 1; return -1; }
     memcpy(j->phv, h, d->hsize);
     memcpy(j->phv + d->hsize, m, d->msize);
     memcpy(j->phv + d->hsize + d->msize, sm, d->smsize);
@@ -784,9 +795,7 @@ int fc_push_ingress(fcore *c, int i, uint32_t port, const uint8_t *data, uint32_
     fj *j = calloc(1, sizeof *j);
     if (!j) { c->error = 1; return -1; }
     j->phv = phv_new(d);
-    fpkt p;
-    if (pkt_copy(&p, data, len)) { j->base = p.base; j->data = p.data; }
-    if (!j->phv || !j->data) { fj_free(j); c->error = 1; return -1; }
+    if (!fj_copy(j, data, len) || !j->phv) { fj_free(j); c->error = 1; return -1; }
     memcpy(j->phv + d->hsize, m, d->msize);
     memcpy(j->phv + d->hsize + d->msize, sm, d->smsize);
     j->len = len; j->port = port; j->fresh = 0;
@@ -853,9 +862,7 @@ static void fan_out(fcore *c, fdev *d, const ss_set *copies, const uint8_t *phv,
         fj *j = calloc(1, sizeof *j);
         if (!j) { c->error = 1; return; }
         j->phv = phv_new(d);
-        fpkt p;
-        if (pkt_copy(&p, data, len)) { j->base = p.base; j->data = p.data; }
-        if (!j->phv || !j->data) { fj_free(j); c->error = 1; return; }
+        if (!fj_copy(j, data, len) || !j->phv) { fj_free(j); c->error = 1; return; }
         memcpy(j->phv, phv, size);
         put(d, j->phv + d->hsize + d->msize, O_EGRESS_RID, copies->rid[k]);
         j->len = len; j->off = off; j->port = copies->port[k]; j->trunc = trunc; j->cut = cut;
@@ -920,11 +927,8 @@ static int end_egress(fcore *c, fdev *d, fj *j) {
     if (n < 0) return 0;   /* Python reports the deparser's failure */
     fj *r = calloc(1, sizeof *r);
     if (!r) { c->error = 1; return 1; }
-    fpkt p;
-    if (pkt_new(&p, (uint32_t)n + paylen)) { r->base = p.base; r->data = p.data; }
-    r->len = (uint32_t)n + paylen;
     r->phv = phv_new(d);
-    if (!r->data || !r->phv) { fj_free(r); c->error = 1; return 1; }
+    if (!fj_bytes(r, (uint32_t)n + paylen) || !r->phv) { fj_free(r); c->error = 1; return 1; }
     memcpy(r->data, d->out, (size_t)n);
     memcpy(r->data + n, payload, paylen);
     uint8_t *nm = r->phv + d->hsize, *nsm = nm + d->msize;
