@@ -40,4 +40,4 @@ def test_a_network_shares_its_servers_threads_and_lengthens_the_switch_interval_
         assert sum(t.name == "p4rt-digests" for t in threading.enumerate()) == sweepers + 1
         assert servers[0].pool.threads <= RPC_WORKERS + len(network.nics)  # + their streams
     assert sys.getswitchinterval() == pytest.approx(before)
-    assert grpc_common.MAXIMUM_WAIT_TIMEOUT == grpc_wait
+    assert grpc_wait == grpc_common.MAXIMUM_WAIT_TIMEOUT
