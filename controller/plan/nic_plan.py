@@ -79,11 +79,14 @@ class EvProfile:
     row bring an ASSUMED_BAD EV back.
 
     GENERATED: EV `e` is plane `e mod planes`, T1 index `(e div planes + s * ev_count / planes)
-    mod T1s`, where `s` is the NIC's place among the NICs under its T0 in that plane (backups go
-    on counting). With as many EVs per plane as T1s, every NIC covers every (plane, T1) evenly;
-    with fewer (the sources' 128-256 EVs sample a few percent of a large fabric's paths), the
-    NICs under one T0 take disjoint blocks of T1s, so their samples together still cover the
-    plane instead of all crowding the first T1s. EXPLICIT: `explicit` lists
+    mod T1s`, where `s` is the NIC's place among the NICs under its T0 in that plane; backup `j`
+    of a plane goes on counting from there, `s * backups` further on. With as many EVs per plane
+    as T1s, every NIC covers every (plane, T1) evenly; with fewer (the sources' 128-256 EVs sample
+    a few percent of a large fabric's paths), the NICs under one T0 take disjoint blocks of T1s,
+    so their samples together still cover the plane instead of all crowding the first T1s. The
+    backups' own offset does the same for them: without it, whenever a plane's active EVs fill
+    whole rounds of its T1s, every NIC's backups would sit on the same first T1s, and the load an
+    EV's retirement moves would pile onto them. EXPLICIT: `explicit` lists
     (plane, T1 index) per EV, active set then backups, EV `e` in plane `e mod planes` (the NIC
     keeps each plane's share equal that way)."""
 
@@ -328,8 +331,8 @@ class NicPlanner:
         # By the T1 choices (shared tuples: every T0 of a Clos plane has the same ones) and the
         # NIC's spread over them (0 in every plane when each NIC's EVs cover every T1).
         planes = len(nic.attachments)
-        key = (profile, tuple((id(self._t1s(nic, p)), self._spread(nic, p, profile))
-                              for p in range(planes)))
+        key = (profile, tuple((id(self._t1s(nic, p)), self._spread(nic, p, profile),
+                               self._backup_spread(nic, p, profile)) for p in range(planes)))
         found = self._profile_paths.get(key)
         if found is None:
             found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
@@ -359,11 +362,14 @@ class NicPlanner:
         planes = len(nic.attachments)
         out = []
         spreads = [self._spread(nic, plane, profile) for plane in range(planes)]
+        backup_spreads = [self._backup_spread(nic, plane, profile) for plane in range(planes)]
         for ev, plane, k in profile.evs(planes):
             t1s = self._t1s(nic, plane)
             if profile.mode == EvMode.EXPLICIT and k >= len(t1s):
                 raise PlanError(f"NIC {nic.name}: EV {ev} names T1 index {k}; plane {plane} "
                                 f"has {len(t1s)} T1s above {nic.attachments[plane][0]}")
+            if ev >= profile.ev_count:
+                k += backup_spreads[plane]
             _, t1 = t1s[(k + spreads[plane]) % len(t1s)]
             out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
                                          "set_path", {"plane": plane, "t1_usid": t1}))
@@ -374,6 +380,18 @@ class NicPlanner:
         that T0 times the profile's EVs per plane, wrapped (EvProfile's docstring says why)."""
         if profile.mode != EvMode.GENERATED:
             return 0
+        return self._place(nic, plane) * (profile.ev_count // len(nic.attachments)) % len(
+            self._t1s(nic, plane))
+
+    def _backup_spread(self, nic: Nic, plane: int, profile: EvProfile) -> int:
+        """How much further on the NIC's GENERATED backups start: its place under its T0 times
+        the backups per plane, wrapped (EvProfile's docstring says why)."""
+        if profile.mode != EvMode.GENERATED:
+            return 0
+        return self._place(nic, plane) * profile.backups % len(self._t1s(nic, plane))
+
+    def _place(self, nic: Nic, plane: int) -> int:
+        """The NIC's place among the NICs under its T0 in `plane`, in the T0's port order."""
         t0, port = nic.attachments[plane]
         places = self._places.get(t0)
         if places is None:
@@ -381,8 +399,7 @@ class NicPlanner:
             places = self._places[t0] = {
                 p: i for i, p in enumerate(p for p, peer, _ in topo.neighbors(t0)
                                            if topo.is_nic(peer))}
-        return places[port] * (profile.ev_count // len(nic.attachments)) % len(
-            self._t1s(nic, plane))
+        return places[port]
 
     def _t1s(self, nic: Nic, plane: int) -> tuple[tuple[str, int], ...]:
         t0 = nic.attachments[plane][0]

@@ -213,15 +213,36 @@ def test_explicit_profiles_list_their_evs(plan: FabricPlan) -> None:
             explicit=((0, 0), (1, 5))))
 
 
-def active_t1s(plan: FabricPlan, nic: str, profile: EvProfile) -> dict[int, list[int]]:
-    """Per plane, the T1 uSIDs of the NIC's active EVs, by EV."""
+def active_t1s(plan: FabricPlan, nic: str, profile: EvProfile,
+               backups: bool = False) -> dict[int, list[int]]:
+    """Per plane, the T1 uSIDs of the NIC's active EVs (or its backups), by EV."""
     made = NicPlanner(plan).plan_nic(nic, [], profile)
     out: dict[int, list[int]] = {}
     for e in sorted((e for e in made.entries if e.table == "ev_path"),
                     key=lambda e: dict(e.match)["ev"]):
-        if dict(e.match)["ev"] < profile.ev_count:
+        if (dict(e.match)["ev"] >= profile.ev_count) == backups:
             out.setdefault(dict(e.params)["plane"], []).append(dict(e.params)["t1_usid"])
     return out
+
+
+def test_the_backups_of_a_t0s_nics_take_disjoint_t1s_too() -> None:
+    # The emulator's profile on the medium fabric: 4 EVs per plane fill the 4 T1s, so every
+    # NIC's active set starts at T1 0. Backups right after it would all be T1s 0 and 1 (every
+    # retirement under spread loss would move load there); each NIC's 2 go on from its place.
+    plan = FabricPlan(load(ROOT / "topologies" / "medium.yaml"))
+    profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
+    names = {plan.usid(f"p{p}-t1-{i}"): i for p in range(4) for i in range(4)}
+    for t0 in range(8):
+        uplinks: Counter[tuple[int, int]] = Counter()
+        for place in range(4):
+            nic = f"nic{t0 * 4 + place}"
+            assert all(sorted(names[u] for u in t1s) == [0, 1, 2, 3]
+                       for t1s in active_t1s(plan, nic, profile).values())
+            for plane, t1s in active_t1s(plan, nic, profile, backups=True).items():
+                indexes = [names[u] for u in t1s]
+                assert indexes == [(2 * place) % 4, (2 * place + 1) % 4]
+                uplinks.update((plane, i) for i in indexes)
+        assert set(uplinks.values()) == {2} and len(uplinks) == 16   # every T1, evenly
 
 
 def test_fewer_evs_per_plane_than_t1s_spread_the_nics_of_a_t0_over_disjoint_t1s() -> None:
