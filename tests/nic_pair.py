@@ -31,7 +31,8 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "port_down_drop": 20, "ev_skipped": 21, "ev_assumed_bad": 22, "ev_recovered": 23,
            "tx_no_path_drop": 24, "tx_probe_denied_drop": 25, "tx_port_balanced": 26,
            "tx_bad_path_passed": 27, "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30,
-           "ev_loss_undone": 31}
+           "ev_loss_undone": 31,
+           "report_port_down": 32}
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 
 

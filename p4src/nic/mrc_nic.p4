@@ -51,6 +51,9 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 host_tx.apply(hdr, meta, standard_metadata);
                 if (meta.malformed) {
                     drop_malformed();   // a probe or report naming an EV the connection lacks
+                } else if (meta.host_report && meta.report_port_down) {
+                    mark_to_drop(standard_metadata);   // not the EV's loss: nothing to probe
+                    nic_counter.count(NIC_REPORT_PORT_DOWN);
                 } else if (meta.host_report) {
                     // A loss by PSN may be undone by that PSN's late arrival; an unanswered
                     // probe may not.

@@ -63,7 +63,7 @@ const bit<32> NIC_EV_BAD_SUPPRESSED = 14;     // ev_min_active kept an EV in ser
 const bit<32> NIC_RX_INJECTED_DROP = 15;      // the loss injector
 const bit<32> NIC_TX_PROBE = 16;
 const bit<32> NIC_RX_PROBE = 17;              // probes answered (SACK with PR=1)
-const bit<32> NIC_HOST_REPORT = 18;           // losses the host reported
+const bit<32> NIC_HOST_REPORT = 18;           // losses the host reported (but see 32)
 const bit<32> NIC_TX_PORT_PASSED = 19;        // first slot's plane unusable (a port down): moved
 const bit<32> NIC_PORT_DOWN_DROP = 20;        // not sent: its port (or every port) is down
 // EV state changes (the states themselves are in ev_state; these count the moves):
@@ -93,7 +93,11 @@ const bit<32> NIC_RX_BAD_R_KEY = 30;
 // An ASSUMED_BAD EV back in service because the very packet whose reported loss took it out was
 // acknowledged after all, having come over that EV (retire_psn): late behind a queue, not lost.
 const bit<32> NIC_EV_LOSS_UNDONE = 31;
-const bit<32> NIC_COUNTERS = 32;
+// A loss the host reported on an EV whose plane's port is down, here or at the peer (as the
+// port-state bitmaps say): the port's matter, not the path's, so no EV state is touched and
+// the report is not echoed (nothing to probe). Counted instead of NIC_HOST_REPORT.
+const bit<32> NIC_REPORT_PORT_DOWN = 32;
+const bit<32> NIC_COUNTERS = 33;
 
 // tx_psn_next holds the PSN after the furthest one the host handed over << 8, | PSN_SENT (0:
 // none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
@@ -219,6 +223,7 @@ struct nic_metadata_t {
     @field_list(FL_NIC_SACK)
     bit<1>      fb_pr;           // the SACK answers a probe
     bool        host_report;     // a loss the host reports (OP_EV_REPORT)
+    bool        report_port_down;   // ... on an EV whose plane's port is down (either end)
     bit<32>     now_us;          // the ingress timestamp (µs; TNA: 1.024 µs) for ev_ce_at
     bit<32>     path_key;        // TNA: a path for ev_path_seen / bad_path (PATH_SEEN marked)
     bool        host_probe;      // a probe the host asks for (OP_PROBE)

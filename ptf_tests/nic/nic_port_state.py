@@ -1,21 +1,27 @@
 """Port state (the NIC port-state bitmap in SACKs and NACKs, as the MRC paper does): our agent
 installs which of NIC A's ports are down (the local_port_state default action); nothing leaves on
 a down port, every SACK and NACK we send carries the bitmap, and the peer's bitmap in its SACKs
-moves our EV choice off its down planes without touching any EV's state."""
+moves our EV choice off its down planes without touching any EV's state, nor does a loss the
+host reports on a down plane."""
 
 from __future__ import annotations
 
 from nic_base import (
+    ASSUMED_BAD,
+    CONN,
     DSCP_TRIMMED,
     EV_COUNT,
     HOST_PORT,
+    OP_EV_REPORT,
     PLANE_PORT,
     PLANES,
+    PROFILE,
     NicTest,
 )
 from ptf.testutils import group, verify_no_other_packets
+from scapy.layers.l2 import Ether
 
-from mrc_transport.wire import Opcode, nack_fields, sack_fields
+from mrc_transport.wire import BTH, PETH, Opcode, nack_fields, sack_fields
 from ptf_tests.base import autocleanup
 
 DIGEST = "ev_event_t"
@@ -135,3 +141,45 @@ class EveryPlaneDownTest(PortStateTest):
             self.ports_down(0)
             self.sack_in(0, port_state=0b10)
             self.assertEqual({port for port, _ in self.sends(range(7, 11))}, {PLANE_PORT[1]})
+
+
+@group("nic")
+class PortDownLossNotChargedTest(PortStateTest):
+    """The host reports lost a packet that left on plane 1, once while our plane-1 port is down
+    and once while the peer's bitmap says its plane-1 port is: the port took it, not the path,
+    so neither report touches its EV (no EV event, no echo to probe with, counted apart). With
+    both ports up the same report takes the EV out of service."""
+
+    def report(self, psn: int) -> None:
+        self.host_to_own_nic(OP_EV_REPORT, psn, 0)
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.enable_digest(DIGEST)
+        self.configure()
+        sent = self.sends(range(4))
+        self.assertEqual([port for port, _ in sent], [PLANE_PORT[s % PLANES] for s in range(4)])
+        with self.case("our port down"):
+            self.ports_down(1)
+            self.report(1)
+            self.assertEqual(self.wait_count("report_port_down", 1), 1)
+            verify_no_other_packets(self)
+            self.verify_no_digest()
+        with self.case("the peer's port down"):
+            self.ports_down()
+            self.sack_in(0, port_state=0b10)
+            self.report(3)
+            self.assertEqual(self.wait_count("report_port_down", 2), 2)
+            verify_no_other_packets(self)
+            self.verify_no_digest()
+            self.assertEqual(self.count("host_report"), 0)
+        with self.case("both ports up"):
+            self.sack_in(0, port_state=0)
+            self.report(3)
+            [(port, [echo])] = self.receive_all(1).items()
+            self.assertEqual(port, HOST_PORT)
+            self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id, sent[3][1])
+            self.verify_digest(DIGEST, [{"conn": CONN, "profile": PROFILE, "ev": sent[3][1],
+                                         "state": ASSUMED_BAD, "drops": 1}])
+            self.assertEqual(self.count("report_port_down"), 2)
+            self.assertEqual(self.wait_count("host_report", 1), 1)

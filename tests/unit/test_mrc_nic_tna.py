@@ -438,6 +438,38 @@ def test_port_state_at_both_ends(programs: dict[str, CheckedProgram]) -> None:
     compare(programs, scenario)
 
 
+def test_a_loss_on_a_down_plane_is_the_ports_not_the_evs(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    def scenario(run: Run) -> None:
+        a, b = run.a, run.b
+        for psn in range(EV_COUNT):   # lost on the way: only the host's timers will say
+            run.step(f"write {psn}", a.write(psn))
+        a.ports_down(1)
+        run.step("report 1 (plane 1, ours down)", a.to_own_nic(OP_EV_REPORT, 1, 0))
+        run.step("probe of EV 3 unanswered", a.to_own_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | 3))
+        run.step("report 2 (plane 0)", a.to_own_nic(OP_EV_REPORT, 2, 0))
+        a.ports_down()
+        b.ports_down(0)   # B's SACKs now say its plane-0 port is down
+        for psn in range(EV_COUNT, EV_COUNT + 2):
+            over_the_wire(run, f"psn {psn}", a, run.step(f"write {psn}", a.write(psn)))
+        run.step("report 4 (plane 0, the peer's down)", a.to_own_nic(OP_EV_REPORT, 4, 0))
+        run.step("report 5 (plane 1)", a.to_own_nic(OP_EV_REPORT, 5, 0))
+
+    v1 = compare(programs, scenario)
+    outputs = dict(v1.log)
+    for name in ("report 1 (plane 1, ours down)", "probe of EV 3 unanswered",
+                 "report 4 (plane 0, the peer's down)"):
+        assert outputs[name] == [], name   # consumed: no echo, nothing to probe
+    assert [port for port, _ in outputs["report 5 (plane 1)"]] == [HOST_PORT]
+    assert [(d.values[2], d.values[3]) for d in v1.a.sw.digests] == [(2, 2), (5, 2)]
+    counter = v1.a.sw.counter("nic_counter")
+    assert counter.read(COUNTER["report_port_down"])[0] == 3
+    assert counter.read(COUNTER["host_report"])[0] == 2
+    assert [v1.a.sw.register("ev_drops").read(A.conn * CONN_CELLS + ev)
+            for ev in range(EV_COUNT)] == [0, 0, 1, 0, 0, 1, 0, 0]
+
+
 def test_a_denied_ev_hands_its_slot_to_a_backup(programs: dict[str, CheckedProgram]) -> None:
     def scenario(run: Run) -> None:
         a = run.a

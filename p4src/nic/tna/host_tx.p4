@@ -32,6 +32,30 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     bit<8>  backup_index; // the backup tried, in its plane: backup_cursor mod backups
     bit<16> backup_row;   // its offset among the backups: backup_index * planes
     bit<32> retire_arg;   // retire_psn's new value (a loss the host reports)
+    bit<8>  report_down;  // a reported loss: the planes down at either end ...
+    bit<8>  report_plane; // ... and its EV's plane
+
+    // Why: is the reported EV's plane down (bit `report_plane` of `report_down`: v1model
+    // shifts by a run-time amount)? A hit says so. Fixed: const entries, hidden from the
+    // control plane (as the ingress's plane_port_down).
+    @hidden
+    table report_plane_down {
+        key = {
+            report_plane : exact;
+            report_down  : ternary;
+        }
+        actions = { NoAction; }
+        const entries = {
+            (0, 8w0x01 &&& 8w0x01) : NoAction();
+            (1, 8w0x02 &&& 8w0x02) : NoAction();
+            (2, 8w0x04 &&& 8w0x04) : NoAction();
+            (3, 8w0x08 &&& 8w0x08) : NoAction();
+            (4, 8w0x10 &&& 8w0x10) : NoAction();
+            (5, 8w0x20 &&& 8w0x20) : NoAction();
+            (6, 8w0x40 &&& 8w0x40) : NoAction();
+            (7, 8w0x80 &&& 8w0x80) : NoAction();
+        }
+    }
 
 #include "../tx_tables.p4"
 #include "ev_set.p4"
@@ -251,15 +275,24 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     meta.ev = psn_read.execute((bit<32>)meta.conn * PSN_WINDOW
                                                + (bit<32>)hdr.bth.psn[9:0]);
                 }
-                report_begin.apply(meta, true);
-                bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
-                retire_arg = 0;
-                retire_write.execute(cells + (bit<32>)meta.ev);
-                NIC_COUNT(NIC_HOST_REPORT);
-                if (state != (bit<8>)EV_ASSUMED_BAD) {
-                    ev = meta.ev;
-                    again(RESUB_HOST_MARK);
-                    meta.resub.drops = meta.digest_drops;
+                // The EV's plane has its port down, here or at the peer: the port's loss,
+                // not the EV's (v1model/host_tx.p4 says why), and no EV state is touched.
+                report_down = meta.local_down | peer_read.execute((bit<32>)meta.conn);
+                report_plane = meta.ev & (meta.planes - 1);
+                meta.report_port_down = report_plane_down.apply().hit;
+                if (meta.report_port_down) {
+                    NIC_COUNT(NIC_REPORT_PORT_DOWN);
+                } else {
+                    report_begin.apply(meta, true);
+                    bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);   // a read
+                    retire_arg = 0;
+                    retire_write.execute(cells + (bit<32>)meta.ev);
+                    NIC_COUNT(NIC_HOST_REPORT);
+                    if (state != (bit<8>)EV_ASSUMED_BAD) {
+                        ev = meta.ev;
+                        again(RESUB_HOST_MARK);
+                        meta.resub.drops = meta.digest_drops;
+                    }
                 }
             } else if (hdr.bth.opcode == OP_PROBE) {
                 // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.

@@ -29,8 +29,9 @@
 //                                 slot's new EV), psn_ev
 //             TX_RECHOOSE         peer_port_state, tx_cursor (+move +1), slot_ev, ev_state,
 //                                 psn_ev (the choice v1model's resubmit makes)
-//   loss the host reports, p. 1   psn_ev (read), ev_drops (+1), probe_ok (0), ev_state (read),
-//                                 retire_psn (0)
+//   loss the host reports, p. 1   psn_ev (read), peer_port_state (read: the EV's plane down
+//                                 at either end? then nothing more), ev_drops (+1), probe_ok
+//                                 (0), ev_state (read), retire_psn (0)
 //     pass 2: HOST_MARK           bad_count (+1 unless the ev_min_active floor), ev_state (BAD),
 //                                 ev_path_seen + ev_ce_at (read), bad_path (its path, if set),
 //                                 retire_psn (the reported PSN; a probe's: 0)
@@ -206,6 +207,8 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 host_tx.apply(hdr, meta);
                 if (meta.malformed) {
                     drop_malformed();   // a probe or report naming an EV the connection lacks
+                } else if (meta.host_report && meta.report_port_down) {
+                    NIC_DROP();   // not the EV's loss: nothing to probe (counted by HostTx)
                 } else if (meta.host_report) {
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), from the
                     // pass that ends it.

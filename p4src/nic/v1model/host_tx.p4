@@ -54,6 +54,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 psn_ev.read(meta.ev,
                             (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
             }
+            // The EV's plane has its port down, here or at the peer (EV e is in plane
+            // e mod planes): the loss is the port's, which the port-state bitmaps already
+            // route around (MRC: a NIC port is the NIC's own matter, not a path's).
+            bit<8> peer_down;
+            peer_port_state.read(peer_down, (bit<32>)meta.conn);
+            bit<8> down = meta.local_down | peer_down;
+            meta.report_port_down = (down >> (meta.ev & (meta.planes - 1)))[0:0] == 1;
         } else if (hdr.bth.opcode == OP_PROBE) {
             // The host paces probes of ASSUMED_BAD EVs and names the EV: no rotation, no slot.
             meta.host_probe = true;
