@@ -18,7 +18,7 @@ P4INFO     ?=
 CONFIG     ?=
 comma      := ,
 
-.PHONY: install test test-slow lint bench eval demo demo-fabric clean ptf ptf-veth tna shell shell-venv
+.PHONY: install test test-slow lint bench eval eval-medium demo demo-fabric clean ptf ptf-veth tna shell shell-venv
 
 install: $(STAMP)
 
@@ -48,6 +48,12 @@ bench: install
 eval: install
 	$(VENV)/bin/mrc-ctl sweep scenarios/matrix/*.yaml --seeds 1-2 --jobs $(JOBS) --invariants \
 		--engine auto --fabric native -o $(OUT)/eval
+
+# The same classes on the 32-NIC medium fabric (scenarios/matrix-medium/generate.py): about
+# 22 minutes on 2 cores, so not part of eval.
+eval-medium: install
+	$(VENV)/bin/mrc-ctl sweep scenarios/matrix-medium/*.yaml --seeds 1-2 --jobs $(JOBS) \
+		--invariants --engine auto --fabric native -o $(OUT)/eval-medium
 
 # The demo: compile the fabric switch and the MRC NIC (P4Info + IR JSON; also with p4c when it is
 # on PATH), then emulate the tiny fabric in virtual time with both programs on every device: a

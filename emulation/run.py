@@ -155,7 +155,7 @@ class RunState:
                     mtu=self.scenario.mtu, window=t.window, rto_us=t.rto_us,
                     reorder_us=t.reorder_us, rto_min_us=t.rto_min_us, rto_max_us=t.rto_max_us,
                     give_up_us=t.give_up_us, max_retries=t.max_retries,
-                    retry_linear_cnt=t.retry_linear_cnt,
+                    retry_linear_cnt=t.retry_linear_cnt, probe_interval_us=t.probe_interval_us,
                     probe_successes=self.mode.profile.probe_successes,
                     cc=t.nscc(self.scenario.links, self.scenario.cables, self.scenario.mtu,
                               self.topology.planes),

@@ -166,6 +166,7 @@ class TransportTiming:
     give_up_us: int = 0     # 0: 20 x rto_us
     max_retries: int = 64
     retry_linear_cnt: int = 3   # timeouts in a row at the plain RTO before it doubles (0..7)
+    probe_interval_us: int = 200   # the pace of a connection's probes of one ASSUMED_BAD EV
     # Congestion control, named as the OCP MRC API names it: "fixed" (the PSN window alone)
     # or "uet-1.0-nscc"; its knobs (0: the spec's default, from the fabric: base_rtt_us the
     # unloaded RTT of an MTU packet over the longest path, target_delay_us 0.75 of it,
@@ -721,7 +722,7 @@ class _Reader(NodeReader):
         cc, item = self._cc_knobs(item)
         values, got = self._timing(item, "transport", (
             "window", "rto_us", "reorder_us", "rto_min_us", "rto_max_us", "give_up_us",
-            "max_retries", "retry_linear_cnt"))
+            "max_retries", "retry_linear_cnt", "probe_interval_us"))
         if values.get("retry_linear_cnt", 0) > 7:
             raise self.fail(got["retry_linear_cnt"][1], "transport.retry_linear_cnt",
                             "at most 7 (the OCP MRC API's retry.linear_cnt)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from pathlib import Path
 
@@ -30,6 +31,22 @@ def test_the_shipped_scenarios_load() -> None:
     for path in files:
         s = load(path)
         assert s.topology.nics and s.workload.bytes > 0, path
+
+
+def test_the_medium_matrix_is_what_its_generator_writes_and_loads(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "generate_medium", ROOT / "scenarios" / "matrix-medium" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    written = generator.write(tmp_path)
+    shipped = sorted((ROOT / "scenarios" / "matrix-medium").glob("*.yaml"))
+    assert [p.name for p in shipped] == sorted(p.name for p in written)
+    assert {p.stem for p in shipped} == {p.stem for p in (ROOT / "scenarios" / "matrix").glob("*.yaml")}
+    for path in shipped:
+        assert path.read_text() == (tmp_path / path.name).read_text(), path
+        s = load(path)
+        assert len(s.topology.nics) == 32, path
 
 
 def test_defaults_and_fields() -> None:
@@ -348,6 +365,14 @@ def test_the_controller_s_confirmation_is_set_in_the_scenario() -> None:
     assert (s.controller.confirm_probes, s.controller.probe_timeout_us) == (5, 90)
     assert "controller.confirm_probes: 0 is out of range" in error_of(
         scenario_text("controller: {confirm_probes: 0}"))
+
+
+def test_the_hosts_probe_pace_is_set_in_the_transport() -> None:
+    assert loads(scenario_text(""), "c.yaml").transport.probe_interval_us == 200
+    s = loads(scenario_text("transport: {probe_interval_us: 50}"), "c.yaml")
+    assert s.transport.probe_interval_us == 50
+    assert "transport.probe_interval_us: 0 is out of range" in error_of(
+        scenario_text("transport: {probe_interval_us: 0}"))
 
 
 def test_the_idle_sweep_is_on_by_default_and_0_turns_it_off() -> None:
