@@ -45,12 +45,14 @@ CLASSES: dict[str, tuple[str, str]] = {
                                   'direction: out}')),
     # One rank under each T0 (14 steps of 32 packets, as the tiny fabric's ring), beside a flow
     # pinned to a 5 Gb/s cable: a ring over all 32 would wait on that queue at each of 62 steps.
-    "ecn-one-path": ("a ring of one NIC per T0 beside a 1 MiB flow pinned to a 5 Gb/s cable; "
-                     "ECN, no trims",
+    # As on the tiny fabric, the flow leaves from the T0 of the ring's leg nic0 -> nic4, for the
+    # leg's destination (from nic0 itself it would pin that leg's connection too).
+    "ecn-one-path": ("a ring of one NIC per T0 beside a 1 MiB flow nic1 -> nic4 pinned to a "
+                     "5 Gb/s cable; ECN, no trims",
                      'cables:\n  - {link: "p0-t0-0:4", rate_gbps: 5}\n'
                      "qos: {ecn_threshold: 2, trim_threshold: 200}\n" + TRANSPORT + "\n"
                      f"workload:\n  - {ring(STRIDE[:T0S])}\n"
-                     "  - {kind: flow, name: background, src: nic0, dst: nic4, bytes: 1048576, "
+                     "  - {kind: flow, name: background, src: nic1, dst: nic4, bytes: 1048576, "
                      "path: [0, 0]}\n"),
     "ev-loss": ("nic0 loses 20 % of its packets on EV 3", TRANSPORT + "\n" + RING
                 + failures("{at_us: 0, kind: ev_loss, nic: nic0, ev: 3, percent: 20}")),

@@ -142,6 +142,29 @@ def test_the_repair_loop_denies_nothing_the_probes_did_not_prove(plan: FabricPla
     assert repairer.verdict == Verdict() and not repairer.confirm_targets()
 
 
+def test_an_ev_taken_out_on_a_plane_whose_nic_port_is_down_makes_no_suspect(
+        plan: FabricPlan) -> None:
+    # The MRC NIC keeps such losses off its EVs (p4src/README.md); a NIC that reports them
+    # anyway, or a report that raced the port-state bitmap, is the NIC's matter, at either end.
+    recorded: list[dict[str, object]] = []
+    repairer = Repairer(plan, [], confirm_probes=2,
+                        ports_down=lambda nic: 0b01 if nic == "nic1" else 0)
+    repairer.on_record = recorded.append
+    repairer._found = [EvReport(nic, peer, ev, plane, t1, "ASSUMED_BAD", 0.0)
+                       for nic, peer, ev, plane, t1 in (("nic1", "nic2", 0, 0, "p0-t1-0"),
+                                                        ("nic3", "nic1", 2, 0, "p0-t1-1"))]
+    repairer.poll(0.0)
+    assert repairer.ignored == 2 and repairer.verdict == Verdict()
+    assert not repairer.correlator.pending and not repairer.confirm_targets()
+    assert [(r["nic"], r["reason"]) for r in recorded if r["event"] == "ev_ignored"] == [
+        ("nic1", "nic_port_down"), ("nic3", "nic_port_down")]
+    assert not [r for r in recorded if r["event"] in ("suspect", "verdict", "rewrite")]
+    # The same report on plane 1, whose ports are up at both ends, is evidence.
+    repairer._found = [EvReport("nic1", "nic2", 1, 1, "p1-t1-0", "ASSUMED_BAD", 1e-4)]
+    repairer.poll(1e-4)
+    assert repairer.ignored == 2 and repairer.correlator.pending
+
+
 def test_a_link_lost_again_and_again_is_probed_slower_until_it_answers(
         plan: FabricPlan) -> None:
     """A suspect nothing around can confirm (every cable of a dead plane) would cost a probe,
