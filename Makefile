@@ -50,7 +50,7 @@ eval: install
 		--engine auto --fabric native -o $(OUT)/eval
 
 # The same classes on the 32-NIC medium fabric (scenarios/matrix-medium/generate.py): about
-# 22 minutes on 2 cores, so not part of eval.
+# 15 minutes on 2 cores, so not part of eval.
 eval-medium: install
 	$(VENV)/bin/mrc-ctl sweep scenarios/matrix-medium/*.yaml --seeds 1-2 --jobs $(JOBS) \
 		--invariants --engine auto --fabric native -o $(OUT)/eval-medium
