@@ -331,8 +331,8 @@ class NicPlanner:
         # By the T1 choices (shared tuples: every T0 of a Clos plane has the same ones) and the
         # NIC's spread over them (0 in every plane when each NIC's EVs cover every T1).
         planes = len(nic.attachments)
-        key = (profile, tuple((id(self._t1s(nic, p)), self._spread(nic, p, profile),
-                               self._backup_spread(nic, p, profile)) for p in range(planes)))
+        key = (profile, tuple((id(self._t1s(nic, p)), self._spreads(nic, p, profile))
+                              for p in range(planes)))
         found = self._profile_paths.get(key)
         if found is None:
             found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
@@ -361,37 +361,24 @@ class NicPlanner:
     def _make_ev_paths(self, nic: Nic, profile: EvProfile) -> list[PlannedEntry]:
         planes = len(nic.attachments)
         out = []
-        spreads = [self._spread(nic, plane, profile) for plane in range(planes)]
-        backup_spreads = [self._backup_spread(nic, plane, profile) for plane in range(planes)]
+        spreads = [self._spreads(nic, plane, profile) for plane in range(planes)]
         for ev, plane, k in profile.evs(planes):
             t1s = self._t1s(nic, plane)
             if profile.mode == EvMode.EXPLICIT and k >= len(t1s):
                 raise PlanError(f"NIC {nic.name}: EV {ev} names T1 index {k}; plane {plane} "
                                 f"has {len(t1s)} T1s above {nic.attachments[plane][0]}")
-            if ev >= profile.ev_count:
-                k += backup_spreads[plane]
-            _, t1 = t1s[(k + spreads[plane]) % len(t1s)]
+            active, backup = spreads[plane]
+            _, t1 = t1s[(k + active + (backup if ev >= profile.ev_count else 0)) % len(t1s)]
             out.append(PlannedEntry.make("ev_path", {"profile": profile.profile_id, "ev": ev},
                                          "set_path", {"plane": plane, "t1_usid": t1}))
         return out
 
-    def _spread(self, nic: Nic, plane: int, profile: EvProfile) -> int:
-        """Where the NIC's GENERATED EVs start among its T0's T1s in `plane`: its place under
-        that T0 times the profile's EVs per plane, wrapped (EvProfile's docstring says why)."""
+    def _spreads(self, nic: Nic, plane: int, profile: EvProfile) -> tuple[int, int]:
+        """Where the NIC's GENERATED EVs start among its T0's T1s in `plane` (its place under
+        that T0 times the profile's EVs per plane), and how much further on its backups start
+        (its place times the backups per plane), both wrapped; EvProfile's docstring says why."""
         if profile.mode != EvMode.GENERATED:
-            return 0
-        return self._place(nic, plane) * (profile.ev_count // len(nic.attachments)) % len(
-            self._t1s(nic, plane))
-
-    def _backup_spread(self, nic: Nic, plane: int, profile: EvProfile) -> int:
-        """How much further on the NIC's GENERATED backups start: its place under its T0 times
-        the backups per plane, wrapped (EvProfile's docstring says why)."""
-        if profile.mode != EvMode.GENERATED:
-            return 0
-        return self._place(nic, plane) * profile.backups % len(self._t1s(nic, plane))
-
-    def _place(self, nic: Nic, plane: int) -> int:
-        """The NIC's place among the NICs under its T0 in `plane`, in the T0's port order."""
+            return 0, 0
         t0, port = nic.attachments[plane]
         places = self._places.get(t0)
         if places is None:
@@ -399,7 +386,9 @@ class NicPlanner:
             places = self._places[t0] = {
                 p: i for i, p in enumerate(p for p, peer, _ in topo.neighbors(t0)
                                            if topo.is_nic(peer))}
-        return places[port]
+        place, t1s = places[port], len(self._t1s(nic, plane))
+        return (place * (profile.ev_count // len(nic.attachments)) % t1s,
+                place * profile.backups % t1s)
 
     def _t1s(self, nic: Nic, plane: int) -> tuple[tuple[str, int], ...]:
         t0 = nic.attachments[plane][0]
