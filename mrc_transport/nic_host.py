@@ -21,6 +21,7 @@ from mrc_transport.config import ConnectionConfig
 from mrc_transport.fastwire import NackFrame, OtherFrame, SackFrame, WriteFrame, parse
 from mrc_transport.receiver import Receiver
 from mrc_transport.sender import OP_EV_REPORT, Sender, TransportError
+from mrc_transport.transmitter import Transmitter
 from mrc_transport.wire import BTH, WRITE_OPCODES, Opcode, dissect
 
 
@@ -48,9 +49,14 @@ class NicHost:
     """The host end of several connections behind one NIC host port.
 
     `add_connection(config)` for each (distinct local QPs, and distinct (peer address, peer
-    QP)); `poll(now_us)` merges every live connection's frames, interleaved one at a time in the
-    order the connections were added (each connection's own order kept: a loss report stays
-    ahead of its retransmission); `on_frame(frame, now_us)` hands a write to the receiver of its
+    QP)); the connections share one Transmitter, the NIC's wire at their `tx_gbps` (one NIC,
+    one line rate: a connection with another is refused), as a NIC's scheduler serves its QPs
+    from one line rate. `poll(now_us)` merges every live connection's frames, interleaved one
+    at a time; on a paced wire the connections take new packets one at a time in turn (round
+    robin), each poll that hands out frames starting one connection further (without the
+    turn, the first connection added would take the wire first at every µs); each
+    connection's own order is kept (a loss report stays ahead of its retransmission).
+    `on_frame(frame, now_us)` hands a write to the receiver of its
     BTH dest_qp, feedback to that connection's sender, an EV-report echo to the sender of its
     (IPv6 destination, dest_qp). `unexpected` counts the rest: frames for no known QP, probes,
     frames that are not MRC at all.
@@ -69,6 +75,8 @@ class NicHost:
         self._by_qp: dict[int, Connection] = {}
         self._by_peer: dict[tuple[bytes, int], Connection] = {}
         self._live: list[Connection] = []
+        self._turn = 0   # the index in _live the next poll starts at
+        self.transmitter: Transmitter | None = None   # set by the first connection
 
     def add_connection(self, config: ConnectionConfig,
                        memory: int | bytearray | None = None) -> Connection:
@@ -80,7 +88,13 @@ class NicHost:
         if peer in self._by_peer:
             raise ValueError(f"a connection to QP {config.peer_qp:#x} of {config.peer_addr} "
                              "exists")
-        connection = Connection(config, Sender(config),
+        if self.transmitter is None:
+            self.transmitter = Transmitter(config.tx_gbps)
+        elif config.tx_gbps != self.transmitter.gbps:
+            raise ValueError(f"connection to QP {config.peer_qp:#x} of {config.peer_addr}: "
+                             f"tx_gbps {config.tx_gbps} is not this NIC's "
+                             f"{self.transmitter.gbps}")
+        connection = Connection(config, Sender(config, self.transmitter),
                                 Receiver(config, self.memory if memory is None else memory))
         self.connections.append(connection)
         self._live.append(connection)
@@ -111,25 +125,65 @@ class NicHost:
     # -- the NIC side --------------------------------------------------------------------------
 
     def poll(self, now_us: int) -> list[bytes]:
-        """Every live connection's frames for the NIC now, interleaved one at a time in the
-        order the connections were added. Only connections with something due are polled
-        (Sender.poll_if_due): a poll costs what the connections that act cost."""
+        """Every live connection's frames for the NIC now, interleaved one at a time, from
+        this poll's turn on (one further after each poll that hands out frames) in the order
+        the connections were added. Only connections with
+        something due are polled (Sender.poll_if_due): a poll costs what the connections that
+        act cost. On a paced wire the connections take new packets one at a time in turn
+        while the wire is free (a NIC's round robin over its QPs): a connection's window does
+        not go out as one burst to one receiver while the others wait."""
+        live = self._live
+        if not live:
+            return []
+        start = self._turn % len(live)
+        # Turns only matter between connections sharing a paced wire.
+        paced = len(live) > 1 and self.transmitter is not None and self.transmitter.gbps > 0
+        limit = 1 if paced else None
         batches: list[list[bytes]] = []
-        for connection in list(self._live):
+        sending: list[tuple[Sender, list[bytes]]] = []
+        for connection in live[start:] + live[:start]:
             try:
-                frames = connection.sender.poll_if_due(now_us)
+                frames = connection.sender.poll_if_due(now_us, limit)
             except TransportError as error:
                 connection.error = error
-                self._live.remove(connection)
+                live.remove(connection)
                 continue
             if frames:
                 batches.append(frames)
+                if paced:
+                    sending.append((connection.sender, frames))
+        if sending:
+            self._round_robin(now_us, sending)
+        if batches:
+            # The next turn: only a poll that hands out frames moves it (a poll with nothing
+            # to do changes nothing, however often a loop calls it).
+            self._turn = start + 1
         if len(batches) <= 1:
             return batches[0] if batches else []
         merged: list[bytes] = []
         for index in range(max(len(b) for b in batches)):
             merged.extend(b[index] for b in batches if index < len(b))
         return merged
+
+    def _round_robin(self, now_us: int, sending: list[tuple[Sender, list[bytes]]]) -> None:
+        """One more new packet from each connection in turn while the wire is free at
+        `now_us`, each appended to that connection's frames; a connection with none to send
+        drops out."""
+        wire = self.transmitter
+        assert wire is not None
+        while sending and wire.ready_us() <= now_us:
+            still: list[tuple[Sender, list[bytes]]] = []
+            for sender, frames in sending:
+                if wire.ready_us() > now_us:
+                    break
+                more = sender.send_new(now_us, 1)
+                if more:
+                    frames.extend(more)
+                    still.append((sender, frames))
+            else:
+                sending = still
+                continue
+            break
 
     def next_deadline_us(self, now_us: int | None = None) -> int | None:
         """The earliest of the live connections' Sender.next_deadline_us (None: none has a

@@ -29,6 +29,7 @@ from mrc_transport.fastwire import (
 from mrc_transport.flight import Flight
 from mrc_transport.nscc import Nscc
 from mrc_transport.rto import RtoEstimator
+from mrc_transport.transmitter import Transmitter
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -171,7 +172,6 @@ class _Due(Enum):
 _STALE: Final = _Due.STALE   # module constants: an Enum member's look-up is slow
 _NOW: Final = _Due.NOW
 
-OUTER_HEADER_BYTES: Final = 40   # the SRv6 carrier the NIC puts in front of a data packet
 
 
 class Sender:
@@ -187,7 +187,8 @@ class Sender:
     `timings`: a MessageTiming per completed write, in MSN order.
     """
 
-    def __init__(self, config: ConnectionConfig) -> None:
+    def __init__(self, config: ConnectionConfig,
+                 transmitter: Transmitter | None = None) -> None:
         bind_roce_port(config.udp_port)
         self.config = config
         self.counters = dict.fromkeys(COUNTERS, 0)
@@ -221,9 +222,9 @@ class Sender:
         self._reorder_steps = 0      # spurious resends seen: the allowance grows (_reorder_us)
         # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
         self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
-        # The NIC's transmitter (config.tx_gbps): when its wire is free for the next packet,
-        # in ns of the injected clock; 0 with no pacing.
-        self._tx_free_ns = 0.0
+        # The NIC's transmitter: the wire this connection shares with the NIC's others (a
+        # NicHost's), or its own at config.tx_gbps.
+        self.transmitter = Transmitter(config.tx_gbps) if transmitter is None else transmitter
 
     # -- the application side ---------------------------------------------------------------
 
@@ -273,9 +274,10 @@ class Sender:
 
     # -- the NIC side --------------------------------------------------------------------------
 
-    def poll(self, now_us: int) -> list[bytes]:
+    def poll(self, now_us: int, new_limit: int | None = None) -> list[bytes]:
         """The frames to hand the NIC now: probe timeouts and requests, loss reports and
-        retransmissions, then new packets within the window."""
+        retransmissions, then new packets within the window (at most `new_limit` of them:
+        a NicHost serving several connections takes one at a time from each)."""
         self._now = now_us
         self._due = _STALE
         frames: list[bytes] = []
@@ -296,14 +298,29 @@ class Sender:
                     self.cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
             self.rto.timed_out(self._timed_out)
+        self._send_new(now_us, base, frames, new_limit)
+        return frames
+
+    def send_new(self, now_us: int, limit: int | None = None) -> list[bytes]:
+        """Only the new packets of poll(now_us) (at most `limit`): for a NicHost's next turn
+        on the wire within the instant it polled this connection at."""
+        self._now = now_us
+        self._due = _STALE
+        frames: list[bytes] = []
+        self._send_new(now_us, self._base(), frames, limit)
+        return frames
+
+    def _send_new(self, now_us: int, base: int, frames: list[bytes],
+                  limit: int | None) -> None:
         unsent = self._unsent
         cc = self.cc
-        while self._may_send_new(base) and self._tx_ready_us() <= now_us:
+        left = -1 if limit is None else limit
+        while left and self._may_send_new(base) and self._tx_ready_us() <= now_us:
             pkt = unsent.popleft()
             if cc is not None:
                 cc.on_send(pkt.seq, self._payload_len(pkt))
             self._transmit(pkt, now_us, frames, None)
-        return frames
+            left -= 1
 
     def _may_send_new(self, base: int) -> bool:
         """The next unsent packet fits the PSN window and NSCC's window (if any)."""
@@ -315,7 +332,7 @@ class Sender:
     def _tx_ready_us(self) -> int:
         """The µs tick in which the NIC's wire is free for the next new packet: it goes in the
         tick its transmission starts (0: not paced, or idle)."""
-        return int(self._tx_free_ns // 1000)
+        return self.transmitter.ready_us()
 
     def _payload_len(self, pkt: _Packet) -> int:
         mtu = self.config.mtu
@@ -345,11 +362,11 @@ class Sender:
             return due
         return due if due >= now_us else now_us
 
-    def poll_if_due(self, now_us: int) -> list[bytes]:
-        """poll(now_us) when next_deadline_us(now_us) is now, else [] at the cost of a cached
-        look-up (poll would return nothing and change nothing)."""
+    def poll_if_due(self, now_us: int, new_limit: int | None = None) -> list[bytes]:
+        """poll(now_us, new_limit) when next_deadline_us(now_us) is now, else [] at the cost
+        of a cached look-up (poll would return nothing and change nothing)."""
         if self.next_deadline_us(now_us) == now_us:
-            return self.poll(now_us)
+            return self.poll(now_us, new_limit)
         self._now = now_us
         return []
 
@@ -575,11 +592,7 @@ class Sender:
         pkt.order = self._order
         self._order += 1
         frames.append(pkt.frame)
-        rate = self.config.tx_gbps
-        if rate:
-            # the wire carries it with the outer IPv6 header the NIC adds
-            bits = (len(pkt.frame) + OUTER_HEADER_BYTES) * 8
-            self._tx_free_ns = max(self._tx_free_ns, now * 1000.0) + bits / rate
+        self.transmitter.carry(len(pkt.frame), now)
 
     def _build(self, pkt: _Packet) -> bytes:
         message, index, mtu = pkt.message, pkt.index, self.config.mtu

@@ -134,6 +134,57 @@ def test_poll_interleaves_the_connections_in_the_order_they_were_added() -> None
     assert [c.config.local_qp for c in host.connections] == [A.qp, A2_QP]
 
 
+def paced_host(gbps: float) -> NicHost:
+    """a_host with both connections on a NIC of `gbps`, each with 20 packets to send."""
+    host = NicHost(1 << 16)
+    host.add_connection(config(A, B, tx_gbps=gbps))
+    host.add_connection(ConnectionConfig(A.address, C_ADDR, A2_QP, C_QP, tx_gbps=gbps))
+    host.sender(A.qp).write(b"b" * 20_000, VA)
+    host.sender(A2_QP).write(b"c" * 20_000, VA)
+    return host
+
+
+def qps_of(frames: list[bytes]) -> list[int]:
+    return [int.from_bytes(f[14 + 40 + 8 + 5:14 + 40 + 8 + 8]) for f in frames]
+
+
+def test_the_connections_share_the_nics_line_rate() -> None:
+    """Two connections on a 20 Gb/s NIC hand it 20 Gb/s together, not 20 each (the excess
+    would wait in the NIC's own queue, or overflow it, for no fault of any path)."""
+    host = paced_host(20.0)
+    sent = [len(host.poll(now)) for now in range(10)]
+    wire_ns = (1024 + 80 + 40) * 8 / 20.0   # a full packet with its headers: ~0.46 µs
+    # those whose transmission starts within the 10 µs, with either connection's own rate
+    # it would be twice as many
+    assert abs(sum(sent) - 10_000 / wire_ns) <= 2
+    assert host.transmitter is host.sender(A.qp).transmitter is host.sender(A2_QP).transmitter
+
+
+def test_the_connections_take_the_wire_in_turn_packet_by_packet() -> None:
+    """A NIC's round robin over its QPs: one packet from each in turn while the wire is free,
+    and the next poll that hands out frames starts one connection further."""
+    host = paced_host(100.0)   # about 11 packets start in a µs
+    first = qps_of(host.poll(0))
+    assert first[:4] == [B.qp, C_QP, B.qp, C_QP] and abs(first.count(B.qp)
+                                                          - first.count(C_QP)) <= 1
+    assert host.poll(0) == []               # the wire is busy until the next µs
+    second = qps_of(host.poll(1))
+    assert second[0] == C_QP and abs(second.count(B.qp) - second.count(C_QP)) <= 1
+
+
+def test_an_unpaced_nic_hands_out_every_window_at_once() -> None:
+    host = paced_host(0.0)
+    assert len(host.poll(0)) == 40   # both writes: 20 packets each fit the window
+
+
+def test_one_nic_has_one_line_rate() -> None:
+    host = NicHost(1 << 16)
+    host.add_connection(config(A, B, tx_gbps=20.0))
+    with pytest.raises(ValueError, match=r"tx_gbps 10\.0 is not this NIC's 20\.0"):
+        host.add_connection(ConnectionConfig(A.address, C_ADDR, A2_QP, C_QP, tx_gbps=10.0))
+    assert len(host.connections) == 1
+
+
 def test_a_failed_connection_is_kept_aside_and_the_others_go_on() -> None:
     host = NicHost(1 << 16)
     dead = host.add_connection(config(A, B, max_retries=0, rto_us=10))
