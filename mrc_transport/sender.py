@@ -77,9 +77,13 @@ class RetryLimitExceeded(TransportError):
         self.retries = retries
 
 
+GIVE_UP_ROUND_TRIPS: Final = 4   # the measured round trips a give-up waits at least
+
+
 class NoAnswer(TransportError):
     """Nothing at all answered the connection (no SACK, NACK or probe answer, on any EV) for
-    `give_up_us` while it had packets in flight: it gave up at `at_us`; `last_answer_us`: the
+    `give_up_us` (the configured one, or 4 measured round trips if longer) while it had
+    packets in flight: it gave up at `at_us`; `last_answer_us`: the
     latest answer (or, if none came since, when the packets in flight started waiting);
     `retries`: the most retransmissions of one unacknowledged PSN."""
 
@@ -387,7 +391,7 @@ class Sender:
                 due = t
         flight = self._flight
         if flight.by_seq:
-            give_up = self._answered_at + self.config.give_up_after_us
+            give_up = self._answered_at + self._give_up_us()
             if due is None or give_up < due:
                 due = give_up
             for seq, cause in flight.nacked.items():
@@ -541,7 +545,7 @@ class Sender:
 
     def _check_answered(self, now: int) -> None:
         """NoAnswer when nothing has answered the packets in flight for give_up_us."""
-        give_up = self.config.give_up_after_us
+        give_up = self._give_up_us()
         if now >= self._answered_at + give_up:
             self.counters["gave_up"] += 1
             raise NoAnswer(now, self._answered_at, give_up,
@@ -557,6 +561,13 @@ class Sender:
             return
         frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
         self.counters["reports"] += 1
+
+    def _give_up_us(self) -> int:
+        """How long nothing may answer before the connection gives up: give_up_us, or
+        GIVE_UP_ROUND_TRIPS of the round trips measured (SRTT + 4 RTTVAR) if longer (queues
+        that delay every answer that long are congestion the connection has seen, not a
+        dead peer; a short give_up_us must not end a connection the fabric is slow to)."""
+        return max(self.config.give_up_after_us, GIVE_UP_ROUND_TRIPS * self.rto.spread_us())
 
     def _answered(self, now: int) -> None:
         """A SACK, NACK or probe answer came: the connection is alive."""

@@ -260,6 +260,25 @@ def test_a_connection_answered_on_any_ev_lives_and_one_answered_on_none_gives_up
     assert sender.counters["gave_up"] == 1 and host.failed == [connection]
 
 
+def test_a_give_up_waits_four_measured_round_trips_when_they_are_longer() -> None:
+    """Answers the fabric takes 400 µs to bring (deep queues) are congestion the connection
+    has measured, not a dead peer: with give_up_us 500 it still waits 4 x (SRTT + 4 RTTVAR)."""
+    host = NicHost()
+    connection = host.add_connection(config(rto_us=100, reorder_us=10_000, give_up_us=500))
+    sender = connection.sender
+    sender.write(bytes(1024), 0)
+    host.poll(0)
+    sender.on_parsed(sack(0, cumulative=0), 400)      # RTT 400: SRTT 400, RTTVAR 200
+    assert sender.rto.spread_us() == 1200
+    sender.write(bytes(1024), 0)                       # PSN 1: never answered
+    host.poll(400)
+    advance(host, 400, 400 + 4799)
+    assert connection.error is None and sender.counters["timeout"] >= 3
+    advance(host, 400 + 4799, 400 + 4800)
+    error = connection.error
+    assert isinstance(error, NoAnswer) and (error.at_us, error.give_up_us) == (5200, 4800)
+
+
 def test_give_up_defaults_to_twenty_rtos_and_the_scenario_sets_the_timers() -> None:
     cfg = config(rto_us=150)
     assert (cfg.give_up_after_us, cfg.rto_floor_us, cfg.rto_ceiling_us) == (3000, 150, 3000)
