@@ -291,19 +291,45 @@ class Sender:
         if self._flight.by_seq:
             self._check_answered(now_us)
             self._timed_out = 0
+            cc = self.cc
+            waiting = False
             for pkt, cause in self._resends(now_us, base):
-                if cause == "timeout" or cause == "sack_hole":
+                lost = cause == "timeout" or cause == "sack_hole"
+                if cc is not None and not lost and pkt.seq != base and (
+                        waiting or not cc.can_send(self._payload_len(pkt))):
+                    # A NACKed packet is resent as new data is sent, within the window (UEC
+                    # §3.6.12: a retransmission counts against cwnd): the trims that cut the
+                    # window do not come straight back as resends. Later NACKed ones, and new
+                    # packets, wait behind it. The oldest unacknowledged one never waits: the
+                    # window cannot drain past it (what arrived beyond it may stay
+                    # unacknowledged until it does).
+                    waiting = True
+                    continue
+                if lost:
                     self._report_loss(pkt, frames)
-                if self.cc is not None:
-                    # Retransmissions go whatever the window (loss recovery, as uet-htsim):
-                    # a timeout or SACK hole is a loss to NSCC, a NACK was counted on arrival.
-                    if cause in ("timeout", "sack_hole"):
-                        pkt.cut += self.cc.on_loss(pkt.seq)
-                    self.cc.on_send(pkt.seq, self._payload_len(pkt))
+                if cc is not None:
+                    if lost:
+                        # a loss to NSCC: it goes whatever the window (loss recovery)
+                        pkt.cut += cc.on_loss(pkt.seq)
+                    cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
             self.rto.timed_out(self._timed_out)
+        if self._window_waits():
+            return frames
         self._send_new(now_us, base, frames, new_limit)
         return frames
+
+    def _window_waits(self) -> bool:
+        """The first NACKed packet poll would resend (seq order) does not fit NSCC's window:
+        it, the NACKed ones after it and new packets wait for an answer to open it."""
+        cc = self.cc
+        if cc is None or not self._flight.nacked:
+            return False
+        base = self._base()
+        first = min((seq for seq, cause in self._flight.nacked.items()
+                     if not self._held(seq, cause, base)), default=None)
+        return first is not None and first != base and not cc.can_send(
+            self._payload_len(self._flight.by_seq[first]))
 
     def send_new(self, now_us: int, limit: int | None = None) -> list[bytes]:
         """Only the new packets of poll(now_us) (at most `limit`): for a NicHost's next turn
@@ -379,7 +405,7 @@ class Sender:
         write can make poll act)."""
         base = self._base()
         due: int | None = None
-        if self._may_send_new(base):
+        if self._may_send_new(base) and not self._window_waits():
             ready = self._tx_ready_us()
             if ready <= self._now:
                 return _NOW
@@ -396,6 +422,8 @@ class Sender:
                 due = give_up
             for seq, cause in flight.nacked.items():
                 if not self._held(seq, cause, base):
+                    if self._window_waits():
+                        break   # only an answer (or a timeout, below) opens the window
                     return _NOW
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():

@@ -101,3 +101,50 @@ def test_random_writes_never_raise_nor_grow_a_receiver(seed: int) -> None:
         receiver.completions()
     assert len(receiver.memory) == 1 << 16
     assert sum(receiver.counters.values()) == 300
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_trims_within_nsccs_window_keep_the_deadline_exact_and_complete(seed: int) -> None:
+    """A peer that trims a random share of what it gets (a NACK now, the rest answered
+    cumulatively later): NACKed packets wait for NSCC's window, and next_deadline_us stays
+    exact (before it, poll hands out nothing); the write completes."""
+    rng = random.Random(seed)
+    sender = Sender(ConnectionConfig(
+        local_addr="2001:db8::1", peer_addr="2001:db8::2", local_qp=QP, peer_qp=0x22,
+        rto_us=200, reorder_us=30, cc=NsccConfig(base_rtt_us=10, linkspeed_gbps=100),
+        tx_gbps=rng.choice([0.0, 100.0])))
+    sender.write(bytes(rng.randrange(20, 120) * 1024), 0x1000)
+    share = rng.choice([0.1, 0.5, 0.9])
+    # What the peer got (PSNs from 0) and its answers on their way: (when, PSN, trimmed).
+    got: set[int] = set()
+    answers: list[tuple[int, int, bool]] = []
+    now, nacks = 0, 0
+    while not sender.done and now < 200_000:
+        due = sender.next_deadline_us(now)
+        if due is not None and due > now:
+            assert sender.poll(now) == [], f"work before the deadline {due} at {now}"
+        for frame in sender.poll(now):
+            data = parse(frame)
+            if isinstance(data, WriteFrame):
+                rtt = rng.randrange(5, 30)
+                answers.append((now + rtt, data.psn, rng.random() < share))
+        answers.sort()
+        while answers and answers[0][0] <= now:
+            _, psn, trimmed = answers.pop(0)
+            if trimmed:
+                sender.on_parsed(NackFrame(QP, psn, 1, 0, 0, psn), now)
+                nacks += 1
+                continue
+            got.add(psn)
+            cack = 0
+            while cack in got:
+                cack += 1
+            sender.on_parsed(SackFrame(QP, psn, 0, 0, 0, 0, (cack - 1) % PSN_MOD, 0, 0), now)
+        nxt = [t for t in (sender.next_deadline_us(now), answers[0][0] if answers else None)
+               if t is not None]
+        now = max(now + 1, min(nxt)) if nxt else now + 1
+    assert sender.done, f"wedged at {now}: {sender.counters}"
+    # every trim resent (one resend may answer two NACKs of one PSN: its first transmission
+    # and one a timeout sent before that NACK came)
+    assert (sender.counters["nack_trimmed"] > 0) == (nacks > 0)
+    assert sender.counters["nack_trimmed"] <= nacks

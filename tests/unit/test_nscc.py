@@ -241,11 +241,21 @@ def test_nscc_limits_the_bytes_a_sender_has_in_flight() -> None:
     assert len(sender.poll(8)) == 1
     sender.on_frame(nack(5), 9)                       # a trim: quick adapt or one packet less
     assert sender.cc.cwnd < sender.cc.max_cwnd
-    again = sender.poll(9)                            # the trimmed one goes again ...
-    assert len(again) == 1 and sender.counters["nack_trimmed"] == 1
-    assert sender.cc.inflight <= sender.cc.max_cwnd   # ... and nothing new beyond the window
-    for psn in range(1, 28):
+    # The trimmed one is resent within the window, as new data (UEC §3.6.12): the window
+    # the trim cut is full, so it waits, and nothing new goes either; only an answer (not
+    # a timer) can open the window before the RTO.
+    assert sender.cc.inflight + PKT > sender.cc.cwnd
+    assert sender.poll(9) == [] and sender.counters["nack_trimmed"] == 0
+    assert sender.next_deadline_us(9) == 0 + 500
+    psn = 1
+    while not sender.counters["nack_trimmed"]:      # acknowledgements drain the window
         sender.on_frame(sack(psn, psn), 10 + psn)
+        sender.poll(10 + psn)
+        psn += 1
+    assert sender.counters["retransmitted"] == 1    # after an answer, not at the trim
+    assert sender.cc.inflight <= sender.cc.cwnd
+    for later in range(psn, 28):
+        sender.on_frame(sack(later, later), 10 + later)   # cumulative: the resent PSN 5 too
     assert sender.cc.inflight == 0
     assert 0 < len(sender.poll(40)) * PKT <= sender.cc.cwnd
 
