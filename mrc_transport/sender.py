@@ -177,7 +177,6 @@ _STALE: Final = _Due.STALE   # module constants: an Enum member's look-up is slo
 _NOW: Final = _Due.NOW
 
 
-
 class Sender:
     """Writes to the peer over one connection; `poll` says what to hand the NIC, `on_frame`
     takes the SACKs, NACKs and report echoes the NIC hands back; `next_deadline_us` says when
@@ -314,8 +313,6 @@ class Sender:
                     cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
             self.rto.timed_out(self._timed_out)
-        if self._window_waits():
-            return frames
         self._send_new(now_us, base, frames, new_limit)
         return frames
 
@@ -342,6 +339,8 @@ class Sender:
 
     def _send_new(self, now_us: int, base: int, frames: list[bytes],
                   limit: int | None) -> None:
+        if self._window_waits():
+            return   # a NACKed packet goes first
         unsent = self._unsent
         cc = self.cc
         left = -1 if limit is None else limit
