@@ -27,9 +27,10 @@ class ConnectionConfig:
     later ones double it (mrc_transport/rto.py; the OCP MRC API's retry.linear_cnt, at most 7,
     then exponential). The connection gives up (NoAnswer) when something is in
     flight and nothing at all has answered it (no SACK, NACK or probe answer, on any EV) for
-    `give_up_us` (0: 20 x `rto_us`), and for 4 of its measured round trips; `max_retries` is only a safety net behind that: the
-    retransmissions of one PSN that no NACK caused (a trimmed packet's resend is not a failed
-    retry: the trim proves the path and the receiver alive) before RetryLimitExceeded;
+    `give_up_us` (0: 20 x `rto_us`), and for 4 of its measured round trips; `max_retries`
+    is only a safety net behind that: the retransmissions of one PSN that no NACK caused (a
+    trimmed packet's resend is not a failed retry: the trim proves the path and the receiver
+    alive) before RetryLimitExceeded;
     `probe_successes` mirrors the NIC's K (answered probes in a row that bring an ASSUMED_BAD
     EV back). With `cc` (mrc_transport/nscc.py), NSCC's congestion window (bytes) limits new
     packets too.

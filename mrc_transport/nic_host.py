@@ -136,7 +136,8 @@ class NicHost:
         if not live:
             return []
         start = self._turn % len(live)
-        # Turns only matter between connections sharing a paced wire.
+        # Turns only matter between connections sharing a paced wire (the first connection
+        # set it).
         paced = len(live) > 1 and self.transmitter is not None and self.transmitter.gbps > 0
         limit = 1 if paced else None
         batches: list[list[bytes]] = []
@@ -171,19 +172,16 @@ class NicHost:
         drops out."""
         wire = self.transmitter
         assert wire is not None
-        while sending and wire.ready_us() <= now_us:
+        while sending:
             still: list[tuple[Sender, list[bytes]]] = []
             for sender, frames in sending:
                 if wire.ready_us() > now_us:
-                    break
+                    return
                 more = sender.send_new(now_us, 1)
                 if more:
                     frames.extend(more)
                     still.append((sender, frames))
-            else:
-                sending = still
-                continue
-            break
+            sending = still
 
     def next_deadline_us(self, now_us: int | None = None) -> int | None:
         """The earliest of the live connections' Sender.next_deadline_us (None: none has a

@@ -316,15 +316,19 @@ class Sender:
         self._send_new(now_us, base, frames, new_limit)
         return frames
 
-    def _window_waits(self) -> bool:
-        """The first NACKed packet poll would resend (seq order) does not fit NSCC's window:
-        it, the NACKed ones after it and new packets wait for an answer to open it."""
+    def _first_nack(self, base: int) -> int | None:
+        """The first NACKed packet poll would resend (seq order; None: none)."""
+        return min((seq for seq, cause in self._flight.nacked.items()
+                    if not self._held(seq, cause, base)), default=None)
+
+    def _window_waits(self, base: int) -> bool:
+        """The first NACKed packet poll would resend does not fit NSCC's window (and is not
+        the oldest unacknowledged one): it, the NACKed ones after it and new packets wait for
+        an answer to open the window."""
         cc = self.cc
         if cc is None or not self._flight.nacked:
             return False
-        base = self._base()
-        first = min((seq for seq, cause in self._flight.nacked.items()
-                     if not self._held(seq, cause, base)), default=None)
+        first = self._first_nack(base)
         return first is not None and first != base and not cc.can_send(
             self._payload_len(self._flight.by_seq[first]))
 
@@ -339,7 +343,7 @@ class Sender:
 
     def _send_new(self, now_us: int, base: int, frames: list[bytes],
                   limit: int | None) -> None:
-        if self._window_waits():
+        if self._window_waits(base):
             return   # a NACKed packet goes first
         unsent = self._unsent
         cc = self.cc
@@ -404,7 +408,8 @@ class Sender:
         write can make poll act)."""
         base = self._base()
         due: int | None = None
-        if self._may_send_new(base) and not self._window_waits():
+        waits = self._window_waits(base)   # only an answer (or a timeout) opens the window
+        if not waits and self._may_send_new(base):
             ready = self._tx_ready_us()
             if ready <= self._now:
                 return _NOW
@@ -419,11 +424,8 @@ class Sender:
             give_up = self._answered_at + self._give_up_us()
             if due is None or give_up < due:
                 due = give_up
-            for seq, cause in flight.nacked.items():
-                if not self._held(seq, cause, base):
-                    if self._window_waits():
-                        break   # only an answer (or a timeout, below) opens the window
-                    return _NOW
+            if not waits and self._first_nack(base) is not None:
+                return _NOW
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
