@@ -141,6 +141,13 @@ class _Packet:
     trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
     cut: float = 0.0             # NSCC window bytes its inferred losses took (undone if spurious)
 
+    @property
+    def timed(self) -> bool:
+        """An answer to this PSN times its latest transmission: it is the only one that can
+        have arrived (Karn's rule: none went before it, or a NACK refused each that did — a
+        trimmed packet delivers nothing, so its SACK is the resend's)."""
+        return self.failed == 0
+
 
 @dataclass
 class _Probe:
@@ -676,7 +683,7 @@ class Sender:
         acked += [seq for seq in sacked if seq > cack and seq in in_flight]
         if self.cc is not None and acked:
             self._cc_ack(acked, m, probe_response, now, psn)
-        timed: _Packet | None = None   # the latest sent of those that went once (Karn)
+        timed: _Packet | None = None   # the latest sent of those whose answer times it
         for seq in acked:
             pkt = flight.acked(seq)
             if pkt.retries and now - pkt.sent_at < self._min_rtt:
@@ -692,7 +699,7 @@ class Sender:
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
                 self._acked_rtt = now - pkt.sent_at
-            if pkt.retries == 0 and (timed is None or pkt.order > timed.order):
+            if pkt.timed and (timed is None or pkt.order > timed.order):
                 timed = pkt
             pkt.message.remaining -= 1
         self._answered(now)
@@ -731,12 +738,15 @@ class Sender:
     def _cc_ack(self, acked: list[int], m: int, probe_response: int, now: int,
                 psn: int | None) -> None:
         """NSCC's view of a SACK: the bytes it newly acknowledged, and the RTT and CE echo of
-        the packet that made the NIC send it (the SACK's BTH PSN) if that packet went once
-        (Karn: this wire echoes no retransmit flag) and is among them."""
+        the packet that made the NIC send it (the SACK's BTH PSN) if the answer times that
+        packet's latest transmission (`_Packet.timed`: this wire echoes no retransmit flag)
+        and is among them. A trimmed packet's resend is timed: without that, a connection
+        whose window trims cut to one packet would resend them all one round trip apart
+        with no sample to grow the window by."""
         rtt: float | None = None
         if psn is not None and not probe_response:
             pkt = self._flight.by_seq.get(self._seq(psn))
-            if pkt is not None and pkt.retries == 0 and pkt.seq in acked:
+            if pkt is not None and pkt.timed and pkt.seq in acked:
                 rtt = float(now - pkt.sent_at)
         assert self.cc is not None
         self.cc.on_ack(acked, now, rtt, m == SackM.SKIP_ONCE)

@@ -272,6 +272,29 @@ def test_an_ecn_echo_with_a_queue_cuts_the_window() -> None:
     assert sender.cc.counters["rtt_samples"] == 1
 
 
+def test_the_answer_to_a_trimmed_packets_resend_is_an_rtt_sample() -> None:
+    """A trim NACK proves the first transmission delivered nothing, so the SACK of the PSN
+    times its resend (no Karn ambiguity); a resend after a timeout gives none."""
+    sender = make_sender(TINY)
+    assert sender.cc is not None
+    sender.write(b"x" * 4 * MTU, 0)
+    assert len(sender.poll(0)) == 4
+    sender.on_frame(nack(0), 5)                     # PSN 0 trimmed
+    assert len(sender.poll(6)) == 1 and sender.counters["nack_trimmed"] == 1   # resent
+    samples = sender.cc.counters["rtt_samples"]
+    sender.on_frame(sack(0, 0), 16)                 # the resend's answer, 10 µs after it
+    assert sender.cc.counters["rtt_samples"] == samples + 1
+    assert sender.rto.samples >= 1
+    # A PSN resent for a timeout: its SACK could answer either transmission.
+    timed_out = make_sender(TINY)
+    timed_out.write(b"x" * MTU, 0)
+    timed_out.poll(0)
+    assert timed_out.poll(500) and timed_out.counters["timeout"] == 1
+    timed_out.on_frame(sack(0, 0), 510)
+    assert timed_out.cc is not None and timed_out.cc.counters["rtt_samples"] == 0
+    assert timed_out.rto.samples == 0
+
+
 # -- the scenario's knobs -------------------------------------------------------------------
 
 SCENARIO = """name: cc
