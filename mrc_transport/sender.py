@@ -144,8 +144,9 @@ class _Packet:
     @property
     def timed(self) -> bool:
         """An answer to this PSN times its latest transmission: it is the only one that can
-        have arrived (Karn's rule: none went before it, or a NACK refused each that did — a
-        trimmed packet delivers nothing, so its SACK is the resend's)."""
+        have arrived (none went before it, or a NACK refused each that did — a trimmed packet
+        delivers nothing, so its SACK is the resend's). NSCC's sample (UEC §3.6.12.5 takes a
+        resend's RTT when the ACK says which transmission it answers)."""
         return self.failed == 0
 
 
@@ -683,7 +684,11 @@ class Sender:
         acked += [seq for seq in sacked if seq > cack and seq in in_flight]
         if self.cc is not None and acked:
             self._cc_ack(acked, m, probe_response, now, psn)
-        timed: _Packet | None = None   # the latest sent of those whose answer times it
+        # The latest sent of those that went once (Karn's rule, strict for the RTO: a resend
+        # leaves on another EV, often another plane, and the latest-sent packets of a SACK
+        # are resends; their round trips would size the hole allowance of the first
+        # transmissions still queued on the slow plane).
+        timed: _Packet | None = None
         for seq in acked:
             pkt = flight.acked(seq)
             if pkt.retries and now - pkt.sent_at < self._min_rtt:
@@ -699,7 +704,7 @@ class Sender:
             if pkt.order > self._acked_order:
                 self._acked_order = pkt.order
                 self._acked_rtt = now - pkt.sent_at
-            if pkt.timed and (timed is None or pkt.order > timed.order):
+            if pkt.retries == 0 and (timed is None or pkt.order > timed.order):
                 timed = pkt
             pkt.message.remaining -= 1
         self._answered(now)
