@@ -35,3 +35,16 @@ def test_a_15_to_1_incast_with_nscc_delivers_everything(switch_program: Program)
     # 15 x 64 KiB through nic0's two 10 Gb/s ports takes 393 µs; the resends within the
     # window keep it within twice that
     assert summary["mct_max_us"] < 800, summary
+
+
+def test_the_default_transport_survives_the_same_incast(switch_program: Program) -> None:
+    """The scenarios' default congestion control is NSCC (the OCP MRC API's): the incast with
+    the matrix's timers and no `cc_algorithm` delivers everything. With the fixed window (no
+    window to cut, every trim resent at once) it delivers none of the 15 messages."""
+    text = INCAST.replace("rto_us: 20, reorder_us: 10, cc_algorithm: uet-1.0-nscc",
+                          "rto_us: 100, reorder_us: 30")
+    assert "cc_algorithm" not in text
+    summary = run(loads(text, "incast15-default.yaml"), "mrc", switch_program).summary()
+    assert summary["completed"] == 15 and summary["bytes_lost"] == 0, summary
+    assert summary["connections_lost"] == 0 and summary["mct_max_us"] < 800, summary
+
