@@ -295,15 +295,14 @@ class Sender:
         if self._probes:
             self._poll_probes(now_us, frames)
         base = self._base()
+        waiting = False   # a NACKed packet waits for the window: so do new ones
         if self._flight.by_seq:
             self._check_answered(now_us)
             self._timed_out = 0
             cc = self.cc
-            waiting = False
             for pkt, cause in self._resends(now_us, base):
                 lost = cause == "timeout" or cause == "sack_hole"
-                if cc is not None and not lost and pkt.seq != base and (
-                        waiting or not cc.can_send(self._payload_len(pkt))):
+                if not lost and (waiting or self._nack_waits(pkt.seq, base)):
                     # A NACKed packet is resent as new data is sent, within the window (UEC
                     # §3.6.12: a retransmission counts against cwnd): the trims that cut the
                     # window do not come straight back as resends. Later NACKed ones, and new
@@ -321,24 +320,24 @@ class Sender:
                     cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
             self.rto.timed_out(self._timed_out)
-        self._send_new(now_us, base, frames, new_limit)
+        self._send_new(now_us, base, frames, new_limit, waiting)
         return frames
 
     def _first_nack(self, base: int) -> int | None:
         """The first NACKed packet poll would resend (seq order; None: none)."""
-        return min((seq for seq, cause in self._flight.nacked.items()
-                    if not self._held(seq, cause, base)), default=None)
+        nacked = self._flight.nacked
+        if not nacked:
+            return None
+        return min((seq for seq, cause in nacked.items() if not self._held(seq, cause, base)),
+                   default=None)
 
-    def _window_waits(self, base: int) -> bool:
-        """The first NACKed packet poll would resend does not fit NSCC's window (and is not
-        the oldest unacknowledged one): it, the NACKed ones after it and new packets wait for
-        an answer to open the window."""
+    def _nack_waits(self, seq: int | None, base: int) -> bool:
+        """NACKed packet `seq` (None: none) does not fit NSCC's window and is not the oldest
+        unacknowledged one: it, the NACKed ones after it and new packets wait for an answer
+        to open the window."""
         cc = self.cc
-        if cc is None or not self._flight.nacked:
-            return False
-        first = self._first_nack(base)
-        return first is not None and first != base and not cc.can_send(
-            self._payload_len(self._flight.by_seq[first]))
+        return cc is not None and seq is not None and seq != base and not cc.can_send(
+            self._payload_len(self._flight.by_seq[seq]))
 
     def send_new(self, now_us: int, limit: int | None = None) -> list[bytes]:
         """Only the new packets of poll(now_us) (at most `limit`): for a NicHost's next turn
@@ -346,12 +345,14 @@ class Sender:
         self._now = now_us
         self._due = _STALE
         frames: list[bytes] = []
-        self._send_new(now_us, self._base(), frames, limit)
+        base = self._base()
+        self._send_new(now_us, base, frames, limit,
+                       self._nack_waits(self._first_nack(base), base))
         return frames
 
     def _send_new(self, now_us: int, base: int, frames: list[bytes],
-                  limit: int | None) -> None:
-        if self._window_waits(base):
+                  limit: int | None, nack_waits: bool) -> None:
+        if nack_waits:
             return   # a NACKed packet goes first
         unsent = self._unsent
         cc = self.cc
@@ -416,7 +417,8 @@ class Sender:
         write can make poll act)."""
         base = self._base()
         due: int | None = None
-        waits = self._window_waits(base)   # only an answer (or a timeout) opens the window
+        first_nack = self._first_nack(base)
+        waits = self._nack_waits(first_nack, base)   # only an answer (or a timeout) opens it
         if not waits and self._may_send_new(base):
             ready = self._tx_ready_us()
             if ready <= self._now:
@@ -432,7 +434,7 @@ class Sender:
             give_up = self._answered_at + self._give_up_us()
             if due is None or give_up < due:
                 due = give_up
-            if not waits and self._first_nack(base) is not None:
+            if not waits and first_nack is not None:
                 return _NOW
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():

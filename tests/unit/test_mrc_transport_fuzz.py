@@ -104,10 +104,10 @@ def test_random_writes_never_raise_nor_grow_a_receiver(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_trims_within_nsccs_window_keep_the_deadline_exact_and_complete(seed: int) -> None:
+def test_trims_resent_within_nsccs_window_never_act_early_nor_wedge(seed: int) -> None:
     """A peer that trims a random share of what it gets (a NACK now, the rest answered
-    cumulatively later): NACKed packets wait for NSCC's window, and next_deadline_us stays
-    exact (before it, poll hands out nothing); the write completes."""
+    cumulatively later), NACKed packets waiting for NSCC's window: before next_deadline_us,
+    poll hands out nothing; every trim is resent; the write completes (nothing wedges)."""
     rng = random.Random(seed)
     sender = Sender(ConnectionConfig(
         local_addr="2001:db8::1", peer_addr="2001:db8::2", local_qp=QP, peer_qp=0x22,
