@@ -133,6 +133,37 @@ def test_fig13_a_lossy_ev_goes_assumed_bad_its_backup_takes_over_goodput_kept(
     assert took <= 1.3 * base, (took, base)
 
 
+# -- A silent blackhole: the resends land -------------------------------------------------------
+
+RETRANSMIT_AT = BTH_AT + 8    # the BTH's ack_req | reliable | retransmit byte
+PSN_AT = BTH_AT + 9
+
+
+def test_after_a_silent_blackhole_no_resend_is_lost_again(switch_program: Program) -> None:
+    # The matrix's silent blackhole (p0-t0-1 <-> p0-t1-1 eats everything from 50 us). Each EV
+    # through it loses what it carries until its own loss is found; a found loss takes the EV out
+    # and the NIC swaps in a backup of the same plane, which may run over the same cable. A resend
+    # put on that backup before anything was ever sent on it would be lost a second time and
+    # wait out the reordering allowance again (the ring's p99 went 124 -> 146 us): while the
+    # connection has a bad path, a resend does not go on an EV whose path the NIC has not seen.
+    resends: Counter[tuple[str, int]] = Counter()
+
+    def phase(name: str, network: Network) -> None:
+        if name != "built":
+            return
+
+        def on_wire(d: Delivery) -> None:
+            if d.sender.startswith("nic") and sent_ev(d.data) is not None \
+                    and d.data[BTH_AT] != Opcode.PROBE and d.data[RETRANSMIT_AT] & 0x20:
+                resends[d.sender, int.from_bytes(d.data[PSN_AT:PSN_AT + 3])] += 1
+        network.fabric.add_observer(on_wire)
+    s = load(ROOT / "scenarios" / "matrix" / "cable-blackhole.yaml")
+    result = run_mode(s, "mrc_no_controller", switch_program, str(NIC_PROGRAM), phase=phase)
+    assert result.summary()["bytes_lost"] == 0 and result.drops["blackhole"] > 0
+    assert len(resends) >= 8   # the losses found
+    assert max(resends.values()) == 1, [k for k, n in resends.items() if n > 1]
+
+
 # -- Fig. 14: ECN on one path of a plane ---------------------------------------------------------
 
 CONGESTED = ("p0-t1-0", "p0-t1-1")   # plane 0's T1 behind the slow cable, and the other one

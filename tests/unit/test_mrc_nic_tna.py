@@ -585,12 +585,14 @@ def test_the_tna_program_compiles_from_its_own_directory() -> None:
 # -- where the two differ (p4src/README.md, "The NIC on TNA"): pinned, so that a change shows ---
 
 
+def ev_sent_on(outputs: list[OutputPacket]) -> int:
+    """The EV of the one packet a NIC put on a plane port."""
+    [out] = [o for o in outputs if o.port != HOST_PORT]
+    return Ether(out.data)[IPv6].fl & 0xFF
+
+
 def first_rotation_evs(run: Run, first_psn: int) -> list[int]:
-    evs = []
-    for psn in range(first_psn, first_psn + EV_COUNT):
-        [out] = [o for o in run.a.write(psn) if o.port != HOST_PORT]
-        evs.append(Ether(out.data)[IPv6].fl & 0xFF)
-    return evs
+    return [ev_sent_on(run.a.write(psn)) for psn in range(first_psn, first_psn + EV_COUNT)]
 
 
 def rotation_over_the_wire(run: Run, marked: tuple[int, ...] = ()) -> None:
@@ -673,6 +675,49 @@ def test_a_loss_on_an_ev_whose_path_echoed_ecn_lately_sets_no_path_aside(
         run.a.to_own_nic(OP_EV_REPORT, 2, 0)  # then PSN 2's loss: a queue's as likely
         got[arch] = first_rotation_evs(run, EV_COUNT)
     # EV 2 out (backup 8 in its slot), EV 4 still used: its path is not set aside
+    assert got["v1model"] == got["tna"] == [0, 1, 8, 3, 4, 5, 6, 7]
+
+
+def rotation_with_a_resend(run: Run, first_psn: int, resend_at: int, psn: int) -> list[int]:
+    """The EVs of one rotation of new packets from `first_psn`, the `resend_at`-th of them
+    (from 0) a resend of `psn` instead."""
+    return [ev_sent_on(run.a.write(psn, retransmit=True) if i == resend_at
+                       else run.a.write(first_psn + i)) for i in range(EV_COUNT)]
+
+
+def test_a_resend_does_not_explore_a_backup_while_its_connection_has_a_bad_path(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        rotation_over_the_wire(run)             # every EV's path seen
+        run.a.to_own_nic(OP_EV_REPORT, 2, 0)    # PSN 2 lost: EV 2 out, its path bad
+        first = rotation_with_a_resend(run, EV_COUNT, 2, psn=2)
+        second = []
+        for psn in range(2 * EV_COUNT, 3 * EV_COUNT):   # over the wire: the backup's path seen
+            out = run.a.write(psn)
+            second.append(ev_sent_on(out))
+            over_the_wire(run, f"psn {psn}", run.a, out)
+        got[arch] = [first, second, rotation_with_a_resend(run, 3 * EV_COUNT, 2, psn=2)]
+    # The resend of PSN 2 meets slot 2, whose backup (EV 8; v1model put it there when EV 2
+    # went out, TNA would now) was never sent on: it may run over the failed element too, so
+    # the resend goes to plane 0's next slot (EV 4). New data takes the backup at the next
+    # turn; once its path is seen (not the bad one), a resend goes on it too.
+    assert got["v1model"] == got["tna"] == [
+        [0, 1, 4, 3, 4, 5, 6, 7], [0, 1, 8, 3, 4, 5, 6, 7], [0, 1, 8, 3, 4, 5, 6, 7]]
+
+
+def test_a_resend_takes_the_backup_when_no_path_is_known_bad(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B), Nic(program, B, A))
+        run.a.sw.set_clock(lambda: 1000)
+        rotation_over_the_wire(run, marked=(2,))   # EV 2 echoed ECN
+        run.a.to_own_nic(OP_EV_REPORT, 2, 0)       # then PSN 2 lost: no path set aside
+        got[arch] = rotation_with_a_resend(run, EV_COUNT, 2, psn=2)
     assert got["v1model"] == got["tna"] == [0, 1, 8, 3, 4, 5, 6, 7]
 
 

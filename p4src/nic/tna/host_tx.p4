@@ -413,8 +413,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     bit<32> seen = seen_read.execute(cells + (bit<32>)ev);
                     bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
                     // A GOOD EV seen on the connection's bad path is passed over as an
-                    // ASSUMED_BAD one no backup replaced: pass 2 tries its plane's next slot.
-                    bool on_bad = state == (bit<8>)EV_GOOD && suspect != 0 && seen == suspect;
+                    // ASSUMED_BAD one no backup replaced: pass 2 tries its plane's next slot. So
+                    // is, for a resend, one never seen on any path while there is a bad path
+                    // (v1model's NIC_ON_BAD_PATH: it may run over the failed element too).
+                    bool resend = hdr.bth.retransmit == 1;
+                    bool on_bad = state == (bit<8>)EV_GOOD && suspect != 0
+                                  && (seen == suspect || (seen == 0 && resend));
                     bool good = state == (bit<8>)EV_GOOD && !on_bad;
                     meta.ev = ev;
                     meta.slot = slot;
@@ -439,8 +443,11 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                         } else {
                             again(RESUB_TX_RECHOOSE);
                         }
-                    } else if (state == (bit<8>)EV_ASSUMED_BAD && meta.backups != 0) {
-                        // Its slot is refilled now (v1model refills when the EV goes bad).
+                    } else if (state == (bit<8>)EV_ASSUMED_BAD && meta.backups != 0
+                               && !(resend && suspect != 0)) {
+                        // Its slot is refilled now (v1model refills when the EV goes bad). Not
+                        // by a resend while there is a bad path: the backup's path is unseen
+                        // (above); pass 2 tries the plane's next slot, new data refills.
                         slot_leave.execute(cells + (bit<32>)ev);
                         again(RESUB_TX_REFILL);
                     } else {

@@ -12,9 +12,13 @@
 // ASSUMED_BAD one is (its own state is left GOOD).
 const bit<2> EV_ON_BAD_PATH = 3;
 
-// After a look: a GOOD EV last seen on the connection's bad path counts as not GOOD.
+// After a look: a GOOD EV last seen on the connection's bad path counts as not GOOD; so does,
+// for a resend, one never seen on any path while the connection has a bad path (a backup just
+// swapped in may run over the failed element too: a resend lost again waits out a second
+// reordering allowance, the longest tail a failure leaves).
 #define NIC_ON_BAD_PATH() \
-    if (state == EV_GOOD && suspect != 0 && seen == suspect) { \
+    if (state == EV_GOOD && suspect != 0 \
+            && (seen == suspect || (seen == 0 && hdr.bth.retransmit == 1))) { \
         state = EV_ON_BAD_PATH; \
         nic_counter.count(NIC_TX_BAD_PATH_PASSED); \
     }
