@@ -48,6 +48,9 @@ from mrc_transport.wire import (
 
 OP_EV_REPORT: Final = 0xDF          # host <-> own NIC only (p4src/include/mrc_headers.p4)
 REPORT_PROBE_FLAG: Final = 0x8000   # PETH.probe_id of a report: "the probe of this EV timed out"
+REPORT_QUERY_FLAG: Final = 0x4000   # ... of a query: "did this PSN go on an EV out of service?"
+ECHO_TOOK_OUT: Final = 0x2000       # ... of a report's echo: the report took the EV out
+ANSWER_EV_GOOD: Final = 0x2000      # ... of a query's answer: the EV is GOOD (on the bad path)
 FEEDBACK_OPCODES: Final = frozenset({Opcode.SACK, Opcode.NACK, OP_EV_REPORT})
 # The receiver tracks this many PSNs beyond its cumulative point (the SACK bitmap): a PSN further
 # ahead is refused (NACK PSN_OOR_WINDOW) and resending it sooner would only be refused again.
@@ -59,7 +62,9 @@ _NACK_CAUSE: Final = {
     NackReason.PSN_OOR_WINDOW: "nack_oor",
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
-                   "reports", "unreported", "gave_up", "probes", "probe_answers",
+                   "reports", "unreported", "path_out", "path_out_reported", "queries",
+                   "gave_up", "probes",
+                   "probe_answers",
                    "probe_timeouts", "echoes", "ignored", "spurious", "ghost")
 
 
@@ -140,6 +145,9 @@ class _Packet:
     timeouts: int = 0            # timeouts in a row, since the last NACK of it (the backoff)
     trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
     cut: float = 0.0             # NSCC window bytes its inferred losses took (undone if spurious)
+    queried: int = -1            # the transmission (order) the NIC was last asked about
+    suspected: bool = False      # resent because its EV went out of service, not found lost
+    report_due: bool = False     # ... and that EV is still GOOD: the NIC is told (_report_loss)
 
     @property
     def timed(self) -> bool:
@@ -226,6 +234,8 @@ class Sender:
         # waiting if later: NoAnswer once give_up_us passed since with packets in flight.
         self._answered_at = 0
         self._timed_out = 0   # the most timeouts in a row of a packet resent in this poll
+        # A report took an EV out of service: ask the NIC which packets in flight went on it.
+        self._query_due = False
         # The round trip of the latest transmission known to arrive (RFC 8985's RACK.rtt): a
         # hole is a loss once reorder_us later than that round trip would have answered it.
         self._acked_rtt = 0
@@ -294,6 +304,8 @@ class Sender:
         frames: list[bytes] = []
         if self._probes:
             self._poll_probes(now_us, frames)
+        if self._query_due:
+            self._query(frames)
         base = self._base()
         waiting = False   # a NACKed packet waits for the window: so do new ones
         if self._flight.by_seq:
@@ -301,7 +313,7 @@ class Sender:
             self._timed_out = 0
             cc = self.cc
             for pkt, cause in self._resends(now_us, base):
-                lost = cause == "timeout" or cause == "sack_hole"
+                lost = cause == "timeout" or cause == "sack_hole" or cause == "path_out"
                 if not lost and (waiting or self._nack_waits(pkt.seq, base)):
                     # A NACKed packet is resent as new data is sent, within the window (UEC
                     # §3.6.12: a retransmission counts against cwnd): the trims that cut the
@@ -311,11 +323,16 @@ class Sender:
                     # unacknowledged until it does).
                     waiting = True
                     continue
-                if lost:
+                if lost and cause != "path_out":
+                    self._report_loss(pkt, frames)
+                elif lost and pkt.report_due:   # (else: its EV is out already)
+                    self.counters["path_out_reported"] += 1
                     self._report_loss(pkt, frames)
                 if cc is not None:
-                    if lost:
-                        # a loss to NSCC: it goes whatever the window (loss recovery)
+                    if lost and cause != "path_out":
+                        # a loss to NSCC: it goes whatever the window (loss recovery). (One
+                        # that went with an EV the NIC took out of service is the path's:
+                        # the loss that took it out was NSCC's signal.)
                         pkt.cut += cc.on_loss(pkt.seq)
                     cc.on_send(pkt.seq, self._payload_len(pkt))
                 self._transmit(pkt, now_us, frames, cause)
@@ -324,12 +341,13 @@ class Sender:
         return frames
 
     def _first_nack(self, base: int) -> int | None:
-        """The first NACKed packet poll would resend (seq order; None: none)."""
+        """The first NACKed packet poll would resend (seq order; None: none). (A packet whose
+        EV went out of service is no NACK's: it goes at once, as a loss.)"""
         nacked = self._flight.nacked
         if not nacked:
             return None
-        return min((seq for seq, cause in nacked.items() if not self._held(seq, cause, base)),
-                   default=None)
+        return min((seq for seq, cause in nacked.items()
+                    if cause != "path_out" and not self._held(seq, cause, base)), default=None)
 
     def _nack_waits(self, seq: int | None, base: int) -> bool:
         """NACKed packet `seq` (None: none) does not fit NSCC's window and is not the oldest
@@ -424,17 +442,21 @@ class Sender:
             if ready <= self._now:
                 return _NOW
             due = ready   # the wire is busy with what went before
+        flight = self._flight
+        if self._query_due and len(flight.by_seq) > len(flight.nacked):
+            return _NOW   # (poll clears the flag when there is nothing to ask about)
         rto = self.rto.timer_us()
         for probe in self._probes.values():
             t = probe.due if probe.sent_at is None else probe.sent_at + rto
             if due is None or t < due:
                 due = t
-        flight = self._flight
         if flight.by_seq:
             give_up = self._answered_at + self._give_up_us()
             if due is None or give_up < due:
                 due = give_up
             if not waits and first_nack is not None:
+                return _NOW
+            if "path_out" in flight.nacked.values():
                 return _NOW
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
@@ -466,7 +488,7 @@ class Sender:
         elif (nack := nack_fields(pkt)) is not None:
             self._on_nack(nack["nack_reason"], nack["nack_psn"])
         elif bth.opcode == OP_EV_REPORT and len(echo := bytes(bth.payload)) >= len(PETH()):
-            self._on_echo(PETH(echo).probe_id, now_us)
+            self._on_echo(PETH(echo).probe_id, bth.psn, now_us)
         else:
             self.counters["ignored"] += 1
 
@@ -481,7 +503,7 @@ class Sender:
             self._on_nack(parsed.nack_reason, parsed.nack_psn)
         elif (isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
               and len(parsed.tail) >= PETH_BYTES):
-            self._on_echo(int.from_bytes(parsed.tail[:2]), now_us)
+            self._on_echo(int.from_bytes(parsed.tail[:2]), parsed.psn, now_us)
         else:
             self.counters["ignored"] += 1
 
@@ -635,6 +657,7 @@ class Sender:
                 # with this one all go now.
                 self._timed_out = max(self._timed_out, pkt.timeouts)
             self._flight.resent_at(pkt.seq, pkt, now)
+            pkt.suspected = cause == "path_out"
             pkt.frame = set_retransmit(pkt.frame)
             self.counters["retransmitted"] += 1
             self.counters[cause] += 1
@@ -696,9 +719,11 @@ class Sender:
             if pkt.retries and now - pkt.sent_at < self._min_rtt:
                 # Answered sooner than any round trip: the first transmission arrived, the
                 # resend was spurious (a path slower than the rest, not a loss). As RFC 8985's
-                # DSACK rule: the reordering allowance grows by reorder_us, up to SRTT.
+                # DSACK rule: the reordering allowance grows by reorder_us, up to SRTT (not for
+                # a resend its EV's going out of service caused: no reordering misled that).
                 self.counters["spurious"] += 1
-                self._reorder_steps += 1
+                if not pkt.suspected:
+                    self._reorder_steps += 1
                 # RFC 4015's response: NSCC gets back the window the "loss" cost it.
                 if self.cc is not None and pkt.cut:
                     self.cc.undo_loss(pkt.cut)
@@ -777,10 +802,37 @@ class Sender:
                 else:
                     self.cc.on_nack(seq, self._now)
 
-    def _on_echo(self, probe_id: int, now: int) -> None:
-        """The NIC pinned a loss (or a probe timeout) on EV probe_id."""
+    def _on_echo(self, probe_id: int, psn: int, now: int) -> None:
+        """The NIC pinned a loss (or a probe timeout) on EV probe_id (and with ECHO_TOOK_OUT,
+        took it out of service); or, a query's answer, PSN `psn` went on that EV, out of
+        service now."""
         self.counters["echoes"] += 1
+        if probe_id & REPORT_QUERY_FLAG:
+            seq = self._seq(psn)
+            pkt = self._flight.by_seq.get(seq)
+            # Only about the transmission asked about (not acknowledged, resent or NACKed
+            # since): what went over an EV out of service is lost with it (a blackhole, a cut),
+            # so it goes now instead of after its reordering allowance.
+            if pkt is not None and pkt.queried == pkt.order and seq not in self._flight.nacked:
+                self._flight.nack(seq, "path_out")
+                # Its EV only passed over for sharing the bad path: the report takes it out too
+                # (the evidence the controller hears of, as the EV's own loss would have been).
+                pkt.report_due = bool(probe_id & ANSWER_EV_GOOD)
+            return
         self._start_probing(probe_id & 0xFF, now)
+        if probe_id & ECHO_TOOK_OUT:
+            self._query_due = True
+
+    def _query(self, frames: list[bytes]) -> None:
+        """Ask the NIC, for each packet in flight (not NACKed), whether its latest
+        transmission went on an EV out of service (it answers only those that did)."""
+        self._query_due = False
+        nacked = self._flight.nacked
+        for seq, pkt in self._flight.by_seq.items():
+            if seq not in nacked:
+                frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, REPORT_QUERY_FLAG))
+                pkt.queried = pkt.order
+                self.counters["queries"] += 1
 
     def _start_probing(self, ev: int, now: int) -> None:
         # The NIC's count of answers in a row starts over on every loss pinned on the EV.

@@ -32,7 +32,7 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "tx_no_path_drop": 24, "tx_probe_denied_drop": 25, "tx_port_balanced": 26,
            "tx_bad_path_passed": 27, "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30,
            "ev_loss_undone": 31,
-           "report_port_down": 32}
+           "report_port_down": 32, "query_out": 33, "query_in_service": 34}
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 
 

@@ -16,9 +16,16 @@ const bit<8> OP_NACK = 0xDD;
 const bit<8> OP_PROBE = 0xDE;
 // Host <-> its own NIC only, never on the wire: "the packet with this PSN was lost" (BTH psn), or,
 // with PETH probe_id bit 15 set, "the probe of EV probe_id[7:0] went unanswered". The NIC sends
-// the report back to the host with probe_id = the EV it pinned the loss on.
+// the report back to the host with probe_id = the EV it pinned the loss on, | ECHO_TOOK_OUT when
+// that report took the EV out of service. With bit 14 set instead, a query: "did this PSN's
+// latest transmission go on an EV out of service now?", answered only when it did: the query
+// back with probe_id = REPORT_QUERY_FLAG | that EV, | ANSWER_EV_GOOD when the EV itself is
+// still GOOD (passed over for being on the connection's bad path): the host reports the loss.
 const bit<8> OP_EV_REPORT = 0xDF;
 const bit<16> REPORT_PROBE_FLAG = 0x8000;
+const bit<16> REPORT_QUERY_FLAG = 0x4000;
+const bit<16> ECHO_TOOK_OUT = 0x2000;
+const bit<16> ANSWER_EV_GOOD = 0x2000;
 
 // SACK M field: what the responder asks of the EV that carried the acknowledged packet.
 const bit<2> SACK_M_NONE = 0;

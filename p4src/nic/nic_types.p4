@@ -97,7 +97,12 @@ const bit<32> NIC_EV_LOSS_UNDONE = 31;
 // port-state bitmaps say): the port's matter, not the path's, so no EV state is touched and
 // the report is not echoed (nothing to probe). Counted instead of NIC_HOST_REPORT.
 const bit<32> NIC_REPORT_PORT_DOWN = 32;
-const bit<32> NIC_COUNTERS = 33;
+// The host's queries (REPORT_QUERY_FLAG) about a PSN in flight: its latest transmission went
+// on an EV out of service (ASSUMED_BAD, on the connection's bad path, or in a plane whose port
+// is down), answered; or on one in service, not answered.
+const bit<32> NIC_QUERY_OUT = 33;
+const bit<32> NIC_QUERY_IN_SERVICE = 34;
+const bit<32> NIC_COUNTERS = 35;
 
 // tx_psn_next holds the PSN after the furthest one the host handed over << 8, | PSN_SENT (0:
 // none yet): shifted so that 32-bit arithmetic wraps with the 24-bit PSN (a Tofino ALU's width).
@@ -223,6 +228,10 @@ struct nic_metadata_t {
     @field_list(FL_NIC_SACK)
     bit<1>      fb_pr;           // the SACK answers a probe
     bool        host_report;     // a loss the host reports (OP_EV_REPORT)
+    bool        host_query;      // ... or a query about a PSN's EV (REPORT_QUERY_FLAG)
+    bool        query_out;       // TNA: the query's answer (its EV is out of service)
+    bool        query_good;      // TNA: ... only for being on the bad path (ANSWER_EV_GOOD)
+    bool        report_took_out; // TNA: the report took its EV out of service
     bool        report_port_down;   // ... on an EV whose plane's port is down (either end)
     bit<32>     now_us;          // the ingress timestamp (µs; TNA: 1.024 µs) for ev_ce_at
     bit<32>     path_key;        // TNA: a path for ev_path_seen / bad_path (PATH_SEEN marked)

@@ -64,7 +64,7 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
            "port_down_drop": 20, "tx_no_path_drop": 24, "tx_probe_denied_drop": 25,
            "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30, "ev_loss_undone": 31,
-           "report_port_down": 32}
+           "report_port_down": 32, "query_out": 33, "query_in_service": 34}
 
 
 def usid_t0(plane: int, index: int) -> int:

@@ -1,7 +1,8 @@
 """Feedback at the sender: SACK M=SKIP_ONCE skips an EV for one rotation; M=ALWAYS_SKIP and a
 loss the host reports make it ASSUMED_BAD (EV event; its slot refilled from the plane's
 backups); probes of it, answered K times in a row, bring it back (EV event), and so, at once,
-does the SACK of the very PSN reported lost, come over that EV after all."""
+does the SACK of the very PSN reported lost, come over that EV after all. The host's queries
+about PSNs in flight are answered for those that left on an EV out of service."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ptf.testutils import group
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from mrc_transport.sender import REPORT_PROBE_FLAG
+from mrc_transport.sender import ECHO_TOOK_OUT, REPORT_PROBE_FLAG, REPORT_QUERY_FLAG
 from mrc_transport.wire import BTH, PETH, Opcode, sack_fields
 from ptf_tests.base import autocleanup
 
@@ -82,7 +83,8 @@ class HostReportAndProbeRecoveryTest(FeedbackTest):
         self.host_to_own_nic(OP_EV_REPORT, 5, 0)
         [(port, [echo])] = self.receive_all(1).items()
         self.assertEqual(port, HOST_PORT)
-        self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id, sent[5])
+        self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id,
+                         ECHO_TOOK_OUT | sent[5])   # and it took the EV out
         self.verify_digest(DIGEST, [event(sent[5], ASSUMED_BAD, 1)])
         for answer in range(2):
             with self.case(f"probe {answer}"):
@@ -94,13 +96,45 @@ class HostReportAndProbeRecoveryTest(FeedbackTest):
         self.verify_digest(DIGEST, [event(sent[5], GOOD, 1)])
 
 
+@group("nic")
+class QueryTest(FeedbackTest):
+    """After PSN 5's loss took its EV out, the host asks about each PSN of the rotation: only
+    PSN 5's query comes back, naming the EV; the others' EVs are in service, and nothing
+    changes (no EV event, no loss counted)."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.enable_digest(DIGEST)
+        self.configure()
+        sent = self.rotation(0)
+        self.host_to_own_nic(OP_EV_REPORT, 5, 0)
+        self.receive_all(1)
+        self.verify_digest(DIGEST, [event(sent[5], ASSUMED_BAD, 1)])
+        for psn in range(EV_COUNT):
+            with self.case(f"PSN {psn}"):
+                self.host_to_own_nic(OP_EV_REPORT, psn, REPORT_QUERY_FLAG)
+                if psn == 5:
+                    [(port, [answer])] = self.receive_all(1).items()
+                    self.assertEqual(port, HOST_PORT)
+                    self.assertEqual(PETH(bytes(Ether(answer)[BTH].payload)).probe_id,
+                                     REPORT_QUERY_FLAG | sent[5])
+                else:
+                    self.receive_all(0)
+        self.assertEqual(self.wait_count("query_in_service", EV_COUNT - 1), EV_COUNT - 1)
+        self.assertEqual(self.count("query_out"), 1)
+        self.assertEqual(self.count("host_report"), 1)
+        self.verify_no_digest()
+
+
 class LateArrivalTest(FeedbackTest):
     def report_lost(self, psn: int, ev: int, *, digest: bool = True) -> None:
-        """The host reports `psn` (sent on `ev`) lost: the report comes back naming `ev`."""
+        """The host reports `psn` (sent on `ev`) lost: the report comes back naming `ev`, and
+        whether it took `ev` out (then an EV event, `digest`)."""
         self.host_to_own_nic(OP_EV_REPORT, psn, 0)
         [(port, [echo])] = self.receive_all(1).items()
         self.assertEqual(port, HOST_PORT)
-        self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id, ev)
+        self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id,
+                         ev | (ECHO_TOOK_OUT if digest else 0))
         if digest:
             self.verify_digest(DIGEST, [event(ev, ASSUMED_BAD, 1)])
 

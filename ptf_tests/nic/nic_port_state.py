@@ -21,6 +21,7 @@ from nic_base import (
 from ptf.testutils import group, verify_no_other_packets
 from scapy.layers.l2 import Ether
 
+from mrc_transport.sender import ECHO_TOOK_OUT
 from mrc_transport.wire import BTH, PETH, Opcode, nack_fields, sack_fields
 from ptf_tests.base import autocleanup
 
@@ -178,7 +179,8 @@ class PortDownLossNotChargedTest(PortStateTest):
             self.report(3)
             [(port, [echo])] = self.receive_all(1).items()
             self.assertEqual(port, HOST_PORT)
-            self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id, sent[3][1])
+            self.assertEqual(PETH(bytes(Ether(echo)[BTH].payload)).probe_id,
+                             ECHO_TOOK_OUT | sent[3][1])
             self.verify_digest(DIGEST, [{"conn": CONN, "profile": PROFILE, "ev": sent[3][1],
                                          "state": ASSUMED_BAD, "drops": 1}])
             self.assertEqual(self.count("report_port_down"), 2)

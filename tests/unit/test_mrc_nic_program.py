@@ -61,6 +61,9 @@ from softswitch.ir.checked import CheckedProgram
 
 OP_EV_REPORT = 0xDF          # host -> own NIC only (p4src/include/mrc_headers.p4)
 REPORT_PROBE_FLAG = 0x8000
+REPORT_QUERY_FLAG = 0x4000   # a query about the EV a PSN left on
+ECHO_TOOK_OUT = 0x2000       # in a report's echo: it took the EV out of service
+ANSWER_EV_GOOD = 0x2000      # in a query's answer: the EV is GOOD, passed over on the bad path
 ALWAYS = 0xFFFFFFFF          # loss injector threshold: every packet
 
 
@@ -163,6 +166,10 @@ class Nic:
     def report_loss(self, psn: int) -> list[OutputPacket]:
         """The host's timer: the packet with `psn` got no SACK and no NACK."""
         return self._to_own_nic(OP_EV_REPORT, psn, 0)
+
+    def query(self, psn: int) -> list[OutputPacket]:
+        """The host asks whether `psn` left on an EV out of service now."""
+        return self._to_own_nic(OP_EV_REPORT, psn, REPORT_QUERY_FLAG)
 
     def report_probe_timeout(self, slot: int) -> list[OutputPacket]:
         return self._to_own_nic(OP_EV_REPORT, 0, REPORT_PROBE_FLAG | slot)
@@ -588,9 +595,9 @@ def events(nic: Nic) -> list[tuple[int, ...]]:
 
 def test_a_loss_the_host_reports_makes_the_slot_that_carried_it_assumed_bad(a: Nic) -> None:
     sent = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
-    echo = one(a.report_loss(3))   # back to the host, naming the EV
+    echo = one(a.report_loss(3))   # back to the host, naming the EV it took out
     assert echo.port == HOST_PORT
-    assert PETH(bytes(Ether(echo.data)[BTH].payload)).probe_id == sent[3]
+    assert PETH(bytes(Ether(echo.data)[BTH].payload)).probe_id == ECHO_TOOK_OUT | sent[3]
     assert a.ev_state(sent[3]) == ASSUMED_BAD and a.count("host_report") == 1
     assert events(a) == [(A.conn, 1, sent[3], ASSUMED_BAD, 1)]   # one drop counted
     later = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)]
@@ -632,6 +639,43 @@ def answer_probe(a: Nic, b: Nic, slot: int) -> dict:
     got = sack_fields(sack)
     assert got is not None
     return got
+
+
+def probe_id(out: OutputPacket) -> int:
+    assert out.port == HOST_PORT
+    return int(PETH(bytes(Ether(out.data)[BTH].payload)).probe_id)
+
+
+def test_an_echo_says_whether_its_report_took_the_ev_out(a: Nic) -> None:
+    for psn in range(EV_COUNT + 4):
+        one(a.write(psn))
+    assert probe_id(one(a.report_loss(3))) == ECHO_TOOK_OUT | 3
+    assert probe_id(one(a.report_loss(11))) == 3   # PSN 11 went on EV 3 too: out already
+
+
+def test_a_query_is_answered_when_its_psns_ev_is_out_of_service(program: CheckedProgram) -> None:
+    a = Nic(program, A, B, ev_min_active=2)
+    a.set_path(4, 0, t1_index=1)   # EV 4 on EV 2's path
+    for psn in range(EV_COUNT):
+        one(a.write(psn))          # PSN p on EV p
+    assert [a.query(psn) for psn in range(EV_COUNT)] == [[]] * EV_COUNT   # all in service
+    one(a.report_loss(2))          # EV 2 out, its path bad
+    answers = {psn: [probe_id(o) for o in a.query(psn)] for psn in range(EV_COUNT)}
+    # PSN 2 left on EV 2 (ASSUMED_BAD), PSN 4 on EV 4 (GOOD, but on the bad path: the host is
+    # to report it): answered, naming the EV; the rest are in service: dropped.
+    assert answers == {p: {2: [REPORT_QUERY_FLAG | 2],
+                           4: [REPORT_QUERY_FLAG | ANSWER_EV_GOOD | 4]}.get(p, [])
+                       for p in answers}
+    assert a.count("query_out") == 2 and a.count("query_in_service") == EV_COUNT + 6
+    assert a.ev_state(4) == GOOD and events(a) == [(A.conn, 1, 2, ASSUMED_BAD, 1)]
+    # A query changes nothing: no loss counted, no state, no event.
+    assert a.count("host_report") == 1 and a.ev_state(2) == ASSUMED_BAD
+
+
+def test_a_query_naming_a_probe_too_is_malformed(a: Nic) -> None:
+    one(a.write(0))
+    assert a._to_own_nic(OP_EV_REPORT, 0, REPORT_QUERY_FLAG | REPORT_PROBE_FLAG | 1) == []
+    assert a.count("rx_malformed") == 1 and a.count("query_out") == 0
 
 
 def test_probes_bring_an_assumed_bad_slot_back_after_k_answers_in_a_row(program) -> None:  # type: ignore[no-untyped-def]

@@ -49,6 +49,9 @@ from softswitch.p4info.builder import build_p4info
 TNA_PROGRAM = PROGRAM.parent / "tna" / "mrc_nic.p4"
 OP_EV_REPORT = 0xDF
 REPORT_PROBE_FLAG = 0x8000
+REPORT_QUERY_FLAG = 0x4000
+ECHO_TOOK_OUT = 0x2000
+ANSWER_EV_GOOD = 0x2000
 CONN_CELLS = 256
 
 
@@ -373,6 +376,27 @@ def test_skip_assumed_bad_refill_probes_and_reports(programs: dict[str, CheckedP
             over_the_wire(run, f"psn {later}", a, run.step(f"write {later}", a.write(later)))
 
     compare(programs, scenario)
+
+
+def test_reports_echo_whether_they_took_the_ev_out_and_queries_name_out_of_service_evs(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    def scenario(run: Run) -> None:
+        a = run.a
+        a.set_path(4, 0, 1)   # EV 4 on EV 2's path
+        rotation_over_the_wire(run)
+        for psn in range(EV_COUNT):   # all in service: no answer
+            run.step(f"query {psn}", a.to_own_nic(OP_EV_REPORT, psn, REPORT_QUERY_FLAG))
+        run.step("report psn 2", a.to_own_nic(OP_EV_REPORT, 2, 0))   # echo: took EV 2 out
+        run.step("report psn 2 again", a.to_own_nic(OP_EV_REPORT, 2, 0))   # echo: out already
+        for psn in range(EV_COUNT):   # PSN 2 (ASSUMED_BAD) and 4 (on the bad path) answered
+            run.step(f"query {psn} again", a.to_own_nic(OP_EV_REPORT, psn, REPORT_QUERY_FLAG))
+
+    v1 = compare(programs, scenario)
+    echoes = [int.from_bytes(Ether(d)[BTH].payload.load[:2]) for name, outs in v1.log
+              if name.startswith(("report", "query")) for _, d in outs]
+    assert echoes == [ECHO_TOOK_OUT | 2, 2, REPORT_QUERY_FLAG | 2,
+                      REPORT_QUERY_FLAG | ANSWER_EV_GOOD | 4]
 
 
 def test_a_late_packet_undoes_the_loss_that_took_its_ev_out(

@@ -30,7 +30,13 @@ from test_mrc_nic_program import (
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.host import Host
 from mrc_transport.receiver import Receiver
-from mrc_transport.sender import OP_EV_REPORT, RetryLimitExceeded, Sender
+from mrc_transport.sender import (
+    ECHO_TOOK_OUT,
+    OP_EV_REPORT,
+    REPORT_QUERY_FLAG,
+    RetryLimitExceeded,
+    Sender,
+)
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -74,6 +80,7 @@ class Link:
         self.filter = wire_filter
         self.now = 0
         self.echoes: dict[Side, list[int]] = {A: [], B: []}   # EVs the NICs' echoes named
+        self.answers: dict[Side, list[int]] = {A: [], B: []}  # EVs the query answers named
         self.completions: dict[Side, list[tuple[int, int, int, int | None]]] = {A: [], B: []}
         self._wire: list[tuple[Side, int, bytes]] = []
 
@@ -92,7 +99,11 @@ class Link:
         for out in self.nics[side].sw.process_packet(port, frame):
             if out.port == HOST_PORT:
                 if out.data[BTH_AT - 40] == OP_EV_REPORT:   # no outer header towards the host
-                    self.echoes[side].append(int.from_bytes(out.data[BTH_AT - 28:BTH_AT - 26]))
+                    probe_id = int.from_bytes(out.data[BTH_AT - 28:BTH_AT - 26])
+                    if probe_id & REPORT_QUERY_FLAG:
+                        self.answers[side].append(probe_id & 0xFF)
+                    else:
+                        self.echoes[side].append(probe_id & ~ECHO_TOOK_OUT)
                 self.hosts[side].on_frame(out.data, self.now)
             elif (passed := out.data if self.filter is None else self.filter(out.data)):
                 self._wire.append((peer, out.port, passed))
@@ -298,6 +309,40 @@ def test_one_percent_random_loss_on_every_plane(make_link: MakeLink) -> None:
     repaired = sum(link.counters(side)[cause] for side in (A, B) for cause in
                    ("sack_hole", "timeout"))
     assert repaired >= lost["data"]
+
+
+def test_what_went_on_an_ev_with_its_path_is_resent_once_that_ev_is_out(
+        make_link: MakeLink) -> None:
+    # A's EV 3 turns into a blackhole after its first packets (as a cable that goes silent): the
+    # first losses found on it (SACK holes past reorder_us) are reported and take the EV out; the
+    # NIC's echo says so, and A asks its NIC about each packet in flight: those that went on EV 3
+    # go again at once, not each after its own reordering allowance.
+    dead = compact_ev(1, 3)   # EV 3 is in plane 1 (3 mod 2)
+    seen = {"ev3": 0}
+    lost: list[int] = []
+
+    def blackhole(frame: bytes) -> bytes | None:
+        if flow_label(frame) != dead or not is_data(frame):
+            return frame
+        seen["ev3"] += 1
+        if seen["ev3"] <= 3:
+            return frame
+        lost.append(psn_of(frame))
+        return None
+
+    link = make_link(blackhole)
+    data = payload(128 * KIB)
+    link.hosts[A].sender.write(data, VA)
+    link.run()
+    assert received(link, B, data) == data
+    counters = link.counters()
+    assert len(lost) >= 3, lost
+    # The holes one poll found were reported (their echoes name EV 3, the first one took it
+    # out); every later loss went by the NIC's answer, resent once, unreported.
+    reports = counters["reports"]
+    assert counters["sack_hole"] == reports and counters["path_out"] == len(lost) - reports > 0
+    assert counters["retransmitted"] == len(lost)
+    assert link.echoes[A] == [3] * reports and link.answers[A] == [3] * (len(lost) - reports)
 
 
 @pytest.mark.parametrize(("psn", "cause"), [(5, "sack_hole"), (31, "timeout")])

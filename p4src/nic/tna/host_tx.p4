@@ -249,6 +249,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             report_end.apply(meta, allowed);
             bit<8> before = state_move.execute(cells + (bit<32>)meta.ev);
             report_done.apply(meta, before, allowed);
+            meta.report_took_out = allowed && before != (bit<8>)EV_ASSUMED_BAD;
             // A loss by PSN may be undone by that PSN's late arrival; an unanswered probe may not.
             retire_arg = (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
                          ? 32w0 : nic_psn_mark(hdr.bth.psn);
@@ -267,8 +268,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             if (names_ev && named_ev >= (bit<16>)meta.ev_mask + 1 + ev_span) {
                 meta.malformed = true;   // no such EV: nothing to probe, nothing to take out
             } else if (hdr.bth.opcode == OP_EV_REPORT) {
-                // A loss the host's timer found: the EV its PSN left on, or the probed EV.
+                // A loss the host's timer found: the EV its PSN left on, or the probed EV; or
+                // a query about the EV a PSN left on (v1model's HostQuery).
                 meta.host_report = true;
+                meta.host_query = (hdr.peth.probe_id & REPORT_QUERY_FLAG) != 0;
                 if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
                     meta.ev = hdr.peth.probe_id[7:0];
                 } else {
@@ -280,7 +283,21 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 report_down = meta.local_down | peer_read.execute((bit<32>)meta.conn);
                 report_plane = meta.ev & (meta.planes - 1);
                 meta.report_port_down = report_plane_down.apply().hit;
-                if (meta.report_port_down) {
+                if (meta.host_query) {
+                    // Out of service now: ASSUMED_BAD, on the bad path, or its plane down.
+                    meta.ev_from = EV_FROM_NONE;   // a read
+                    bit<8> state = state_move.execute(cells + (bit<32>)meta.ev);
+                    bit<32> seen = seen_read.execute(cells + (bit<32>)meta.ev);
+                    bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
+                    bool gone = meta.report_port_down || state == (bit<8>)EV_ASSUMED_BAD;
+                    meta.query_good = !gone && suspect != 0 && seen == suspect;
+                    meta.query_out = gone || meta.query_good;
+                    if (meta.query_out) {
+                        NIC_COUNT(NIC_QUERY_OUT);
+                    } else {
+                        NIC_COUNT(NIC_QUERY_IN_SERVICE);
+                    }
+                } else if (meta.report_port_down) {
                     NIC_COUNT(NIC_REPORT_PORT_DOWN);
                 } else {
                     report_begin.apply(meta, true);

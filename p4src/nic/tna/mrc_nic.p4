@@ -207,13 +207,27 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 host_tx.apply(hdr, meta);
                 if (meta.malformed) {
                     drop_malformed();   // a probe or report naming an EV the connection lacks
+                } else if (meta.host_query) {
+                    // Answered only when its EV is out of service (counted by HostTx).
+                    if (meta.query_out) {
+                        hdr.peth.probe_id = REPORT_QUERY_FLAG | (bit<16>)meta.ev;
+                        if (meta.query_good) {
+                            hdr.peth.probe_id = hdr.peth.probe_id | ANSWER_EV_GOOD;
+                        }
+                        ig_tm_md.ucast_egress_port = NIC_HOST_PORT;
+                    } else {
+                        NIC_DROP();
+                    }
                 } else if (meta.host_report && meta.report_port_down) {
                     NIC_DROP();   // not the EV's loss: nothing to probe (counted by HostTx)
                 } else if (meta.host_report) {
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), from the
-                    // pass that ends it.
+                    // pass that ends it, and whether it took the EV out of service.
                     if (!meta.resubmit) {
                         hdr.peth.probe_id = (bit<16>)meta.ev;
+                        if (meta.report_took_out) {
+                            hdr.peth.probe_id = hdr.peth.probe_id | ECHO_TOOK_OUT;
+                        }
                         ig_tm_md.ucast_egress_port = NIC_HOST_PORT;
                     }
                 } else if (meta.no_port) {

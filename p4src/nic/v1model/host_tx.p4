@@ -50,10 +50,11 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else if (hdr.bth.opcode == OP_EV_REPORT) {
             // A loss the host's timer found: the EV its PSN left on, or the probed EV.
             meta.host_report = true;
+            meta.host_query = (hdr.peth.probe_id & REPORT_QUERY_FLAG) != 0;
             if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
                 meta.ev = hdr.peth.probe_id[7:0];
-                meta.malformed = !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
-                                                (bit<16>)hdr.peth.probe_id[14:0]);
+                meta.malformed = meta.host_query || !nic_ev_in_set(
+                    meta.ev_mask, meta.backups, meta.planes, (bit<16>)hdr.peth.probe_id[14:0]);
             } else {
                 psn_ev.read(meta.ev,
                             (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
@@ -187,6 +188,38 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         }
         if (meta.slot_chosen) {
             ev_path.apply();   // once: p4c applies each table at most once
+        }
+    }
+}
+
+// A query from the host about a PSN in flight (an OP_EV_REPORT with REPORT_QUERY_FLAG; meta.ev:
+// the EV its latest transmission left on, psn_ev): is that EV out of service now — ASSUMED_BAD,
+// on the connection's bad path, or in a plane whose port is down at either end? Then what went
+// on it is lost with it (a blackhole, a cut): the query goes back to the host naming the EV, and
+// the host resends the packet at once instead of after its reordering allowance (and reports
+// its loss when the EV is GOOD, only passed over on the bad path: ANSWER_EV_GOOD). Else dropped.
+control HostQuery(inout nic_headers_t hdr, in nic_metadata_t meta,
+                  inout standard_metadata_t standard_metadata) {
+    apply {
+        bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+        bit<2> state;
+        ev_state.read(state, cell);
+        bit<20> seen;
+        ev_path_seen.read(seen, cell);
+        bit<20> suspect;
+        bad_path.read(suspect, (bit<32>)meta.conn);
+        if (state == EV_ASSUMED_BAD || meta.report_port_down) {
+            hdr.peth.probe_id = REPORT_QUERY_FLAG | (bit<16>)meta.ev;
+            standard_metadata.egress_spec = NIC_HOST_PORT;
+            nic_counter.count(NIC_QUERY_OUT);
+        } else if (suspect != 0 && seen == suspect) {
+            // Its own state says nothing yet: the host's report of this loss will.
+            hdr.peth.probe_id = REPORT_QUERY_FLAG | ANSWER_EV_GOOD | (bit<16>)meta.ev;
+            standard_metadata.egress_spec = NIC_HOST_PORT;
+            nic_counter.count(NIC_QUERY_OUT);
+        } else {
+            mark_to_drop(standard_metadata);
+            nic_counter.count(NIC_QUERY_IN_SERVICE);
         }
     }
 }
