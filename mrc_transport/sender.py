@@ -63,9 +63,8 @@ _NACK_CAUSE: Final = {
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
                    "reports", "unreported", "path_out", "path_out_reported", "queries",
-                   "gave_up", "probes",
-                   "probe_answers",
-                   "probe_timeouts", "echoes", "ignored", "spurious", "ghost")
+                   "gave_up", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored",
+                   "spurious", "ghost")
 
 
 class TransportError(Exception):
