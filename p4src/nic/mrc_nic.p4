@@ -60,19 +60,14 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 } else if (meta.host_report) {
                     // A loss by PSN may be undone by that PSN's late arrival; an unanswered
                     // probe may not.
-                    bit<32> cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
-                    bit<2> before;
-                    ev_state.read(before, cell);
                     report_loss.apply(meta, true,
                                       (hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0
                                       ? 32w0 : nic_psn_mark(hdr.bth.psn));
-                    bit<2> after;
-                    ev_state.read(after, cell);
                     // Back to the host, naming the EV (the host knows PSNs, not EVs), so that
                     // it can pace probes of it; and whether this report took it out of service
                     // (then the host asks which of its packets in flight went on it).
                     hdr.peth.probe_id = (bit<16>)meta.ev;
-                    if (before != EV_ASSUMED_BAD && after == EV_ASSUMED_BAD) {
+                    if (meta.report_took_out) {
                         hdr.peth.probe_id = hdr.peth.probe_id | ECHO_TOOK_OUT;
                     }
                     standard_metadata.egress_spec = NIC_HOST_PORT;

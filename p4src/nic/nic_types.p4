@@ -231,7 +231,7 @@ struct nic_metadata_t {
     bool        host_query;      // ... or a query about a PSN's EV (REPORT_QUERY_FLAG)
     bool        query_out;       // TNA: the query's answer (its EV is out of service)
     bool        query_good;      // TNA: ... only for being on the bad path (ANSWER_EV_GOOD)
-    bool        report_took_out; // TNA: the report took its EV out of service
+    bool        report_took_out; // the report took its EV out of service (the echo says so)
     bool        report_port_down;   // ... on an EV whose plane's port is down (either end)
     bit<32>     now_us;          // the ingress timestamp (µs; TNA: 1.024 µs) for ev_ce_at
     bit<32>     path_key;        // TNA: a path for ev_path_seen / bad_path (PATH_SEEN marked)

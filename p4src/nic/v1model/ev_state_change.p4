@@ -64,7 +64,8 @@ control EvRefill(in nic_metadata_t meta) {
 // ALWAYS_SKIP. `retire`: what retire_psn remembers (EvLateArrival) when the EV was not out yet:
 // a reported PSN << 8 | PSN_SENT; 0 (forget) for the rest, and for anything on an EV out
 // already: only a loss that stands alone may be undone by its packet's late arrival.
-control EvMarkBad(in nic_metadata_t meta, in bool loss, in bit<32> retire) {
+// meta.report_took_out: this call took the EV out of service.
+control EvMarkBad(inout nic_metadata_t meta, in bool loss, in bit<32> retire) {
     EvRefill() refill;
 
     apply {
@@ -84,6 +85,7 @@ control EvMarkBad(in nic_metadata_t meta, in bool loss, in bit<32> retire) {
             bad_count.read(bad_now, (bit<32>)meta.conn);
             if ((bit<16>)meta.ev_mask + 1 - bad_now > (bit<16>)meta.ev_min_active) {
                 ev_state.write(cell, EV_ASSUMED_BAD);
+                meta.report_took_out = true;
                 bad_count.write((bit<32>)meta.conn, bad_now + 1);
                 nic_counter.count(NIC_EV_ASSUMED_BAD);
                 digest<ev_event_t>(1, {meta.conn, meta.profile, meta.ev, EV_ASSUMED_BAD,

@@ -53,8 +53,9 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             meta.host_query = (hdr.peth.probe_id & REPORT_QUERY_FLAG) != 0;
             if ((hdr.peth.probe_id & REPORT_PROBE_FLAG) != 0) {
                 meta.ev = hdr.peth.probe_id[7:0];
-                meta.malformed = meta.host_query || !nic_ev_in_set(
-                    meta.ev_mask, meta.backups, meta.planes, (bit<16>)hdr.peth.probe_id[14:0]);
+                // (with REPORT_QUERY_FLAG too, bit 14 puts the EV past any set: malformed)
+                meta.malformed = !nic_ev_in_set(meta.ev_mask, meta.backups, meta.planes,
+                                                (bit<16>)hdr.peth.probe_id[14:0]);
             } else {
                 psn_ev.read(meta.ev,
                             (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
