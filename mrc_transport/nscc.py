@@ -33,6 +33,7 @@ from typing import Final
 
 HEADER_BYTES: Final = 64           # per-packet overhead counted against the window
 REFERENCE_BDP: Final = 150_000     # bytes: 100 Gb/s x 12 µs, the spec's scaling reference
+REFERENCE_MTU: Final = 4096        # the MTU the spec's table (Table 3-82) is written for
 REFERENCE_RTT_US: Final = 12.0
 FAST_INCREASE_DELAY_US: Final = 1.0   # "delay ~ 0" for fast increase (uet-htsim)
 ALGORITHMS: Final = ("fixed", "uet-1.0-nscc")
@@ -44,7 +45,12 @@ class NsccConfig:
     here, not ns). None: the spec's default, scaled (§3.6.13.3, Table 3-82) from
     `linkspeed_gbps` (the NIC's, all planes: one window spans them) and `base_rtt_us` (the
     unloaded RTT of an MTU packet over the longest path): BDP = linkspeed x base_rtt,
-    a = BDP / 150 kB, b = target_delay / 12 µs."""
+    a = BDP / reference_bdp (150 kB), b = target_delay / 12 µs.
+
+    `reference_bdp` is the spec's 150 kB unless a scale model says otherwise: the spec's gains
+    are so many MTUs x a per RTT, written for 4 KiB packets, so a fabric emulated with smaller
+    packets (and slower links) keeps the spec's dynamics (gains per RTT as a share of the BDP)
+    only with the reference in packets too: `scaled_reference_bdp(mtu)`."""
 
     base_rtt_us: float
     linkspeed_gbps: float
@@ -63,6 +69,7 @@ class NsccConfig:
     fi_scale: float = 0.25                          # fast increase: x a
     eta: float = 0.15                               # per adjust period: x MTU x a
     delay_alpha: float = 0.0125                     # avg_delay EWMA gain per ACK (uet-htsim)
+    reference_bdp: float = REFERENCE_BDP            # bytes: what a = 1 means
 
     def __post_init__(self) -> None:
         if self.base_rtt_us <= 0 or self.linkspeed_gbps <= 0 or self.mtu <= 0:
@@ -71,6 +78,8 @@ class NsccConfig:
             raise ValueError("target_delay_us must be positive")
         if not 0 < self.max_md_jump <= 1 or not 0 <= self.gamma <= 1:
             raise ValueError("max_md_jump must be in (0, 1], gamma in [0, 1]")
+        if self.reference_bdp <= 0:
+            raise ValueError("reference_bdp must be positive")
         if self.max_cwnd is not None and self.max_cwnd < self.packet_bytes:
             raise ValueError(f"max_cwnd below one packet ({self.packet_bytes} bytes)")
 
@@ -88,6 +97,12 @@ class NsccConfig:
         if self.target_delay_us is not None:
             return self.target_delay_us
         return self.base_rtt_us * (0.75 if self.trimming else 1.0)
+
+
+def scaled_reference_bdp(mtu: int) -> float:
+    """The spec's reference BDP in packets rather than bytes (150 kB is 36.6 packets of
+    4 KiB): for a scale model of the spec's fabric that sends `mtu`-byte packets."""
+    return REFERENCE_BDP * mtu / REFERENCE_MTU
 
 
 class Nscc:
@@ -109,7 +124,7 @@ class Nscc:
         self._fixed_max = c.max_cwnd
         self.max_cwnd = self._max_for(self.base_rtt)
         self.cwnd = float(self.max_cwnd)   # the spec starts at MaxWnd
-        a = c.bdp() / REFERENCE_BDP
+        a = c.bdp() / c.reference_bdp
         b = self.target / REFERENCE_RTT_US
         self.fi = c.fi * c.mtu * a
         self.fi_scale = c.fi_scale * a

@@ -13,7 +13,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
 from mrc_transport.config import ConnectionConfig
-from mrc_transport.nscc import HEADER_BYTES, Nscc, NsccConfig
+from mrc_transport.nscc import HEADER_BYTES, Nscc, NsccConfig, scaled_reference_bdp
 from mrc_transport.sender import Sender
 from mrc_transport.wire import BTH, NETH, SETH, CCState, NackReason, Opcode, SackM
 
@@ -56,6 +56,32 @@ def test_defaults_scale_with_the_bdp() -> None:
     assert fast.fi == pytest.approx(4 * cc.fi)
     assert Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, trimming=False)).target == 8.0
 
+
+
+def test_a_scale_model_with_small_packets_keeps_the_specs_gains_per_bdp() -> None:
+    # The spec's fabric (100 Gb/s, 12 µs, 4 KiB) and the emulator's (20 Gb/s over 2 planes,
+    # 8 µs, 1 KiB): with the reference BDP in packets, every gain is the same share of the
+    # BDP per RTT; with it in bytes, the small packets' gains are a quarter of that.
+    spec = Nscc(NsccConfig(base_rtt_us=12.0, linkspeed_gbps=100.0, mtu=4096))
+    model = Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, mtu=MTU,
+                            reference_bdp=scaled_reference_bdp(MTU)))
+    assert scaled_reference_bdp(4096) == 150_000
+    assert spec.fi == pytest.approx(5 * 4096)     # Table 3-82 at a = 1
+
+    def shares(cc: Nscc) -> tuple[float, ...]:
+        bdp = cc.config.bdp()
+        b = cc.target / 12.0   # the spec's b: target delay over 12 µs, absolute time
+        # per RTT: fair +fi, proportional (delay 0) +alpha x target (x b)
+        return (cc.fi / bdp, cc.alpha * cc.target / b / bdp)
+
+    for got, want in zip(shares(model), shares(spec), strict=True):
+        assert got == pytest.approx(want, rel=0.05)
+    # fast increase, x(1 + 0.25 a) per RTT: a is the BDP in packets over the spec's 36.6
+    assert model.fi_scale == pytest.approx(0.25 * (20e3 / MTU) / (150_000 / 4096), rel=0.05)
+    by_bytes = Nscc(TINY)
+    assert by_bytes.fi / TINY.bdp() == pytest.approx(shares(spec)[0] / 4, rel=0.05)
+    with pytest.raises(ValueError, match="reference_bdp"):
+        NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, reference_bdp=0)
 
 def test_no_ecn_and_low_delay_grows_the_window_to_max_and_not_beyond() -> None:
     cc = Nscc(TINY)
