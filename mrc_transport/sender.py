@@ -221,9 +221,9 @@ class Sender:
         self._imm_count = 0
         self._unsent: deque[_Packet] = deque()
         self._flight: Flight[_Packet] = Flight()   # sent, unacknowledged
-        self._highest_sacked = -1
         self._acked_order = -1                     # the latest transmission known to arrive
         self._order = 0
+        self._tail_order = -1                      # the latest resend the tail rule made
         self._messages: deque[_Message] = deque()  # not completed yet, in MSN order
         self._completed: list[int] = []
         self._probes: dict[int, _Probe] = {}
@@ -460,8 +460,9 @@ class Sender:
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
-                if ordered:
-                    break   # the first sent once expires first (see _resends)
+                if ordered:   # the first sent once expires first, but for the latest sent
+                    due = min(due, self._expiry(next(reversed(flight.fresh.values()))))
+                    break   # (see _resends)
             soonest = self._soonest_expiry() if flight.resent else 0
             for pkt in flight.resent.values():
                 if ordered and pkt.sent_at + soonest >= due:
@@ -542,6 +543,10 @@ class Sender:
             if (cause := self._resend_cause(pkt, now, base)) is not None:
                 found.append((pkt, cause))
             elif ordered:
+                # (and the latest sent, which the tail rule may make due before the rest)
+                last = next(reversed(flight.fresh.values()))
+                if last is not pkt and (cause := self._resend_cause(last, now, base)):
+                    found.append((last, cause))
                 break
         latest = now - self._soonest_expiry()
         for pkt in flight.resent.values():
@@ -574,13 +579,22 @@ class Sender:
         to resend (None: it is no hole now); the one rule of _resend_cause and
         next_deadline_us."""
         timeout = pkt.sent_at + self.rto.timer_us(pkt.timeouts)
-        # A hole: SACKed PSNs beyond it, one of them sent after it (so not merely overtaken by
-        # a later SACK of an older transmission), the packet unanswered reorder_us past the
-        # round trip of the latest one answered (spraying reorders: a packet queued on one
-        # plane is overtaken by the ones sent after it on another; and with queues on every
-        # path a fixed age would call every reordering a loss). A resend is a hole again by
-        # the same rule: `order` and `sent_at` are its own.
-        if pkt.seq < self._highest_sacked and pkt.order < self._acked_order:
+        # A hole (RFC 8985's RACK, by time sent, not by PSN): a transmission sent after it was
+        # answered, and the packet is unanswered reorder_us past the round trip of the latest
+        # one answered (spraying reorders: a packet queued on one plane is overtaken by the
+        # ones sent after it on another; and with queues on every path a fixed age would call
+        # every reordering a loss). A resend is a hole again by the same rule: `order` and
+        # `sent_at` are its own. The latest transmission of all has nothing after it to be
+        # overtaken by (a message's last packet; a resend while the window waits on it): by
+        # the same allowance it goes again (RACK-TLP's tail loss probe, here the packet
+        # itself), so that the retransmission timer is the last resort, not the rule (once
+        # something was answered: before, no round trip says what the allowance is; and once
+        # in a row, and not for a packet the timer has resent: a tail resend unanswered is the
+        # retransmission timer's, which backs off).
+        if pkt.order < self._acked_order or (pkt.order == self._order - 1
+                                              and self._acked_order >= 0
+                                              and pkt.order != self._tail_order
+                                              and not pkt.timeouts):
             return timeout, pkt.sent_at + self._reorder_us() + self._acked_rtt
         return timeout, None
 
@@ -635,6 +649,7 @@ class Sender:
             self._answered_at = now
 
     def _transmit(self, pkt: _Packet, now: int, frames: list[bytes], cause: str | None) -> None:
+        tail = False
         if cause is None:
             self.counters["sent"] += 1
             if not self._flight.by_seq:
@@ -655,6 +670,8 @@ class Sender:
                 # The connection's timer doubles after this poll: the packets that time out
                 # with this one all go now.
                 self._timed_out = max(self._timed_out, pkt.timeouts)
+            # (a "hole" no answered transmission overtook: the tail rule's)
+            tail = cause == "sack_hole" and pkt.order >= self._acked_order
             self._flight.resent_at(pkt.seq, pkt, now)
             pkt.suspected = cause == "path_out"
             pkt.frame = set_retransmit(pkt.frame)
@@ -662,6 +679,8 @@ class Sender:
             self.counters[cause] += 1
         pkt.sent_at = now
         pkt.order = self._order
+        if tail:
+            self._tail_order = pkt.order
         self._order += 1
         frames.append(pkt.frame)
         self.transmitter.carry(len(pkt.frame), now)
@@ -744,7 +763,6 @@ class Sender:
             # the RTO's floor): a queue on one plane is no loss.
             if (spread := self.rto.spread_us()) > self._acked_rtt:
                 self._acked_rtt = spread
-        self._highest_sacked = max(self._highest_sacked, min(highest, self._first_unsent() - 1))
         messages = self._messages
         while messages and messages[0].remaining == 0:
             message = messages.popleft()

@@ -179,8 +179,9 @@ def test_deadlines_give_the_frames_of_polling_every_microsecond(
     def make() -> EventLink:
         nics, hosts = single_hosts(program, window=window)
         # the blackout: the later writes' packets sent in it are lost with nothing after them
-        # to SACK (it lasts long enough for that at either window, whatever the paths chosen)
-        link = EventLink(nics, hosts, lossy(22, dead_until=1500, blackout=(440, 640)))
+        # to SACK, and so is the tail's resend (long enough for that at either window,
+        # whatever the paths chosen): the retransmission timer's turn
+        link = EventLink(nics, hosts, lossy(11, dead_until=1500, blackout=(440, 900)))
         schedule_writes(link, {side: [host.sender] for side, host in hosts.items()})
         return link
 

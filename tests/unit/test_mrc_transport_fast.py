@@ -384,7 +384,7 @@ def feedback(rng: random.Random, initial_psn: int, progress: int = 0) -> bytes:
 
 def sender_state(sender: Sender) -> Any:
     return (sender.counters, sender.probing, sender.done, list(sender.timings),
-            list(sender._flight.by_seq), dict(sender._flight.nacked), sender._highest_sacked,
+            list(sender._flight.by_seq), dict(sender._flight.nacked), sender._tail_order,
             sender._acked_order, {ev: vars(p) for ev, p in sender._probes.items()})
 
 

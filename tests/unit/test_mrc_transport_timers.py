@@ -213,11 +213,16 @@ def test_a_loss_is_reported_unless_a_trim_announced_it() -> None:
     assert sender.next_deadline_us(10) == 50
     assert kinds(sender.poll(50)) == ["report", "data"]
     assert sender.counters["sack_hole"] == 1 and sender.counters["reports"] == 1
+    # PSN 0's resend is the latest transmission: nothing sent after it can overtake it, so
+    # the same allowance later it is a loss again (the tail rule), before any timeout.
+    assert sender.next_deadline_us(50) == 100
+    assert kinds(sender.poll(100)) == ["report", "data"]
+    assert sender.counters["sack_hole"] == 2 and sender.counters["timeout"] == 0
     # PSN 1's resend times out: the trim was its notice (congestion): resent, not reported.
-    assert sender.next_deadline_us(20) == 105
+    assert sender.next_deadline_us(100) == 105
     assert kinds(sender.poll(105)) == ["data"]
     assert sender.counters["timeout"] == 1 and sender.counters["unreported"] == 1
-    assert sender.counters["reports"] == 1
+    assert sender.counters["reports"] == 2
 
 
 def advance(host: NicHost, start: int, until: int) -> None:
@@ -344,9 +349,10 @@ def test_a_spurious_resend_widens_the_reordering_allowance() -> None:
     assert kinds(sender.poll(0)) == ["data"] * 8
     sender.on_parsed(sack(1, 2, 3), 40)                  # RTT 40: SRTT + 4 RTTVAR 120
     assert sender.next_deadline_us() == 0 + 10 + 120
-    assert kinds(sender.poll(130)) == ["report", "data"]
-    sender.on_parsed(sack(1, 2, 3, cumulative=0), 131)   # 1 µs after the resend: spurious
-    assert sender.counters["spurious"] == 1
-    assert sender._reorder_us() == 20                      # 10 + 10, below SRTT (40)
-    sender.on_parsed(sack(4, 5, 7, cumulative=3), 150)     # PSN 6 a hole now
-    assert sender.next_deadline_us() == 0 + 20 + sender._acked_rtt < 500
+    # PSN 0 a hole; PSN 7, the latest sent, the tail (nothing after it to overtake it)
+    assert kinds(sender.poll(130)) == ["report", "data"] * 2
+    sender.on_parsed(sack(1, 2, 3, 7, cumulative=0), 131)  # 1 µs after the resends: spurious
+    assert sender.counters["spurious"] == 2
+    assert sender._reorder_us() == 30                      # 10 + 2 x 10, below SRTT (40)
+    sender.on_parsed(sack(4, 5, cumulative=3), 150)        # PSN 6 a hole now
+    assert sender.next_deadline_us() == 0 + 30 + sender._acked_rtt < 500

@@ -265,14 +265,17 @@ def test_nscc_limits_the_bytes_a_sender_has_in_flight() -> None:
     assert sender.poll(1) == [] and sender.next_deadline_us(1) == 0 + 500   # only the RTO
     sender.on_frame(sack(0, 0), 8)                    # one acknowledged: one more goes
     assert len(sender.poll(8)) == 1
+    # Answered once: the latest sent (PSN 27) has a tail allowance, well before the RTO.
+    tail = sender.next_deadline_us(8)
+    assert 8 < tail < 500
     sender.on_frame(nack(5), 9)                       # a trim: quick adapt or one packet less
     assert sender.cc.cwnd < sender.cc.max_cwnd
     # The trimmed one is resent within the window, as new data (UEC §3.6.12): the window
-    # the trim cut is full, so it waits, and nothing new goes either; only an answer (not
-    # a timer) can open the window before the RTO.
+    # the trim cut is full, so it waits, and nothing new goes either; only an answer (or
+    # the tail's allowance, a loss) can open the window.
     assert sender.cc.inflight + PKT > sender.cc.cwnd
     assert sender.poll(9) == [] and sender.counters["nack_trimmed"] == 0
-    assert sender.next_deadline_us(9) == 0 + 500
+    assert sender.next_deadline_us(9) == tail
     psn = 1
     while not sender.counters["nack_trimmed"]:      # acknowledgements drain the window
         sender.on_frame(sack(psn, psn), 10 + psn)
