@@ -94,6 +94,7 @@ class SackFrame(NamedTuple):
     cack_psn: int
     sack_offset: int
     sack_bitmap: int
+    spdcid: int = 0   # as the NIC hands it over: its loss note (Sender._on_sack)
 
 
 class NackFrame(NamedTuple):
@@ -180,10 +181,10 @@ def parse(frame: bytes) -> Parsed | None:
     if opcode == _SACK:
         if end < AFTER_BTH + 36:   # SETH and CCState
             return None
-        (bits, _, entropy, _, _, cack, _, _, offset,
+        (bits, _, entropy, gap, _, cack, _, _, offset,
          bitmap) = _SETH_CC.unpack_from(frame, AFTER_BTH)
         return SackFrame(qp, psn, bits >> 5 & 3, bits >> 1 & 1, entropy, cack >> 24,
-                         cack & 0xFFFFFF, offset, bitmap)
+                         cack & 0xFFFFFF, offset, bitmap, gap)
     if opcode == _NACK:
         if end < AFTER_BTH + 20:
             return None

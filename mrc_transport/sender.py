@@ -62,7 +62,7 @@ _NACK_CAUSE: Final = {
     NackReason.PSN_OOR_WINDOW: "nack_oor",
 }
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
-                   "reports", "unreported", "path_out", "path_out_reported", "queries",
+                   "reports", "unreported", "path_out", "path_out_reported", "queries", "overtaken",
                    "gave_up", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored",
                    "spurious", "ghost")
 
@@ -166,6 +166,13 @@ class _Probe:
     sent_at: int | None = None    # the request awaiting its answer
 
 
+# Losses (resent whatever the window, reported unless path_out): found by the timer, a SACK
+# hole, the NIC's answer (its EV out of service) or its note (overtaken on its own EV). The last
+# two wait for nothing: poll resends them at once.
+_LOST: Final = frozenset(("timeout", "sack_hole", "path_out", "overtaken"))
+_AT_ONCE: Final = frozenset(("path_out", "overtaken"))
+
+
 def _by_seq(found: tuple[_Packet, str]) -> int:
     return found[0].seq
 
@@ -198,7 +205,8 @@ class Sender:
     `poll` has something to do next without a frame arriving (for a discrete-event loop).
 
     Counters: `sent` first transmissions, `retransmitted` the others, by cause (`nack_trimmed`,
-    `nack_lasthop`, `nack_oor`, `sack_hole`, `timeout`); `reports` loss reports, `probes`,
+    `nack_lasthop`, `nack_oor`, `sack_hole`, `timeout`, `path_out`, `overtaken`); `reports`
+    loss reports, `queries`, `path_out_reported`, `probes`,
     `probe_answers`, `probe_timeouts`, `echoes` (reports the NIC sent back), `ignored` frames,
     `ghost` SACKs that acknowledged a PSN never sent (dropped whole, as InfiniBand drops a ghost
     ACK and TCP an ACK beyond SND.NXT: taking one would complete writes the peer never got).
@@ -312,7 +320,7 @@ class Sender:
             self._timed_out = 0
             cc = self.cc
             for pkt, cause in self._resends(now_us, base):
-                lost = cause == "timeout" or cause == "sack_hole" or cause == "path_out"
+                lost = cause in _LOST
                 if not lost and (waiting or self._nack_waits(pkt.seq, base)):
                     # A NACKed packet is resent as new data is sent, within the window (UEC
                     # §3.6.12: a retransmission counts against cwnd): the trims that cut the
@@ -346,7 +354,7 @@ class Sender:
         if not nacked:
             return None
         return min((seq for seq, cause in nacked.items()
-                    if cause != "path_out" and not self._held(seq, cause, base)), default=None)
+                    if cause not in _AT_ONCE and not self._held(seq, cause, base)), default=None)
 
     def _nack_waits(self, seq: int | None, base: int) -> bool:
         """NACKed packet `seq` (None: none) does not fit NSCC's window and is not the oldest
@@ -455,7 +463,7 @@ class Sender:
                 due = give_up
             if not waits and first_nack is not None:
                 return _NOW
-            if "path_out" in flight.nacked.values():
+            if not _AT_ONCE.isdisjoint(flight.nacked.values()):
                 return _NOW
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
@@ -484,7 +492,7 @@ class Sender:
         elif (sack := sack_fields(pkt)) is not None:
             self._on_sack(sack["cack_psn"], sack["sack_offset"], sack["sack_bitmap"],
                           sack["m"], sack["probe_response"], sack["entropy"], now_us,
-                          sack["psn"])
+                          sack["psn"], sack["spdcid"])
         elif (nack := nack_fields(pkt)) is not None:
             self._on_nack(nack["nack_reason"], nack["nack_psn"])
         elif bth.opcode == OP_EV_REPORT and len(echo := bytes(bth.payload)) >= len(PETH()):
@@ -498,7 +506,8 @@ class Sender:
         self._due = _STALE
         if isinstance(parsed, SackFrame):
             self._on_sack(parsed.cack_psn, parsed.sack_offset, parsed.sack_bitmap, parsed.m,
-                          parsed.probe_response, parsed.entropy, now_us, parsed.psn)
+                          parsed.probe_response, parsed.entropy, now_us, parsed.psn,
+                          parsed.spdcid)
         elif isinstance(parsed, NackFrame):
             self._on_nack(parsed.nack_reason, parsed.nack_psn)
         elif (isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
@@ -695,7 +704,8 @@ class Sender:
             immediate=message.immediate if last else None)
 
     def _on_sack(self, cack_psn: int, sack_offset: int, bitmap: int, m: int,
-                 probe_response: int, entropy: int, now: int, psn: int | None = None) -> None:
+                 probe_response: int, entropy: int, now: int, psn: int | None = None,
+                 lost_gap: int = 0) -> None:
         # The PSNs acknowledged: cack_psn and base + i for each set bit i of the bitmap, where
         # base = cack_psn + sack_offset (wire.psns_acked), each mapped to its seq relative to
         # the oldest unacknowledged one (_seq), all before anything is taken off.
@@ -719,6 +729,20 @@ class Sender:
             return
         flight = self._flight
         in_flight = flight.by_seq
+        # The NIC's note (SETH spdcid, 0: none): the PSN `lost_gap` (signed 16-bit) before the
+        # one this SACK answers went on the same EV just before it, and has not arrived: one
+        # path keeps its packets' order, so it is lost. Believed for the transmission the note
+        # is about: the answered PSN went once (the SACK is that transmission's), the other
+        # has not gone again since.
+        noted: _Packet | None = None
+        if lost_gap and psn is not None and not probe_response:
+            answered = in_flight.get(self._seq(psn))
+            if answered is not None and answered.retries == 0:
+                back = lost_gap - (1 << 16) if lost_gap >= 1 << 15 else lost_gap
+                noted = in_flight.get(self._seq((psn - back) % PSN_MOD))
+                if noted is not None and (noted.order > answered.order
+                                          or noted.seq in flight.nacked):
+                    noted = None
         acked = []
         for seq in in_flight:   # in seq order: everything up to the cumulative point
             if seq > cack:
@@ -763,6 +787,8 @@ class Sender:
             # the RTO's floor): a queue on one plane is no loss.
             if (spread := self.rto.spread_us()) > self._acked_rtt:
                 self._acked_rtt = spread
+        if noted is not None and noted.seq in in_flight:
+            flight.nack(noted.seq, "overtaken")
         messages = self._messages
         while messages and messages[0].remaining == 0:
             message = messages.popleft()

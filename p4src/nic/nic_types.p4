@@ -119,6 +119,30 @@ bit<24> nic_sack_psn(in bit<24> cack_psn, in bit<16> offset) {
     return cack_psn + (offset[15:15] == 1 ? 8w0xFF ++ offset : 8w0 ++ offset);
 }
 
+// Loss by the order of one path (an EV's packets keep their order: one static SRv6 path, one
+// queue class per hop). psn_gap holds, per PSN sent, the distance back to the PSN the same EV
+// carried just before it (signed, within the PSN window; 0: none known); a SACK for a PSN whose
+// predecessor on its EV it reports as not arrived says that predecessor is lost.
+// The gap from `psn` back to `before` (ev_last_psn's mark: PSN << 8 | PSN_SENT, 0: none).
+bit<16> nic_psn_gap(in bit<24> psn, in bit<32> before) {
+    bit<24> d = psn - before[31:8];
+    bit<24> far = d + (bit<24>)PSN_WINDOW;   // d in (-window, window): far in (0, 2 window)
+    return before != 0 && d != 0 && (bit<32>)far < 2 * PSN_WINDOW ? d[15:0] : 16w0;
+}
+
+// The PSN `gap` (nic_psn_gap) back from `psn`.
+bit<24> nic_gap_back(in bit<24> psn, in bit<16> gap) {
+    return psn - (gap[15:15] == 1 ? 8w0xFF ++ gap : 8w0 ++ gap);
+}
+
+// Where a SACK whose bitmap starts right after its cumulative PSN `cack` (sack_offset 1, as
+// this NIC sends them) reports PSN `psn`: 1 + its bit in the bitmap (1..64), or 0 when it is at
+// or before `cack` (arrived) or past the bitmap (not known).
+bit<8> nic_sack_place(in bit<24> psn, in bit<24> cack) {
+    bit<24> past = psn - cack;
+    return (past & 0x800000) == 0 && past != 0 && past <= 64 ? past[7:0] : 8w0;
+}
+
 // Whether feedback is a ghost: it names PSN `named` at or past the mark `sent` (tx_psn_next:
 // the PSN after the furthest one handed over, << 8 | PSN_SENT), or comes before any data at all
 // and is not a probe's `answer` (which names the PSN before the first: nothing).

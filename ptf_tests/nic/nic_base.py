@@ -188,15 +188,16 @@ class NicTest(P4RuntimeTest):
         return self.from_peer(inner, plane, ev, **kw)
 
     def peer_sack(self, ev: int, *, cack: int, m: int = 0, pr: int = 0,
-                  port_state: int = 0, offset: int = 0) -> bytes:
+                  port_state: int = 0, offset: int = 0, spdcid: int = 0) -> bytes:
         """A SACK NIC B sends for our packet with PSN cack + offset, which came over `ev`;
-        `port_state`: B's ports that are down (bit p: plane p)."""
+        `port_state`: B's ports that are down (bit p: plane p); `spdcid`: what B writes there
+        (0: MRC has no PDCs)."""
         plane = ev % PLANES
         inner = (IPv6(src=PEER, dst=ME, nh=17, tc=DSCP_CONTROL << 2)
                  / UDP(sport=0, dport=4791)
                  / BTH(opcode=Opcode.SACK, dest_qp=MY_QP, psn=cack)
                  / SETH(m=m, probe_response=pr, entropy=compact_ev(plane, ev), cack_psn=cack,
-                        ack_psn_offset=offset, port_state=port_state)
+                        ack_psn_offset=offset, port_state=port_state, spdcid=spdcid)
                  / CCState())
         return self.from_peer(inner, plane, 0, dscp=DSCP_CONTROL, ecn=0)
 

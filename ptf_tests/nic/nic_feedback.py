@@ -2,7 +2,8 @@
 loss the host reports make it ASSUMED_BAD (EV event; its slot refilled from the plane's
 backups); probes of it, answered K times in a row, bring it back (EV event), and so, at once,
 does the SACK of the very PSN reported lost, come over that EV after all. The host's queries
-about PSNs in flight are answered for those that left on an EV out of service."""
+about PSNs in flight are answered for those that left on an EV out of service; a SACK whose
+packet's predecessor on its EV has not arrived names that one to the host (overtaken)."""
 
 from __future__ import annotations
 
@@ -124,6 +125,43 @@ class QueryTest(FeedbackTest):
         self.assertEqual(self.count("query_out"), 1)
         self.assertEqual(self.count("host_report"), 1)
         self.verify_no_digest()
+
+
+@group("nic")
+class OvertakenTest(FeedbackTest):
+    """Two rotations: PSN 2 and PSN 10 leave on one EV. The SACK for PSN 10 reports PSN 2 not
+    arrived: one path keeps its order, so PSN 2 is lost, and the SACK the host gets says so
+    (SETH spdcid = 8, the gap back to it). The SACK for PSN 11, whose EV's PSN before it (3)
+    arrived, says nothing, whatever the peer wrote there; nor does a probe's answer. No EV
+    state changes: the host's report of the loss does that."""
+
+    def sack_up(self, ev: int, *, cack: int, offset: int, spdcid: int = 0) -> int:
+        """The spdcid of the SACK our host gets for the peer's SACK (`spdcid` on the wire)."""
+        self.send_packet(PLANE_PORT[ev % 2],
+                         self.peer_sack(ev, cack=cack, offset=offset, spdcid=spdcid))
+        [(port, [data])] = self.receive_all(1).items()
+        self.assertEqual(port, HOST_PORT)
+        fields = sack_fields(data)
+        assert fields is not None
+        return fields["spdcid"]
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.enable_digest(DIGEST)
+        self.configure()
+        first, second = self.rotation(0), self.rotation(EV_COUNT)
+        self.assertEqual(first, second)   # PSN p and p + 8 on one EV
+        with self.case("PSN 2 missing"):
+            self.assertEqual(self.sack_up(second[2], cack=1, offset=9), EV_COUNT)
+        with self.case("PSN 3 arrived"):
+            self.assertEqual(self.sack_up(second[3], cack=3, offset=8, spdcid=0x1234), 0)
+        with self.case("a probe's answer"):
+            self.send_packet(PLANE_PORT[second[2] % 2],
+                             self.peer_sack(second[2], cack=1, offset=9, pr=1))
+            [(port, [data])] = self.receive_all(1).items()
+            self.assertEqual((port, sack_fields(data)["spdcid"]), (HOST_PORT, 0))
+        self.verify_no_digest()
+        self.assertEqual(self.count("host_report"), 0)
 
 
 class LateArrivalTest(FeedbackTest):

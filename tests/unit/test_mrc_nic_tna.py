@@ -760,3 +760,70 @@ def test_an_ev_back_before_its_slot_is_met_keeps_it_on_tna(
     # at the rotation's next visit, and EV 3 came back first.
     assert got["v1model"] == [0, 1, 2, 9, 4, 5, 6, 7]
     assert got["tna"] == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+# -- loss by one path's order -----------------------------------------------------------------
+
+
+def sack_notes(run: Run) -> dict[int, int]:
+    """The SACKs A's NIC handed its host: acknowledged PSN -> SETH spdcid (the NIC's note)."""
+    notes = {}
+    for name, outputs in run.log:
+        for port, data in outputs:
+            pkt = Ether(data)
+            if port == HOST_PORT and "gets feedback" in name and pkt.haslayer(SETH):
+                seth = pkt[SETH]
+                notes[(seth.cack_psn + seth.ack_psn_offset) % (1 << 24)] = seth.spdcid
+    return notes
+
+
+def two_rotations_one_lost(run: Run, lost: int) -> None:
+    """A's PSNs 0 .. 2 EV_COUNT - 1 to B (two rotations: PSN p and p + EV_COUNT share an EV),
+    PSN `lost` lost on the wire, and B's SACKs back."""
+    for psn in range(2 * EV_COUNT):
+        over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn),
+                      lambda i, d, psn=psn: None if psn == lost else d)
+
+
+def test_a_sack_names_the_packet_its_ev_carried_before_when_that_did_not_arrive(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    # PSN 2 lost: the SACK for PSN 10 (EV 2's next packet) reports it missing; the host is
+    # told the gap back to it (8), on both architectures; every other SACK says nothing.
+    run = compare(programs, lambda run: two_rotations_one_lost(run, 2))
+    notes = sack_notes(run)
+    assert notes.pop(10) == EV_COUNT
+    assert set(notes) == set(range(2 * EV_COUNT)) - {2, 10} and set(notes.values()) == {0}
+
+
+def test_a_lost_resend_is_named_by_the_next_packet_on_its_ev_and_wire_notes_are_not_kept(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    def scenario(run: Run) -> None:
+        two_rotations_one_lost(run, 2)
+        # PSN 2 resent and lost again, then a third rotation: the packet after the resend on
+        # its EV names it (a gap back past older PSNs: a resend's turn on the path is its own).
+        over_the_wire(run, "resend", run.a, run.a.write(2, retransmit=True), lambda i, d: None)
+        for psn in range(2 * EV_COUNT, 3 * EV_COUNT):
+            over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn))
+        # A SACK whose spdcid a peer set itself: what the host gets says nothing.
+        [out] = [o for o in run.a.write(3 * EV_COUNT) if o.port != HOST_PORT]
+        [sack] = [o for o in run.step("psn 24: B gets it", run.b.sw.process_packet(
+            out.port, out.data)) if o.port != HOST_PORT]
+        pkt = Ether(sack.data)
+        pkt[SETH].spdcid = 0x1234
+        run.step("psn 24: A gets feedback", run.a.sw.process_packet(
+            sack.port, resealed(bytes(pkt))))
+
+    notes = sack_notes(compare(programs, scenario))
+    assert notes.pop(10) == EV_COUNT
+    [(named_by, gap)] = [(psn, gap) for psn, gap in notes.items() if gap]
+    assert named_by > 2 * EV_COUNT and named_by - gap == 2
+    assert notes[3 * EV_COUNT] == 0
+
+
+def test_oblivious_spraying_keeps_no_paths_order(programs: dict[str, CheckedProgram]) -> None:
+    # ev_min_active = the whole set (the spray mode): no EV is ever passed over, and no note.
+    run = compare(programs, lambda run: two_rotations_one_lost(run, 2), ev_min_active=EV_COUNT)
+    notes = sack_notes(run)
+    assert 10 in notes and set(notes.values()) == {0}

@@ -307,7 +307,7 @@ def test_one_percent_random_loss_on_every_plane(make_link: MakeLink) -> None:
     assert received(link, B, datas[A]) == datas[A] and received(link, A, datas[B]) == datas[B]
     assert link.nics[B].count("rx_data") == 256 and link.nics[A].count("rx_data") == 128
     repaired = sum(link.counters(side)[cause] for side in (A, B) for cause in
-                   ("sack_hole", "timeout"))
+                   ("sack_hole", "timeout", "overtaken", "path_out"))
     assert repaired >= lost["data"]
 
 
@@ -345,11 +345,12 @@ def test_what_went_on_an_ev_with_its_path_is_resent_once_that_ev_is_out(
     assert link.echoes[A] == [3] * reports and link.answers[A] == [3] * (len(lost) - reports)
 
 
-@pytest.mark.parametrize(("psn", "cause"), [(5, "sack_hole"), (31, "sack_hole")])
+@pytest.mark.parametrize(("psn", "cause"), [(5, "overtaken"), (31, "sack_hole")])
 def test_a_lost_packet_is_resent_exactly_once(make_link: MakeLink, psn: int,
                                               cause: str) -> None:
-    # PSN 5 has later PSNs SACKed behind it (a hole); PSN 31, the last, has none: the latest
-    # sent, the tail rule finds it by the same allowance (not the retransmission timer).
+    # PSN 5: PSN 13 went on its EV next, and its SACK, without PSN 5, says it is lost (the
+    # NIC's note); PSN 31, the last, has nothing after it: the latest sent, the tail rule finds
+    # it after the reordering allowance (not the retransmission timer).
     link = make_link(DropFirst(psn))
     data = payload(32 * KIB)
     link.hosts[A].sender.write(data, VA)
@@ -357,7 +358,7 @@ def test_a_lost_packet_is_resent_exactly_once(make_link: MakeLink, psn: int,
     assert received(link, B, data) == data
     counters = link.counters()
     assert counters["retransmitted"] == counters[cause] == 1
-    # Either way (a hole past reorder_us, or the tail with nothing after it) the NIC pinned
+    # Either way (overtaken on its EV, or the tail with nothing after it) the NIC pinned
     # the loss on the EV that carried the PSN (slot psn % 8) and took it out at once.
     assert counters["reports"] == 1 and link.echoes[A] == [psn % 8]
     assert link.nics[A].ev_state(psn % 8) == ASSUMED_BAD
@@ -369,7 +370,7 @@ def test_psns_wrap_at_24_bits(make_link: MakeLink) -> None:
     link.hosts[A].sender.write(data, VA)
     link.run()
     assert received(link, B, data) == data
-    assert link.counters()["sack_hole"] == 1 and link.completions[B] == [(0, VA, len(data), None)]
+    assert link.counters()["overtaken"] == 1 and link.completions[B] == [(0, VA, len(data), None)]
 
 
 def test_a_psn_that_is_never_acknowledged_ends_the_connection(make_link: MakeLink) -> None:

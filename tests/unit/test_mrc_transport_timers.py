@@ -356,3 +356,39 @@ def test_a_spurious_resend_widens_the_reordering_allowance() -> None:
     assert sender._reorder_us() == 30                      # 10 + 2 x 10, below SRTT (40)
     sender.on_parsed(sack(4, 5, cumulative=3), 150)        # PSN 6 a hole now
     assert sender.next_deadline_us() == 0 + 30 + sender._acked_rtt < 500
+
+
+# -- the NIC's note: a packet overtaken on its own EV -----------------------------------------
+
+
+def noted(psn: int, gap: int, *psns: int, cumulative: int = PSN_MOD - 1) -> SackFrame:
+    """A SACK as the NIC hands it up for PSN `psn` (and `psns`), noting the PSN `gap` before
+    it on its EV as lost (spdcid; a negative gap in 16-bit two's complement)."""
+    return sack(psn, *psns, cumulative=cumulative)._replace(psn=psn, spdcid=gap % (1 << 16))
+
+
+def test_a_packet_the_nic_notes_lost_goes_at_once_and_is_reported() -> None:
+    sender = Sender(config(rto_us=500, reorder_us=100))
+    sender.write(bytes(8 * 1024), 0)
+    sender.poll(0)
+    sender.on_parsed(noted(5, 4, 2, 3, 4), 10)     # PSN 1 went on PSN 5's EV just before it
+    assert sender.next_deadline_us(10) == 10           # not reorder_us later
+    assert kinds(sender.poll(10)) == ["report", "data"]
+    assert sender.counters["overtaken"] == 1 and sender.counters["reports"] == 1
+    assert sender.counters["sack_hole"] == 0
+
+
+def test_a_note_is_kept_only_for_the_transmissions_it_is_about() -> None:
+    sender = Sender(config(rto_us=500, reorder_us=100))
+    sender.write(bytes(8 * 1024), 0)
+    sender.poll(0)
+    sender.on_parsed(sack(1, 2, cumulative=PSN_MOD - 1), 10)    # PSN 0 a hole
+    resend = sender.next_deadline_us(10)
+    assert kinds(sender.poll(resend)) == ["report", "data"] * 2  # PSN 0, and 7 (the tail)
+    # A note about PSN 0 from a SACK for PSN 4, sent before that resend: about the first
+    # transmission, which the resend has replaced: nothing.
+    sender.on_parsed(noted(4, 4), resend + 1)
+    assert sender.poll(resend + 1) == [] and sender.counters["overtaken"] == 0
+    # A note naming a PSN never sent: nothing.
+    sender.on_parsed(noted(5, -0x7FFF), resend + 2)
+    assert sender.poll(resend + 2) == [] and sender.counters["overtaken"] == 0

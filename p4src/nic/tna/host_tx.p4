@@ -32,6 +32,8 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     bit<8>  backup_index; // the backup tried, in its plane: backup_cursor mod backups
     bit<16> backup_row;   // its offset among the backups: backup_index * planes
     bit<32> retire_arg;   // retire_psn's new value (a loss the host reports)
+    bit<32> psn_mark;     // ev_last_psn's new value (a data packet's PSN)
+    bit<16> gap;          // psn_gap's new value
     bit<8>  report_down;  // a reported loss: the planes down at either end ...
     bit<8>  report_plane; // ... and its EV's plane
 
@@ -178,6 +180,19 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     RegisterAction<bit<8>, bit<32>, bit<8>>(psn_ev) psn_write = {
         void apply(inout bit<8> value) {
             value = meta.ev;
+        }
+    };
+    // The PSN the EV carried before this one (rv), this one's in its place; and this PSN's gap
+    // back to it (v1model/host_tx.p4's HostTxEncap).
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_last_psn) ev_last_swap = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+            value = psn_mark;
+        }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(psn_gap) gap_write = {
+        void apply(inout bit<16> value) {
+            value = gap;
         }
     };
 
@@ -489,8 +504,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 }
             }
             if (meta.slot_chosen && !meta.denied) {
-                // Remembered so that a loss the host reports by PSN names this EV.
+                // Remembered so that a loss the host reports by PSN names this EV, and which
+                // PSN went on this EV just before it.
                 psn_write.execute((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
+                psn_mark = nic_psn_mark(hdr.bth.psn);
+                gap = nic_psn_gap(hdr.bth.psn, ev_last_swap.execute(cells + (bit<32>)meta.ev));
+                gap_write.execute((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0]);
             }
         }
     }

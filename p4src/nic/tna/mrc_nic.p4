@@ -20,7 +20,8 @@
 //                                 slot, after the port-state move), ev_state (SKIP -> GOOD),
 //                                 ev_path_seen + bad_path (read: the EV on the bad path?),
 //                                 ev_slot (a DENIED mark, or the ASSUMED_BAD EV leaving),
-//                                 psn_ev (write, when sent in this pass)
+//                                 psn_ev, ev_last_psn (swap), psn_gap (write, when sent
+//                                 in this pass; so in each pass 2 below)
 //     pass 2: TX_FIX              tx_cursor (+ the move pass 1 could not add), psn_ev
 //             TX_TRY              tx_cursor (+move), slot_ev + ev_state + ev_path_seen +
 //                                 bad_path (the next slot tried), psn_ev
@@ -41,8 +42,8 @@
 //                                 SKIP); probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
 //                                 ev_drops, bad_path (a probe answered; without probe_ok: the
 //                                 lost PSN arrived late); ev_drops, probe_ok, ev_state (read)
-//                                 (ALWAYS_SKIP)
-//     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: none
+//                                 (ALWAYS_SKIP); psn_gap (read: the note to the host)
+//     pass 2: FB_MARK             bad_count, ev_state (as HOST_MARK); FB_COUNT: psn_gap (read)
 //   data received, pass 1         rx_expected (+1 if it is the PSN expected), rx_bitmap (this
 //                                 PSN's bit in its half set to its lap's mark, or the lo half
 //                                 read: a duplicate behind the window)

@@ -43,6 +43,10 @@ const bit<8> EV_FROM_NONE = 0xFF;
 @name(".tx_cursor") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) tx_cursor;
 // The EV each PSN left on (conn * PSN_WINDOW + PSN mod PSN_WINDOW).
 @name(".psn_ev") Register<bit<8>, bit<32>>(PSN_CELLS) psn_ev;
+// Per (connection, EV): the PSN its latest packet carried << 8 | PSN_SENT; per PSN: the gap
+// back to the PSN its EV carried before it (v1model/nic_state.p4 has why).
+@name(".ev_last_psn") Register<bit<32>, bit<32>>(EV_CELLS) ev_last_psn;
+@name(".psn_gap") Register<bit<16>, bit<32>>(PSN_CELLS) psn_gap;
 // The peer's port-state bitmap per connection, from its latest SACK or NACK.
 @name(".peer_port_state") Register<bit<8>, bit<32>>(NIC_CONNECTIONS) peer_port_state;
 // EVs in EV_ASSUMED_BAD per connection (ev_min_active's floor is checked against it).

@@ -24,6 +24,26 @@
         meta.rx_bits = meta.rx_bits >> (N); \
     }
 
+// A SACK for the host: the PSN its EV carried just before the one it acknowledges, not arrived
+// by the SACK's own account, is lost; the host is told in spdcid (v1model/plane_rx.p4 has why
+// and when not). Set in every pass that may deliver a SACK (a resubmit parses the packet
+// again); on a probe's answer and ALWAYS_SKIP, 0.
+#define SACK_LOSS_NOTE()                                                                    \
+    {                                                                                       \
+        bit<24> acked = nic_sack_psn(hdr.seth.cack_psn, hdr.seth.ack_psn_offset);           \
+        bit<16> back = gap_read.execute((bit<32>)meta.conn * PSN_WINDOW                     \
+                                        + (bit<32>)acked[9:0]);                             \
+        place = nic_sack_place(nic_gap_back(acked, back), hdr.seth.cack_psn);               \
+        sack_bit_at.apply();                                                                \
+        hdr.seth.spdcid = 0;                                                                \
+        if (back != 0 && place_bit != 0 && hdr.seth.sack_offset == 1                        \
+                && hdr.seth.probe_response == 0 && hdr.seth.m != SACK_M_ALWAYS_SKIP         \
+                && meta.ev_min_active <= meta.ev_mask                                       \
+                && (hdr.seth.sack_bitmap & place_bit) == 0) {                               \
+            hdr.seth.spdcid = back;                                                         \
+        }                                                                                   \
+    }
+
 control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 in ingress_intrinsic_metadata_t ig_intr_md) {
     LossInjector() loss_injector_stage;
@@ -44,6 +64,8 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<8>  turn;             // the ring's rotation: expected mod 64
     bit<64> lap;              // the window's bits (after the rotation) in the expected PSN's lap
     bit<32> retire_arg;       // a SACK's PSN << 8 | PSN_SENT (retire_match)
+    bit<8>  place;            // where a SACK reports a PSN: 1 + its bitmap bit (nic_sack_place)
+    bit<64> place_bit;        // ... as a mask of that bit (sack_bit_at)
 
     RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent_read = {
         void apply(inout bit<32> value, out bit<32> rv) {
@@ -408,6 +430,93 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             value = 0;
         }
     };
+    // A SACK for a PSN: the gap back to the PSN its EV carried before it (v1model/plane_rx.p4).
+    RegisterAction<bit<16>, bit<32>, bit<16>>(psn_gap) gap_read = {
+        void apply(inout bit<16> value, out bit<16> rv) {
+            rv = value;
+        }
+    };
+
+    @hidden
+    action sack_bit(bit<64> mask) {
+        place_bit = mask;
+    }
+
+    // Why: v1model's bit (place - 1) of the SACK's bitmap (a shift by a run-time amount), as
+    // the mask of that bit. Fixed: const entries, hidden from the control plane; 0: no bit.
+    @hidden
+    table sack_bit_at {
+        key = { place : exact; }
+        actions = { sack_bit; }
+        default_action = sack_bit(0);
+        const entries = {
+            1 : sack_bit(64w0x1);
+            2 : sack_bit(64w0x2);
+            3 : sack_bit(64w0x4);
+            4 : sack_bit(64w0x8);
+            5 : sack_bit(64w0x10);
+            6 : sack_bit(64w0x20);
+            7 : sack_bit(64w0x40);
+            8 : sack_bit(64w0x80);
+            9 : sack_bit(64w0x100);
+            10 : sack_bit(64w0x200);
+            11 : sack_bit(64w0x400);
+            12 : sack_bit(64w0x800);
+            13 : sack_bit(64w0x1000);
+            14 : sack_bit(64w0x2000);
+            15 : sack_bit(64w0x4000);
+            16 : sack_bit(64w0x8000);
+            17 : sack_bit(64w0x10000);
+            18 : sack_bit(64w0x20000);
+            19 : sack_bit(64w0x40000);
+            20 : sack_bit(64w0x80000);
+            21 : sack_bit(64w0x100000);
+            22 : sack_bit(64w0x200000);
+            23 : sack_bit(64w0x400000);
+            24 : sack_bit(64w0x800000);
+            25 : sack_bit(64w0x1000000);
+            26 : sack_bit(64w0x2000000);
+            27 : sack_bit(64w0x4000000);
+            28 : sack_bit(64w0x8000000);
+            29 : sack_bit(64w0x10000000);
+            30 : sack_bit(64w0x20000000);
+            31 : sack_bit(64w0x40000000);
+            32 : sack_bit(64w0x80000000);
+            33 : sack_bit(64w0x100000000);
+            34 : sack_bit(64w0x200000000);
+            35 : sack_bit(64w0x400000000);
+            36 : sack_bit(64w0x800000000);
+            37 : sack_bit(64w0x1000000000);
+            38 : sack_bit(64w0x2000000000);
+            39 : sack_bit(64w0x4000000000);
+            40 : sack_bit(64w0x8000000000);
+            41 : sack_bit(64w0x10000000000);
+            42 : sack_bit(64w0x20000000000);
+            43 : sack_bit(64w0x40000000000);
+            44 : sack_bit(64w0x80000000000);
+            45 : sack_bit(64w0x100000000000);
+            46 : sack_bit(64w0x200000000000);
+            47 : sack_bit(64w0x400000000000);
+            48 : sack_bit(64w0x800000000000);
+            49 : sack_bit(64w0x1000000000000);
+            50 : sack_bit(64w0x2000000000000);
+            51 : sack_bit(64w0x4000000000000);
+            52 : sack_bit(64w0x8000000000000);
+            53 : sack_bit(64w0x10000000000000);
+            54 : sack_bit(64w0x20000000000000);
+            55 : sack_bit(64w0x40000000000000);
+            56 : sack_bit(64w0x80000000000000);
+            57 : sack_bit(64w0x100000000000000);
+            58 : sack_bit(64w0x200000000000000);
+            59 : sack_bit(64w0x400000000000000);
+            60 : sack_bit(64w0x800000000000000);
+            61 : sack_bit(64w0x1000000000000000);
+            62 : sack_bit(64w0x2000000000000000);
+            63 : sack_bit(64w0x4000000000000000);
+            64 : sack_bit(64w0x8000000000000000);
+        }
+    }
+
     // An EV answered back into service: its path is no longer the connection's bad path.
     RegisterAction<bit<32>, bit<32>, bit<32>>(bad_path) bad_path_clear = {
         void apply(inout bit<32> value) {
@@ -474,10 +583,14 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             bit<8> before = state_move.execute(cell);
             mark_bad_done.apply(meta, before, allowed);
             meta.rx_deliver = true;
+            hdr.seth.spdcid = 0;   // (ALWAYS_SKIP: no note)
         } else if (meta.pass_kind == RESUB_FB_COUNT) {
             // Pass 2 of feedback that moved an EV: its count, and the host gets the feedback.
             NIC_COUNT((bit<32>)meta.resub.count);
             meta.rx_deliver = true;
+            if (hdr.seth.isValid()) {
+                SACK_LOSS_NOTE()
+            }
         } else if (meta.pass_kind == RESUB_RX_NACK) {
             reflect_feedback();
             meta.fb_entropy = (bit<32>)hdr.outer_ipv6.flow_label;
@@ -568,6 +681,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
                     bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
                     bool late = false;   // it acknowledges the PSN whose loss took the EV out
+                    if (hdr.seth.isValid()) {
+                        SACK_LOSS_NOTE()
+                    }
                     if (bad) {
                         retire_forget.execute(cell);
                     } else if (hdr.seth.isValid() && !answer) {

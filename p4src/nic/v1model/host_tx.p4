@@ -253,6 +253,14 @@ control HostTxEncap(inout nic_headers_t hdr, inout nic_metadata_t meta,
         } else {
             // Remembered so that a loss the host reports by PSN names this EV.
             psn_ev.write((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0], meta.ev);
+            // And which PSN went on this EV just before it (its SACK will say whether that one
+            // arrived: the path keeps their order).
+            bit<32> ev_cell = (bit<32>)meta.conn * EV_SLOTS + (bit<32>)meta.ev;
+            bit<32> before;
+            ev_last_psn.read(before, ev_cell);
+            ev_last_psn.write(ev_cell, nic_psn_mark(hdr.bth.psn));
+            psn_gap.write((bit<32>)meta.conn * PSN_WINDOW + (bit<32>)hdr.bth.psn[9:0],
+                          nic_psn_gap(hdr.bth.psn, before));
             nic_counter.count(NIC_TX_DATA);
         }
     }

@@ -56,6 +56,12 @@
 // answered back into service (0: none). On an explicit SRv6 path the EVs that share it share its
 // fate: the EV choice passes over the others seen on it as it passes over ASSUMED_BAD ones.
 @name(".bad_path") register<bit<20>>(NIC_CONNECTIONS) bad_path;
+// Per (connection, EV): the PSN its latest packet carried, << 8 | PSN_SENT (0: none yet). Per
+// PSN (conn * PSN_WINDOW + PSN mod PSN_WINDOW): the gap back to the PSN its EV carried just
+// before it (nic_psn_gap; 0: none known), which the SACK for it checks (nic_types.p4).
+@name(".ev_last_psn") register<bit<32>>(EV_CELLS) ev_last_psn;
+@name(".psn_gap") register<bit<16>>(PSN_CELLS) psn_gap;
+
 // When (ingress µs) each (connection, EV) last came back ECN-marked (a SACK with M = SKIP_ONCE;
 // 0: never): a loss on an EV marked within NIC_CE_RECENT_US is a queue's doing as likely as a
 // drop, and takes that EV out, not its whole path.

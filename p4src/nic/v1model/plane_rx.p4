@@ -85,11 +85,24 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
                 }
                 bool undone = false;
+                bit<16> lost_gap = 0;
                 if (hdr.seth.isValid() && hdr.seth.probe_response == 0 && !bad) {
                     // The packet it acknowledges came over this EV: was its loss reported?
-                    late_arrival.apply(meta, nic_sack_psn(hdr.seth.cack_psn,
-                                                          hdr.seth.ack_psn_offset),
-                                       hdr.seth.m, state, undone);
+                    bit<24> acked = nic_sack_psn(hdr.seth.cack_psn, hdr.seth.ack_psn_offset);
+                    late_arrival.apply(meta, acked, hdr.seth.m, state, undone);
+                    // And the PSN this EV carried just before it (the path keeps their order):
+                    // not arrived by the SACK's own account, it is lost. The host is told, in
+                    // the SETH's spdcid (0 on the wire: MRC has no PDCs), as the gap back to
+                    // it. (Not for a connection that never passes an EV over: oblivious
+                    // spraying keeps no path's order.)
+                    bit<16> gap;
+                    psn_gap.read(gap, (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)acked[9:0]);
+                    bit<8> place = nic_sack_place(nic_gap_back(acked, gap), hdr.seth.cack_psn);
+                    if (gap != 0 && place != 0 && hdr.seth.sack_offset == 1
+                            && meta.ev_min_active <= meta.ev_mask
+                            && ((hdr.seth.sack_bitmap >> (place - 1)) & 1) == 0) {
+                        lost_gap = gap;   // (counted by the host: TNA counts one event a pass)
+                    }
                 }
                 if (hdr.seth.isValid() && hdr.seth.probe_response == 1) {
                     probe_answered.apply(meta, hdr.seth.m);
@@ -103,6 +116,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 }
                 nic_counter.count(hdr.seth.isValid() ? NIC_RX_SACK : NIC_RX_NACK);
                 meta.rx_deliver = true;   // the host transport retransmits and completes
+                if (hdr.seth.isValid()) {
+                    hdr.seth.spdcid = lost_gap;   // (whatever the wire said: 0 but this note)
+                }
             }
         } else if (hdr.peth.isValid() && hdr.bth.opcode == OP_PROBE) {
             // (An EV report, OP_EV_REPORT, is the host's to its own NIC: malformed here.)
