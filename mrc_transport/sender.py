@@ -758,9 +758,12 @@ class Sender:
         timed: _Packet | None = None
         for seq in acked:
             pkt = flight.acked(seq)
-            if pkt.retries and now - pkt.sent_at < self._min_rtt:
-                # Answered sooner than any round trip: the first transmission arrived, the
-                # resend was spurious (a path slower than the rest, not a loss). As RFC 8985's
+            if not pkt.timed and now - pkt.sent_at < self._min_rtt:
+                # Answered sooner than any round trip: an earlier transmission arrived, the
+                # resend was spurious (a path slower than the rest, not a loss). (Not when a
+                # NACK refused each earlier one: a trimmed packet delivers nothing, and the
+                # round trips measured while the incast that trimmed it queued may all be
+                # longer than its resend's.) As RFC 8985's
                 # DSACK rule: the reordering allowance grows by reorder_us, up to SRTT (not for
                 # a resend its EV's going out of service caused: no reordering misled that).
                 self.counters["spurious"] += 1

@@ -358,6 +358,20 @@ def test_a_spurious_resend_widens_the_reordering_allowance() -> None:
     assert sender.next_deadline_us() == 0 + 30 + sender._acked_rtt < 500
 
 
+def test_a_trimmed_packets_quick_resend_is_no_spurious_one() -> None:
+    """Only a transmission no NACK refused can have arrived: a trimmed packet's resend answered
+    sooner than the round trips measured under the queue that trimmed it is no reordering."""
+    sender = Sender(config(rto_us=500, reorder_us=10))
+    sender.write(bytes(4 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 4
+    sender.on_parsed(sack(1, 2, 3), 40)                  # round trips of 40 µs (a queue)
+    sender.on_parsed(nack(0), 41)                        # PSN 0 trimmed: it goes again
+    assert kinds(sender.poll(41)) == ["data"]
+    sender.on_parsed(sack(cumulative=3), 45)             # answered 4 µs later
+    assert sender.done
+    assert sender.counters["spurious"] == 0 and sender._reorder_us() == 10
+
+
 # -- the NIC's note: a packet overtaken on its own EV -----------------------------------------
 
 
