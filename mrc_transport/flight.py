@@ -39,6 +39,10 @@ class Flight(Generic[P]):
             self.in_time_order = False   # for good: the orders no longer say which is older
         self._latest = at
 
+    def latest_fresh(self) -> P:
+        """The packet sent once most recently (`fresh` must not be empty)."""
+        return next(reversed(self.fresh.values()))
+
     def sent(self, seq: int, pkt: P, at: int) -> None:
         """`pkt` went for the first time at `at`."""
         self._stamp(at)

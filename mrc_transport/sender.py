@@ -469,7 +469,7 @@ class Sender:
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
                 if ordered:   # the first sent once expires first, but for the latest sent
-                    due = min(due, self._expiry(next(reversed(flight.fresh.values()))))
+                    due = min(due, self._expiry(flight.latest_fresh()))
                     break   # (see _resends)
             soonest = self._soonest_expiry() if flight.resent else 0
             for pkt in flight.resent.values():
@@ -553,7 +553,7 @@ class Sender:
                 found.append((pkt, cause))
             elif ordered:
                 # (and the latest sent, which the tail rule may make due before the rest)
-                last = next(reversed(flight.fresh.values()))
+                last = flight.latest_fresh()
                 if last is not pkt and (cause := self._resend_cause(last, now, base)):
                     found.append((last, cause))
                 break

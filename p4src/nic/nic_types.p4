@@ -143,6 +143,19 @@ bit<8> nic_sack_place(in bit<24> psn, in bit<24> cack) {
     return (past & 0x800000) == 0 && past != 0 && past <= 64 ? past[7:0] : 8w0;
 }
 
+// The note a SACK carries up to the host (both programs): the PSN `back` before the one it
+// acknowledges went on the same EV just before it (0: none known) and is not arrived by the
+// SACK's own account (`placed`: its bit is in the bitmap, `arrived`: that bit). Only for a plain
+// SACK (no probe's answer, no ALWAYS_SKIP) whose bitmap starts right after its cumulative PSN,
+// and not for a connection whose floor is its whole EV set (oblivious spraying keeps no path's
+// order).
+bool nic_overtaken(in seth_t seth, in bit<16> back, in bool placed, in bool arrived,
+                   in bit<8> ev_min_active, in bit<8> ev_mask) {
+    return back != 0 && placed && !arrived && seth.sack_offset == 1
+           && seth.probe_response == 0 && seth.m != SACK_M_ALWAYS_SKIP
+           && ev_min_active <= ev_mask;
+}
+
 // Whether feedback is a ghost: it names PSN `named` at or past the mark `sent` (tx_psn_next:
 // the PSN after the furthest one handed over, << 8 | PSN_SENT), or comes before any data at all
 // and is not a probe's `answer` (which names the PSN before the first: nothing).

@@ -36,10 +36,9 @@
         place = nic_sack_place(nic_gap_back(acked, back), hdr.seth.cack_psn);               \
         sack_bit_at.apply();                                                                \
         hdr.seth.spdcid = 0;                                                                \
-        if (back != 0 && place_bit != 0 && hdr.seth.sack_offset == 1                        \
-                && hdr.seth.probe_response == 0 && hdr.seth.m != SACK_M_ALWAYS_SKIP         \
-                && meta.ev_min_active <= meta.ev_mask                                       \
-                && (hdr.seth.sack_bitmap & place_bit) == 0) {                               \
+        if (nic_overtaken(hdr.seth, back, place_bit != 0,                                   \
+                          (hdr.seth.sack_bitmap & place_bit) != 0,                          \
+                          meta.ev_min_active, meta.ev_mask)) {                              \
             hdr.seth.spdcid = back;                                                         \
         }                                                                                   \
     }

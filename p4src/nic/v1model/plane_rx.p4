@@ -98,9 +98,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     bit<16> gap;
                     psn_gap.read(gap, (bit<32>)meta.conn * PSN_WINDOW + (bit<32>)acked[9:0]);
                     bit<8> place = nic_sack_place(nic_gap_back(acked, gap), hdr.seth.cack_psn);
-                    if (gap != 0 && place != 0 && hdr.seth.sack_offset == 1
-                            && meta.ev_min_active <= meta.ev_mask
-                            && ((hdr.seth.sack_bitmap >> (place - 1)) & 1) == 0) {
+                    if (nic_overtaken(hdr.seth, gap, place != 0,
+                                      ((hdr.seth.sack_bitmap >> (place - 1)) & 1) == 1,
+                                      meta.ev_min_active, meta.ev_mask)) {
                         lost_gap = gap;   // (counted by the host: TNA counts one event a pass)
                     }
                 }
