@@ -11,10 +11,11 @@ invariants on them.
     python -m bench.matrix_random -n 8 --class cable-loss -o out/random
     mrc-ctl sweep out/random/*.yaml --seeds 1 --jobs 2 --invariants -o out/random-eval
 
-What it found on 2026-12-06 (issue 23's closing note has the numbers): (a) and (e) held on
-every hard failure drawn; (b) fails against ECMP where ECMP's pinned flows miss the failed
-element (the failed path costs sprayed traffic about reorder_us) and where a NIC port down
-halves one ring link (pipelined messages queue at the sender; ECMP's one plane never had more).
+What it found on 2026-12-06 (the README's section has the numbers): (a) held on every variant
+drawn, and no healthy element was named; (b) fails against ECMP where ECMP's pinned flows miss
+the failed element (the failed path costs sprayed traffic about reorder_us) and where a NIC port
+down halves one ring link (pipelined messages queue at the sender; ECMP's one plane never had
+more); one (e) was a one-bin tie at a run's end.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from mrc_transport.wire import (
     psn_add,
     psn_diff,
     sack_fields,
+    signed16,
     split_ev,
 )
 
@@ -712,9 +713,7 @@ class Sender:
         base = self._base()
         base_psn = self._psn(base) - _HALF
         cack = base + (cack_psn - base_psn) % PSN_MOD - _HALF
-        if sack_offset >= 1 << 15:   # the raw two's-complement form
-            sack_offset -= 1 << 16
-        first = cack_psn + sack_offset - base_psn
+        first = cack_psn + signed16(sack_offset) - base_psn
         highest = cack
         sacked: list[int] = []
         while bitmap:
@@ -738,8 +737,7 @@ class Sender:
         if lost_gap and psn is not None and not probe_response:
             answered = in_flight.get(self._seq(psn))
             if answered is not None and answered.retries == 0:
-                back = lost_gap - (1 << 16) if lost_gap >= 1 << 15 else lost_gap
-                noted = in_flight.get(self._seq((psn - back) % PSN_MOD))
+                noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
                                           or noted.seq in flight.nacked):
                     noted = None

@@ -383,6 +383,12 @@ def psn_diff(a: int, b: int) -> int:
     return (a - b + half) % PSN_MOD - half
 
 
+def signed16(raw: int) -> int:
+    """A 16-bit two's-complement field (SETH sack_offset, the NIC's spdcid note) as a signed
+    value."""
+    return raw - (1 << 16) if raw >= 1 << 15 else raw
+
+
 def psns_acked(cack_psn: int, sack_offset: int, bitmap: int) -> set[int]:
     """The PSNs a SACK reports as arrived: cack_psn itself (the cumulative point; every PSN up
     to it arrived) and base + i for each set bit i of the 64-bit bitmap (LSB first), where
@@ -394,9 +400,7 @@ def psns_acked(cack_psn: int, sack_offset: int, bitmap: int) -> set[int]:
     _check_bits("sack_bitmap", bitmap, 64)
     if not -(1 << 15) <= sack_offset < 1 << 16:
         raise ValueError(f"sack_offset does not fit in 16 bits: {sack_offset}")
-    if sack_offset >= 1 << 15:
-        sack_offset -= 1 << 16
-    base = psn_add(cack_psn, sack_offset)
+    base = psn_add(cack_psn, signed16(sack_offset))
     acked = {cack_psn}
     acked.update(psn_add(base, i) for i in range(64) if bitmap >> i & 1)
     return acked
