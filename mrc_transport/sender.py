@@ -146,6 +146,8 @@ class _Packet:
     trimmed: bool = False        # a trim NACK named it: its losses are congestion, not the path
     cut: float = 0.0             # NSCC window bytes its inferred losses took (undone if spurious)
     queried: int = -1            # the transmission (order) the NIC was last asked about
+    suspect_at: int = -1         # its path is suspect: a loss unless answered by then (-1: not)
+    query_round: int = -1        # the query (Sender._query_round) it was last asked about in
     suspected: bool = False      # resent because its EV went out of service, not found lost
     report_due: bool = False     # ... and that EV is still GOOD: the NIC is told (_report_loss)
 
@@ -189,6 +191,7 @@ def _write_opcode(index: int, count: int, immediate: bool) -> Opcode:
 
 
 _HALF: Final = PSN_MOD // 2
+_NO_RTT: Final = 1 << 62   # no RTT sample yet
 
 
 class _Due(Enum):
@@ -247,8 +250,13 @@ class Sender:
         # The round trip of the latest transmission known to arrive (RFC 8985's RACK.rtt): a
         # hole is a loss once reorder_us later than that round trip would have answered it.
         self._acked_rtt = 0
-        self._min_rtt = 1 << 62      # the shortest RTT sample (RFC 8985's RACK.min_RTT)
+        self._min_rtt = _NO_RTT       # the shortest RTT sample (RFC 8985's RACK.min_RTT)
         self._reorder_steps = 0      # spurious resends seen: the allowance grows (_reorder_us)
+        # Packets whose latest transmission went on an EV out of service or on the bad path
+        # (the NIC's answers to a query): lost unless answered by their suspect_at.
+        self._suspects: dict[int, _Packet] = {}
+        self._query_round = 0        # queries sent (each asks about every packet in flight)
+        self._dead_round = -1        # the latest query whose answers confirmed a dead path
         # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
         self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
         # The NIC's transmitter: the wire this connection shares with the NIC's others (a
@@ -318,6 +326,8 @@ class Sender:
         waiting = False   # a NACKed packet waits for the window: so do new ones
         if self._flight.by_seq:
             self._check_answered(now_us)
+            if self._suspects:
+                self._suspects_due(now_us)
             self._timed_out = 0
             cc = self.cc
             for pkt, cause in self._resends(now_us, base):
@@ -466,6 +476,8 @@ class Sender:
                 return _NOW
             if not _AT_ONCE.isdisjoint(flight.nacked.values()):
                 return _NOW
+            for pkt in self._suspects.values():
+                due = min(due, pkt.suspect_at)
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
@@ -683,6 +695,7 @@ class Sender:
             # (a "hole" no answered transmission overtook: the tail rule's)
             tail = cause == "sack_hole" and pkt.order >= self._acked_order
             self._flight.resent_at(pkt.seq, pkt, now)
+            self._unsuspect(pkt)
             pkt.suspected = cause == "path_out"
             pkt.frame = set_retransmit(pkt.frame)
             self.counters["retransmitted"] += 1
@@ -754,8 +767,11 @@ class Sender:
         # are resends; their round trips would size the hole allowance of the first
         # transmissions still queued on the slow plane).
         timed: _Packet | None = None
+        suspects = self._suspects
         for seq in acked:
             pkt = flight.acked(seq)
+            if suspects and suspects.pop(seq, None) is not None:
+                pkt.suspect_at = -1
             if not pkt.timed and now - pkt.sent_at < self._min_rtt:
                 # Answered sooner than any round trip: an earlier transmission arrived, the
                 # resend was spurious (a path slower than the rest, not a loss). (Not when a
@@ -836,6 +852,7 @@ class Sender:
         else:
             self._flight.nack(seq, cause)
             pkt = self._flight.by_seq[seq]
+            self._unsuspect(pkt)
             pkt.timeouts = 0   # it reached the receiver, or a switch that trimmed it
             pkt.trimmed = pkt.trimmed or cause != "nack_oor"
             if self.cc is not None:
@@ -855,27 +872,55 @@ class Sender:
             seq = self._seq(psn)
             pkt = self._flight.by_seq.get(seq)
             # Only about the transmission asked about (not acknowledged, resent or NACKed
-            # since): what went over an EV out of service is lost with it (a blackhole, a cut),
-            # so it goes now instead of after its reordering allowance.
+            # since): what went over an EV out of service is suspect. It is lost once it is
+            # unanswered past the round trip that answers the rest, with RFC 8985's default
+            # reordering window (min RTT / 4) instead of reorder_us: on a dead path (a
+            # blackhole, a cut) what went long enough ago goes at once, the rest as soon as
+            # its answer is late; after one random loss, what went on the path since is
+            # answered in time and is not sent twice.
             if pkt is not None and pkt.queried == pkt.order and seq not in self._flight.nacked:
-                self._flight.nack(seq, "path_out")
                 # Its EV only passed over for sharing the bad path: the report takes it out too
                 # (the evidence the controller hears of, as the EV's own loss would have been).
                 pkt.report_due = bool(probe_id & ANSWER_EV_GOOD)
+                window = 0 if self._min_rtt == _NO_RTT else self._min_rtt // 4
+                pkt.suspect_at = pkt.sent_at + self._acked_rtt + window
+                self._suspects[seq] = pkt
+                if pkt.suspect_at <= now or pkt.query_round == self._dead_round:
+                    # Overdue already: a second loss on a path out of service (the first was
+                    # the report that took it out), so it is dead, not unlucky: all that
+                    # went on it goes now (the rest of this query's answers too).
+                    self._dead_round = pkt.query_round
+                    for suspect in list(self._suspects.values()):
+                        suspect.suspect_at = now
+                    self._suspects_due(now)
             return
         self._start_probing(probe_id & 0xFF, now)
         if probe_id & ECHO_TOOK_OUT:
             self._query_due = True
 
+    def _suspects_due(self, now: int) -> None:
+        """The suspects past their suspect_at are lost: resent at once (path_out)."""
+        for pkt in [p for p in self._suspects.values() if now >= p.suspect_at]:
+            self._unsuspect(pkt)
+            self._flight.nack(pkt.seq, "path_out")
+
+    def _unsuspect(self, pkt: _Packet) -> None:
+        """`pkt` is no suspect any more (acknowledged, NACKed, resent or found lost)."""
+        if pkt.suspect_at >= 0:
+            pkt.suspect_at = -1
+            del self._suspects[pkt.seq]
+
     def _query(self, frames: list[bytes]) -> None:
         """Ask the NIC, for each packet in flight (not NACKed), whether its latest
         transmission went on an EV out of service (it answers only those that did)."""
         self._query_due = False
+        self._query_round += 1
         nacked = self._flight.nacked
         for seq, pkt in self._flight.by_seq.items():
             if seq not in nacked:
                 frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, REPORT_QUERY_FLAG))
                 pkt.queried = pkt.order
+                pkt.query_round = self._query_round
                 self.counters["queries"] += 1
 
     def _start_probing(self, ev: int, now: int) -> None:

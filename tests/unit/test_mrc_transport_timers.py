@@ -16,8 +16,15 @@ from mrc_transport.config import ConnectionConfig
 from mrc_transport.fastwire import NackFrame, OtherFrame, SackFrame, WriteFrame, parse
 from mrc_transport.nic_host import NicHost
 from mrc_transport.rto import RtoEstimator
-from mrc_transport.sender import OP_EV_REPORT, NoAnswer, RetryLimitExceeded, Sender
-from mrc_transport.wire import PSN_MOD, NackReason
+from mrc_transport.sender import (
+    ECHO_TOOK_OUT,
+    OP_EV_REPORT,
+    REPORT_QUERY_FLAG,
+    NoAnswer,
+    RetryLimitExceeded,
+    Sender,
+)
+from mrc_transport.wire import PSN_MOD, NackReason, Opcode
 
 QP = 0x11
 
@@ -40,12 +47,14 @@ def nack(psn: int, reason: int = NackReason.TRIMMED) -> NackFrame:
 
 
 def kinds(frames: list[bytes]) -> list[str]:
-    """"data" or "report" per frame."""
+    """"data", "probe" or "report" per frame."""
     out = []
     for frame in frames:
         parsed = parse(frame)
         if isinstance(parsed, WriteFrame):
             out.append("data")
+        elif isinstance(parsed, OtherFrame) and parsed.opcode == Opcode.PROBE:
+            out.append("probe")
         else:
             assert isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT
             out.append("report")
@@ -406,3 +415,50 @@ def test_a_note_is_kept_only_for_the_transmissions_it_is_about() -> None:
     # A note naming a PSN never sent: nothing.
     sender.on_parsed(noted(5, -0x7FFF), resend + 2)
     assert sender.poll(resend + 2) == [] and sender.counters["overtaken"] == 0
+
+
+# -- the NIC's answers to a query: what went on an EV now out of service ------------------------
+
+
+def echo(probe_id: int, psn: int = 0) -> OtherFrame:
+    """An EV-report echo or a query's answer as the NIC hands it up."""
+    return OtherFrame(OP_EV_REPORT, QP, psn, bytes(16), probe_id.to_bytes(2) + bytes(14))
+
+
+def queried_after_a_loss() -> Sender:
+    """PSNs 0-7 sent at 0; 1-3 answered at 20 (round trip 20 µs: SRTT + 4 RTTVAR 60); the
+    NIC echoes a report that took EV 3 out, and the sender asks it about what is in flight."""
+    sender = Sender(config(rto_us=500, reorder_us=100))
+    sender.write(bytes(8 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 8
+    sender.on_parsed(sack(1, 2, 3), 20)
+    sender.on_parsed(echo(ECHO_TOOK_OUT | 3), 21)
+    assert kinds(sender.poll(21)) == ["probe"] + ["report"] * 5   # queries: 0, 4, 5, 6, 7
+    return sender
+
+
+def test_what_went_on_an_ev_taken_out_goes_again_only_once_it_is_late() -> None:
+    # One loss proves no dead path: PSNs 4 and 5 went on EV 3 too, but are not late yet (their
+    # answers are due at 0 + 60 + min RTT / 4 = 65); 4 is answered in time and never goes
+    # twice; 5 is not, and goes then (path_out), not at its reordering allowance (160).
+    sender = queried_after_a_loss()
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=4), 22)
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=5), 22)
+    assert sender.poll(22) == [] and sender.next_deadline_us(22) == 65
+    sender.on_parsed(sack(1, 2, 3, 4), 40)
+    assert sender.next_deadline_us(40) == 65
+    assert kinds(sender.poll(65)) == ["data"]                    # PSN 5
+    c = sender.counters
+    assert c["path_out"] == 1 and c["retransmitted"] == 1 and c["reports"] == 0
+
+
+def test_a_second_late_packet_on_an_ev_taken_out_says_its_path_is_dead() -> None:
+    # PSN 4's answer comes once it is late already (a second loss on the EV taken out): the
+    # path is dead, not unlucky; 4 goes at once, and so do 5 and 6, answered in that query too.
+    sender = queried_after_a_loss()
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=5), 22)
+    assert sender.poll(22) == []
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=4), 66)
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=6), 66)
+    assert kinds(sender.poll(66)) == ["data"] * 3
+    assert sender.counters["path_out"] == 3 and sender.next_deadline_us(66) > 66
