@@ -56,6 +56,9 @@ FEEDBACK_OPCODES: Final = frozenset({Opcode.SACK, Opcode.NACK, OP_EV_REPORT})
 # The receiver tracks this many PSNs beyond its cumulative point (the SACK bitmap): a PSN further
 # ahead is refused (NACK PSN_OOR_WINDOW) and resending it sooner would only be refused again.
 RECEIVER_BITMAP: Final = 64
+# An EV whose packets came back ECN-marked this recently queues: a packet late on it is behind
+# that queue, no sign of a dead path (the NIC's NIC_CE_RECENT_US, for its bad path).
+CE_RECENT_US: Final = 100
 
 _NACK_CAUSE: Final = {
     NackReason.TRIMMED: "nack_trimmed",
@@ -65,7 +68,7 @@ _NACK_CAUSE: Final = {
 COUNTERS: Final = ("sent", "retransmitted", *_NACK_CAUSE.values(), "sack_hole", "timeout",
                    "reports", "unreported", "path_out", "path_out_reported", "queries", "overtaken",
                    "gave_up", "probes", "probe_answers", "probe_timeouts", "echoes", "ignored",
-                   "spurious", "ghost")
+                   "spurious", "ghost", "early_reports")
 
 
 class TransportError(Exception):
@@ -148,6 +151,9 @@ class _Packet:
     queried: int = -1            # the transmission (order) the NIC was last asked about
     suspect_at: int = -1         # its path is suspect: a loss unless answered by then (-1: not)
     query_round: int = -1        # the query (Sender._query_round) it was last asked about in
+    sign: bool = False           # a suspect whose suspect_at passing says its path is dead
+    out_ev: int = -1             # a suspect's EV (the NIC's answer named it)
+    early: bool = False          # reported late (not lost yet: _early_reports), not resent since
     suspected: bool = False      # resent because its EV went out of service, not found lost
     report_due: bool = False     # ... and that EV is still GOOD: the NIC is told (_report_loss)
 
@@ -210,7 +216,8 @@ class Sender:
 
     Counters: `sent` first transmissions, `retransmitted` the others, by cause (`nack_trimmed`,
     `nack_lasthop`, `nack_oor`, `sack_hole`, `timeout`, `path_out`, `overtaken`); `reports`
-    loss reports, `queries`, `path_out_reported`, `probes`,
+    loss reports, `early_reports` reports of packets late but not lost yet (one report per
+    transmission either way), `queries`, `path_out_reported`, `probes`,
     `probe_answers`, `probe_timeouts`, `echoes` (reports the NIC sent back), `ignored` frames,
     `ghost` SACKs that acknowledged a PSN never sent (dropped whole, as InfiniBand drops a ghost
     ACK and TCP an ACK beyond SND.NXT: taking one would complete writes the peer never got).
@@ -256,7 +263,16 @@ class Sender:
         # (the NIC's answers to a query): lost unless answered by their suspect_at.
         self._suspects: dict[int, _Packet] = {}
         self._query_round = 0        # queries sent (each asks about every packet in flight)
+        # The longest round trip a packet that went once took lately, and when it was taken:
+        # the slowest path answering now (_path_rtt).
+        self._slow_rtt = 0
+        self._slow_at = 0
+        self._ce_at: dict[int, int] = {}   # EV -> the latest SACK with its ECN echo (SKIP_ONCE)
+        self._queued_at = -CE_RECENT_US - 1  # the latest ECN echo or trim NACK: a queue
+        self._ev_heard: dict[int, int] = {}    # EV -> the latest SACK for a packet on it
         self._dead_round = -1        # the latest query whose answers confirmed a dead path
+        self._lossy_due = False      # a loss (not only lateness) took an EV out: the query due
+        self._lossy_rounds: set[int] = set()   # the queries a loss caused (the latest few)
         # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
         self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
         # The NIC's transmitter: the wire this connection shares with the NIC's others (a
@@ -328,6 +344,7 @@ class Sender:
             self._check_answered(now_us)
             if self._suspects:
                 self._suspects_due(now_us)
+            self._early_reports(now_us, frames)
             self._timed_out = 0
             cc = self.cc
             for pkt, cause in self._resends(now_us, base):
@@ -341,7 +358,7 @@ class Sender:
                     # unacknowledged until it does).
                     waiting = True
                     continue
-                if lost and cause != "path_out":
+                if lost and cause != "path_out" and not pkt.early:   # (else reported late)
                     self._report_loss(pkt, frames)
                 elif lost and pkt.report_due:   # (else: its EV is out already)
                     self.counters["path_out_reported"] += 1
@@ -478,6 +495,9 @@ class Sender:
                 return _NOW
             for pkt in self._suspects.values():
                 due = min(due, pkt.suspect_at)
+            if (late := self._next_late()) is not None:
+                due = min(due, max(late.sent_at + self._late_us(),
+                                   self._queued_at + CE_RECENT_US + 1))
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
@@ -696,6 +716,7 @@ class Sender:
             tail = cause == "sack_hole" and pkt.order >= self._acked_order
             self._flight.resent_at(pkt.seq, pkt, now)
             self._unsuspect(pkt)
+            pkt.early = False
             pkt.suspected = cause == "path_out"
             pkt.frame = set_retransmit(pkt.frame)
             self.counters["retransmitted"] += 1
@@ -747,9 +768,11 @@ class Sender:
         # is about: the answered PSN went once (the SACK is that transmission's), the other
         # has not gone again since.
         noted: _Packet | None = None
-        if lost_gap and psn is not None and not probe_response:
-            answered = in_flight.get(self._seq(psn))
-            if answered is not None and answered.retries == 0:
+        answered = (None if psn is None or probe_response
+                    else in_flight.get(self._seq(psn)))
+        if answered is not None and answered.retries == 0:
+            self._path_rtt(now - answered.sent_at, now)
+            if lost_gap:
                 noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
                                           or noted.seq in flight.nacked):
@@ -768,10 +791,12 @@ class Sender:
         # transmissions still queued on the slow plane).
         timed: _Packet | None = None
         suspects = self._suspects
+        late_arrived = False
         for seq in acked:
             pkt = flight.acked(seq)
             if suspects and suspects.pop(seq, None) is not None:
                 pkt.suspect_at = -1
+            late_arrived = late_arrived or pkt.early
             if not pkt.timed and now - pkt.sent_at < self._min_rtt:
                 # Answered sooner than any round trip: an earlier transmission arrived, the
                 # resend was spurious (a path slower than the rest, not a loss). (Not when a
@@ -794,6 +819,9 @@ class Sender:
                 timed = pkt
             pkt.message.remaining -= 1
         self._answered(now)
+        self._ev_heard[ev_heard := entropy & 0xFF] = now
+        if self._suspects:
+            self._heard_on(ev_heard)
         if acked:
             self.rto.acknowledged()
             if timed is not None and not probe_response:
@@ -804,6 +832,8 @@ class Sender:
             # the RTO's floor): a queue on one plane is no loss.
             if (spread := self.rto.spread_us()) > self._acked_rtt:
                 self._acked_rtt = spread
+        if late_arrived and suspects:
+            self._late_one_arrived()
         if noted is not None and noted.seq in in_flight:
             flight.nack(noted.seq, "overtaken")
         messages = self._messages
@@ -814,6 +844,8 @@ class Sender:
                 message.msn, len(message.data), message.count, message.posted_us,
                 now if message.first_sent_us is None else message.first_sent_us, now))
         if not probe_response and m != SackM.ALWAYS_SKIP:
+            if m == SackM.SKIP_ONCE:
+                self._ce_at[entropy & 0xFF] = self._queued_at = now
             return
         try:
             _, ev = split_ev(entropy)
@@ -853,6 +885,8 @@ class Sender:
             self._flight.nack(seq, cause)
             pkt = self._flight.by_seq[seq]
             self._unsuspect(pkt)
+            if cause != "nack_oor":
+                self._queued_at = self._now
             pkt.timeouts = 0   # it reached the receiver, or a switch that trimmed it
             pkt.trimmed = pkt.trimmed or cause != "nack_oor"
             if self.cc is not None:
@@ -882,27 +916,127 @@ class Sender:
                 # Its EV only passed over for sharing the bad path: the report takes it out too
                 # (the evidence the controller hears of, as the EV's own loss would have been).
                 pkt.report_due = bool(probe_id & ANSWER_EV_GOOD)
-                window = 0 if self._min_rtt == _NO_RTT else self._min_rtt // 4
-                pkt.suspect_at = pkt.sent_at + self._acked_rtt + window
+                pkt.sign = False
+                pkt.out_ev = probe_id & 0xFF
+                lossy = pkt.query_round in self._lossy_rounds
+                ce_at = self._ce_at.get(probe_id & 0xFF)
+                if pkt.early or (not lossy and ce_at is not None
+                                 and now - ce_at <= CE_RECENT_US):
+                    # Reported late itself, or, where only lateness took EVs out, on an EV
+                    # that queues (ECN lately): late for a reason of its own, no sign of a
+                    # dead path. It goes at its reordering allowance, or with the path.
+                    pkt.suspect_at = self._expiry(pkt)
+                elif lossy:
+                    pkt.suspect_at = self._suspect_deadline(pkt)
+                else:
+                    # Only lateness took EVs out (a slower path, or a dead one): a second
+                    # packet on it as late as the first is the sign of a dead one, unless the
+                    # late one arrives first (_late_one_arrived).
+                    pkt.suspect_at = pkt.sent_at + self._late_us()
+                    pkt.sign = True
+                    if not self._silent(pkt):   # (its EV answers: see _heard_on)
+                        pkt.sign, pkt.suspect_at = False, self._expiry(pkt)
                 self._suspects[seq] = pkt
-                if pkt.suspect_at <= now or pkt.query_round == self._dead_round:
-                    # Overdue already: a second loss on a path out of service (the first was
-                    # the report that took it out), so it is dead, not unlucky: all that
-                    # went on it goes now (the rest of this query's answers too).
+                if pkt.query_round == self._dead_round or (
+                        pkt.suspect_at <= now and (lossy or pkt.sign)):
                     self._dead_round = pkt.query_round
-                    for suspect in list(self._suspects.values()):
-                        suspect.suspect_at = now
-                    self._suspects_due(now)
+                    self._suspects_due(now, everyone=True)
             return
         self._start_probing(probe_id & 0xFF, now)
         if probe_id & ECHO_TOOK_OUT:
             self._query_due = True
+            reported = self._flight.by_seq.get(self._seq(psn))
+            if reported is None or not reported.early:
+                self._lossy_due = True
 
-    def _suspects_due(self, now: int) -> None:
-        """The suspects past their suspect_at are lost: resent at once (path_out)."""
-        for pkt in [p for p in self._suspects.values() if now >= p.suspect_at]:
+    def _suspects_due(self, now: int, everyone: bool = False) -> None:
+        """The suspects past their suspect_at (`everyone`: all of them) are lost: resent at
+        once (path_out). One asked about after lateness alone is the second late packet on a
+        path out of service: that path is dead, all of them go. One reported late itself is
+        lost now (its reordering allowance passed): the rest are judged as after any loss,
+        each due once late (_suspect_deadline), all at once if one already is."""
+        suspects = self._suspects
+        due = [p for p in suspects.values() if everyone or now >= p.suspect_at]
+        if not everyone and any(p.sign for p in due):   # (silent: _heard_on)
+            due = list(suspects.values())
+        elif not everyone and any(p.early for p in due):
+            for pkt in suspects.values():
+                pkt.suspect_at = min(pkt.suspect_at, self._suspect_deadline(pkt))
+            due = [p for p in suspects.values() if now >= p.suspect_at]
+            if any(not p.early for p in due):
+                due = list(suspects.values())
+        for pkt in due:
             self._unsuspect(pkt)
             self._flight.nack(pkt.seq, "path_out")
+
+    def _heard_on(self, ev: int) -> None:
+        """EV `ev` answered: a suspect late on it is late on a path that delivers, not a
+        sign of a dead one (its own timers run; it goes with the path if that dies)."""
+        for pkt in self._suspects.values():
+            if pkt.sign and pkt.out_ev == ev and not self._silent(pkt):
+                pkt.sign = False
+                pkt.suspect_at = self._expiry(pkt)
+
+    def _silent(self, pkt: _Packet) -> bool:
+        """Nothing on suspect `pkt`'s EV was answered since `pkt` could have been: the EV
+        delivers nothing (a dead path), not late (a slow one delivers what went before)."""
+        heard = self._ev_heard.get(pkt.out_ev)
+        return heard is None or heard < pkt.sent_at + min(self._min_rtt, _NO_RTT)
+
+    def _late_one_arrived(self) -> None:
+        """A packet reported late arrived: its path is slow, not dead. What lateness alone
+        made suspect runs its own timers again."""
+        for pkt in [p for p in self._suspects.values()
+                    if p.sign and p.query_round not in self._lossy_rounds]:
+            self._unsuspect(pkt)
+
+    def _suspect_deadline(self, pkt: _Packet) -> int:
+        """When a packet that went on an EV out of service is lost unless answered: past the
+        round trip that answers the rest, with RFC 8985's default reordering window (min RTT
+        / 4) instead of reorder_us."""
+        window = 0 if self._min_rtt == _NO_RTT else self._min_rtt // 4
+        return pkt.sent_at + self._acked_rtt + window
+
+    def _path_rtt(self, rtt: int, now: int) -> None:
+        """A round trip of a packet that went once, timed by its own SACK: the slowest path
+        answering lately (a windowed maximum over about four round trips)."""
+        if rtt >= self._slow_rtt or now - self._slow_at > 4 * max(self._acked_rtt, rtt):
+            self._slow_rtt = rtt
+            self._slow_at = now
+
+    def _late_us(self) -> int:
+        """How long after its transmission an overtaken packet is late: twice the longest
+        round trip the connection expects (the latest answered round trip, SRTT + 4 RTTVAR,
+        or the slowest path answering lately: a slower plane, a queue on one path is no sign
+        of a dead one; and a queue rarely doubles a round trip within one), and at least
+        three shortest round trips."""
+        longest = max(self._acked_rtt, self._slow_rtt)
+        return max(3 * self._min_rtt, 2 * longest)
+
+    def _next_late(self) -> _Packet | None:
+        """The first packet sent once, overtaken by an answered later transmission and not
+        reported late yet (those reported are the first ones sent; None: none)."""
+        if self._min_rtt == _NO_RTT or not self._flight.in_time_order:
+            return None
+        for pkt in self._flight.fresh.values():
+            if pkt.early:
+                continue
+            return pkt if pkt.order < self._acked_order else None
+        return None
+
+    def _early_reports(self, now: int, frames: list[bytes]) -> None:
+        """Report packets that are late but not lost yet (_late_us; reorder_us decides a
+        loss): the NIC takes the EV out, and what went on it or its path is asked about. A
+        dead path (a cut, a blackhole) loses everything on it, and nothing sent later on it
+        arrives to name the losses: the late packet is the first sign. If it arrives after
+        all, the NIC brings its EV back (EvLateArrival). Not resent: reordering is no loss."""
+        if now - self._queued_at <= CE_RECENT_US:
+            return   # a queue (ECN, trims) lately: lateness is its, no sign of a dead path
+        late_us = self._late_us()
+        while (pkt := self._next_late()) is not None and now >= pkt.sent_at + late_us:
+            pkt.early = True   # (sent once: no trim NACK named it)
+            frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
+            self.counters["early_reports"] += 1
 
     def _unsuspect(self, pkt: _Packet) -> None:
         """`pkt` is no suspect any more (acknowledged, NACKed, resent or found lost)."""
@@ -915,6 +1049,10 @@ class Sender:
         transmission went on an EV out of service (it answers only those that did)."""
         self._query_due = False
         self._query_round += 1
+        if self._lossy_due:
+            self._lossy_due = False
+            self._lossy_rounds = {r for r in self._lossy_rounds if r > self._query_round - 8}
+            self._lossy_rounds.add(self._query_round)
         nacked = self._flight.nacked
         for seq, pkt in self._flight.by_seq.items():
             if seq not in nacked:

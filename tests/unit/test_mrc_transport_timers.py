@@ -24,7 +24,7 @@ from mrc_transport.sender import (
     RetryLimitExceeded,
     Sender,
 )
-from mrc_transport.wire import PSN_MOD, NackReason, Opcode
+from mrc_transport.wire import PSN_MOD, NackReason, Opcode, SackM
 
 QP = 0x11
 
@@ -219,6 +219,7 @@ def test_a_loss_is_reported_unless_a_trim_announced_it() -> None:
     # PSN 0: a hole (reorder_us past the round trips measured: PSNs 2 and 3, sent with it,
     # answered in 10 µs; SRTT + 4 RTTVAR = 30) with no trim notice: reported (the NIC takes
     # its EV out), then resent; PSN 1's resend (at 5) is younger than the SACKed ones'.
+    # (Late, twice that, would be at 60: the hole comes first.)
     assert sender.next_deadline_us(10) == 50
     assert kinds(sender.poll(50)) == ["report", "data"]
     assert sender.counters["sack_hole"] == 1 and sender.counters["reports"] == 1
@@ -231,7 +232,7 @@ def test_a_loss_is_reported_unless_a_trim_announced_it() -> None:
     assert sender.next_deadline_us(100) == 105
     assert kinds(sender.poll(105)) == ["data"]
     assert sender.counters["timeout"] == 1 and sender.counters["unreported"] == 1
-    assert sender.counters["reports"] == 2
+    assert sender.counters["reports"] == 2 and sender.counters["early_reports"] == 0
 
 
 def advance(host: NicHost, start: int, until: int) -> None:
@@ -406,8 +407,10 @@ def test_a_note_is_kept_only_for_the_transmissions_it_is_about() -> None:
     sender.write(bytes(8 * 1024), 0)
     sender.poll(0)
     sender.on_parsed(sack(1, 2, cumulative=PSN_MOD - 1), 10)    # PSN 0 a hole
-    resend = sender.next_deadline_us(10)
-    assert kinds(sender.poll(resend)) == ["report", "data"] * 2  # PSN 0, and 7 (the tail)
+    late = sender.next_deadline_us(10)
+    assert kinds(sender.poll(late)) == ["report"]               # PSN 0 late: reported
+    resend = sender.next_deadline_us(late)
+    assert kinds(sender.poll(resend)) == ["data", "report", "data"]  # PSN 0, and 7 (the tail)
     # A note about PSN 0 from a SACK for PSN 4, sent before that resend: about the first
     # transmission, which the resend has replaced: nothing.
     sender.on_parsed(noted(4, 4), resend + 1)
@@ -462,3 +465,59 @@ def test_a_second_late_packet_on_an_ev_taken_out_says_its_path_is_dead() -> None
     sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=6), 66)
     assert kinds(sender.poll(66)) == ["data"] * 3
     assert sender.counters["path_out"] == 3 and sender.next_deadline_us(66) > 66
+
+
+# -- lateness: a packet reported before reorder_us says it is lost -----------------------------
+
+
+def sent_eight_answered_three() -> Sender:
+    """PSNs 0-7 sent at 0; 1-3 answered at 10 (round trip 10 µs, SRTT + 4 RTTVAR 30): PSN 0 is
+    late at 60 (twice the longest round trip expected), lost at 130 (reorder_us 100 past 30)."""
+    sender = Sender(config(rto_us=500, reorder_us=100))
+    sender.write(bytes(8 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 8
+    sender.on_parsed(sack(1, 2, 3), 10)
+    return sender
+
+
+def test_a_late_packet_is_reported_before_it_is_lost_and_resent_only_then() -> None:
+    sender = sent_eight_answered_three()
+    assert sender.next_deadline_us(10) == 60
+    assert kinds(sender.poll(60)) == ["report"]               # its EV out, not resent
+    assert sender.counters["early_reports"] == 1 and sender.counters["retransmitted"] == 0
+    assert sender.next_deadline_us(60) == 130
+    assert kinds(sender.poll(130)) == ["data", "report", "data"]   # 0 (reported), 7 (tail)
+    assert sender.counters["sack_hole"] == 2 and sender.counters["reports"] == 1
+
+
+def test_no_lateness_is_reported_while_a_queue_explains_it() -> None:
+    # An ECN echo at 10: queues on the way, so lateness is theirs for CE_RECENT_US (100).
+    sender = Sender(config(rto_us=500, reorder_us=100))
+    sender.write(bytes(8 * 1024), 0x1000)
+    sender.poll(0)
+    sender.on_parsed(sack(1, 2, 3)._replace(m=SackM.SKIP_ONCE), 10)
+    assert sender.next_deadline_us(10) == 111
+    assert kinds(sender.poll(111)) == ["report"]
+    assert sender.counters["early_reports"] == 1
+
+
+@pytest.mark.parametrize("heard", [False, True])
+def test_a_second_late_packet_on_an_ev_out_for_lateness_is_a_dead_path_if_it_is_silent(
+        heard: bool) -> None:
+    # PSN 0's lateness took EV 3 out; PSN 4 went on EV 3 too and is as late. If EV 3 answered
+    # nothing since (a dead path), both go at once; if it answered a packet sent before 4,
+    # after 4 could have been answered (a slow path delivering its queue), they wait.
+    sender = sent_eight_answered_three()
+    assert kinds(sender.poll(60)) == ["report"]
+    sender.on_parsed(echo(ECHO_TOOK_OUT | 3, psn=0), 61)
+    assert kinds(sender.poll(61)) == ["probe"] + ["report"] * 5   # queries: 0, 4, 5, 6, 7
+    if heard:
+        sender.on_parsed(sack(1, 2, 3)._replace(psn=3, entropy=3), 62)   # 3 came over EV 3
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=4), 63)
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=0), 63)
+    if heard:
+        assert sender.poll(63) == [] and sender.counters["path_out"] == 0
+        assert sender.next_deadline_us(63) == 130
+    else:
+        assert kinds(sender.poll(63)) == ["data", "data"]
+        assert sender.counters["path_out"] == 2
