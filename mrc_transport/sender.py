@@ -263,10 +263,9 @@ class Sender:
         # (the NIC's answers to a query): lost unless answered by their suspect_at.
         self._suspects: dict[int, _Packet] = {}
         self._query_round = 0        # queries sent (each asks about every packet in flight)
-        # The longest round trip a packet that went once took lately, and when it was taken:
-        # the slowest path answering now (_path_rtt).
-        self._slow_rtt = 0
-        self._slow_at = 0
+        # Per plane, the round trip of the latest packet answered that went once on it (the
+        # SACK names its EV, so its plane): the slowest plane's is the longest one to expect.
+        self._plane_rtt: dict[int, int] = {}
         self._ce_at: dict[int, int] = {}   # EV -> the latest SACK with its ECN echo (SKIP_ONCE)
         self._queued_at = -CE_RECENT_US - 1  # the latest ECN echo or trim NACK: a queue
         self._ev_heard: dict[int, int] = {}    # EV -> the latest SACK for a packet on it
@@ -771,7 +770,7 @@ class Sender:
         answered = (None if psn is None or probe_response
                     else in_flight.get(self._seq(psn)))
         if answered is not None and answered.retries == 0:
-            self._path_rtt(now - answered.sent_at, now)
+            self._plane_rtt[entropy >> 8] = now - answered.sent_at
             if lost_gap:
                 noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
@@ -997,20 +996,13 @@ class Sender:
         window = 0 if self._min_rtt == _NO_RTT else self._min_rtt // 4
         return pkt.sent_at + self._acked_rtt + window
 
-    def _path_rtt(self, rtt: int, now: int) -> None:
-        """A round trip of a packet that went once, timed by its own SACK: the slowest path
-        answering lately (a windowed maximum over about four round trips)."""
-        if rtt >= self._slow_rtt or now - self._slow_at > 4 * max(self._acked_rtt, rtt):
-            self._slow_rtt = rtt
-            self._slow_at = now
-
     def _late_us(self) -> int:
         """How long after its transmission an overtaken packet is late: twice the longest
         round trip the connection expects (the latest answered round trip, SRTT + 4 RTTVAR,
-        or the slowest path answering lately: a slower plane, a queue on one path is no sign
-        of a dead one; and a queue rarely doubles a round trip within one), and at least
-        three shortest round trips."""
-        longest = max(self._acked_rtt, self._slow_rtt)
+        or the slowest plane's latest: a slower plane, a queue on one path is no sign of a
+        dead one; and a queue rarely doubles a round trip within one), and at least three
+        shortest round trips."""
+        longest = max(self._acked_rtt, max(self._plane_rtt.values(), default=0))
         return max(3 * self._min_rtt, 2 * longest)
 
     def _next_late(self) -> _Packet | None:
