@@ -59,6 +59,9 @@ RECEIVER_BITMAP: Final = 64
 # An EV whose packets came back ECN-marked this recently queues: a packet late on it is behind
 # that queue, no sign of a dead path (the NIC's NIC_CE_RECENT_US, for its bad path).
 CE_RECENT_US: Final = 100
+# The latest queries a loss caused that are remembered: a query's answers come back within
+# microseconds, long before this many more queries went.
+LOSSY_ROUNDS_KEPT: Final = 8
 
 _NACK_CAUSE: Final = {
     NackReason.TRIMMED: "nack_trimmed",
@@ -1043,7 +1046,8 @@ class Sender:
         self._query_round += 1
         if self._lossy_due:
             self._lossy_due = False
-            self._lossy_rounds = {r for r in self._lossy_rounds if r > self._query_round - 8}
+            self._lossy_rounds = {r for r in self._lossy_rounds
+                                  if r > self._query_round - LOSSY_ROUNDS_KEPT}
             self._lossy_rounds.add(self._query_round)
         nacked = self._flight.nacked
         for seq, pkt in self._flight.by_seq.items():
