@@ -786,7 +786,7 @@ class Sender:
             acked.append(seq)
         acked += [seq for seq in sacked if seq > cack and seq in in_flight]
         if self.cc is not None and acked:
-            self._cc_ack(acked, m, probe_response, now, psn)
+            self._cc_ack(acked, m, now, answered)
         # The latest sent of those that went once (Karn's rule, strict for the RTO: a resend
         # leaves on another EV, often another plane, and the latest-sent packets of a SACK
         # are resends; their round trips would size the hole allowance of the first
@@ -861,19 +861,17 @@ class Sender:
                 # probes bring it back.
                 self._start_probing(ev, now)
 
-    def _cc_ack(self, acked: list[int], m: int, probe_response: int, now: int,
-                psn: int | None) -> None:
+    def _cc_ack(self, acked: list[int], m: int, now: int, answered: _Packet | None) -> None:
         """NSCC's view of a SACK: the bytes it newly acknowledged, and the RTT and CE echo of
-        the packet that made the NIC send it (the SACK's BTH PSN) if the answer times that
-        packet's latest transmission (`_Packet.timed`: this wire echoes no retransmit flag)
-        and is among them. A trimmed packet's resend is timed: without that, a connection
-        whose window trims cut to one packet would resend them all one round trip apart
-        with no sample to grow the window by."""
+        `answered`, the packet in flight that made the NIC send it (the SACK's BTH PSN; None
+        for a probe's answer), if the answer times that packet's latest transmission
+        (`_Packet.timed`: this wire echoes no retransmit flag) and is among them. A trimmed
+        packet's resend is timed: without that, a connection whose window trims cut to one
+        packet would resend them all one round trip apart with no sample to grow the window
+        by."""
         rtt: float | None = None
-        if psn is not None and not probe_response:
-            pkt = self._flight.by_seq.get(self._seq(psn))
-            if pkt is not None and pkt.timed and pkt.seq in acked:
-                rtt = float(now - pkt.sent_at)
+        if answered is not None and answered.timed and answered.seq in acked:
+            rtt = float(now - answered.sent_at)
         assert self.cc is not None
         self.cc.on_ack(acked, now, rtt, m == SackM.SKIP_ONCE)
 
