@@ -59,9 +59,6 @@ RECEIVER_BITMAP: Final = 64
 # An EV whose packets came back ECN-marked this recently queues: a packet late on it is behind
 # that queue, no sign of a dead path (the NIC's NIC_CE_RECENT_US, for its bad path).
 CE_RECENT_US: Final = 100
-# The latest queries a loss caused that are remembered: a query's answers come back within
-# microseconds, long before this many more queries went.
-LOSSY_ROUNDS_KEPT: Final = 8
 
 _NACK_CAUSE: Final = {
     NackReason.TRIMMED: "nack_trimmed",
@@ -154,6 +151,7 @@ class _Packet:
     queried: int = -1            # the transmission (order) the NIC was last asked about
     suspect_at: int = -1         # its path is suspect: a loss unless answered by then (-1: not)
     query_round: int = -1        # the query (Sender._query_round) it was last asked about in
+    query_lossy: bool = False    # ... and a loss (not lateness alone) had taken an EV out then
     sign: bool = False           # a suspect whose suspect_at passing says its path is dead
     out_ev: int = -1             # a suspect's EV (the NIC's answer named it)
     early: bool = False          # reported late (not lost yet: _early_reports), not resent since
@@ -274,7 +272,6 @@ class Sender:
         self._ev_heard: dict[int, int] = {}    # EV -> the latest SACK for a packet on it
         self._dead_round = -1        # the latest query whose answers confirmed a dead path
         self._lossy_due = False      # a loss (not only lateness) took an EV out: the query due
-        self._lossy_rounds: set[int] = set()   # the queries a loss caused (the latest few)
         # NSCC's window (bytes) on top of the PSN window; None: the PSN window alone.
         self.cc: Nscc | None = None if config.cc is None else Nscc(config.cc)
         # The NIC's transmitter: the wire this connection shares with the NIC's others (a
@@ -498,8 +495,7 @@ class Sender:
             for pkt in self._suspects.values():
                 due = min(due, pkt.suspect_at)
             if (late := self._next_late()) is not None:
-                due = min(due, max(late.sent_at + self._late_us(),
-                                   self._queued_at + CE_RECENT_US + 1))
+                due = min(due, self._late_at(late, self._late_us()))
             ordered = flight.in_time_order
             for pkt in flight.fresh.values():
                 due = min(due, self._expiry(pkt))
@@ -770,10 +766,14 @@ class Sender:
         # is about: the answered PSN went once (the SACK is that transmission's), the other
         # has not gone again since.
         noted: _Packet | None = None
+        try:
+            plane, ev = split_ev(entropy)   # the EV the answered packet came over
+        except ValueError:
+            plane = ev = -1
         answered = (None if psn is None or probe_response
                     else in_flight.get(self._seq(psn)))
-        if answered is not None and answered.retries == 0:
-            self._plane_rtt[entropy >> 8] = now - answered.sent_at
+        if answered is not None and answered.retries == 0 and ev >= 0:
+            self._plane_rtt[plane] = now - answered.sent_at
             if lost_gap:
                 noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
@@ -821,9 +821,10 @@ class Sender:
                 timed = pkt
             pkt.message.remaining -= 1
         self._answered(now)
-        self._ev_heard[ev_heard := entropy & 0xFF] = now
-        if self._suspects:
-            self._heard_on(ev_heard)
+        if ev >= 0:
+            self._ev_heard[ev] = now
+            if self._suspects:
+                self._heard_on(ev)
         if acked:
             self.rto.acknowledged()
             if timed is not None and not probe_response:
@@ -847,19 +848,18 @@ class Sender:
                 now if message.first_sent_us is None else message.first_sent_us, now))
         if not probe_response and m != SackM.ALWAYS_SKIP:
             if m == SackM.SKIP_ONCE:
-                self._ce_at[entropy & 0xFF] = self._queued_at = now
+                self._queued_at = now
+                if ev >= 0:
+                    self._ce_at[ev] = now
             return
-        try:
-            _, ev = split_ev(entropy)
-        except ValueError:
+        if ev < 0:
             self.counters["ignored"] += 1
+        elif probe_response:   # first, as in the NIC
+            self._on_probe_answer(ev)
         else:
-            if probe_response:   # first, as in the NIC
-                self._on_probe_answer(ev)
-            else:
-                # The NIC took the EV out of service on this SACK and echoes nothing: only
-                # probes bring it back.
-                self._start_probing(ev, now)
+            # The NIC took the EV out of service on this SACK and echoes nothing: only probes
+            # bring it back.
+            self._start_probing(ev, now)
 
     def _cc_ack(self, acked: list[int], m: int, now: int, answered: _Packet | None) -> None:
         """NSCC's view of a SACK: the bytes it newly acknowledged, and the RTT and CE echo of
@@ -918,7 +918,7 @@ class Sender:
                 pkt.report_due = bool(probe_id & ANSWER_EV_GOOD)
                 pkt.sign = False
                 pkt.out_ev = probe_id & 0xFF
-                lossy = pkt.query_round in self._lossy_rounds
+                lossy = pkt.query_lossy
                 ce_at = self._ce_at.get(probe_id & 0xFF)
                 if pkt.early or (not lossy and ce_at is not None
                                  and now - ce_at <= CE_RECENT_US):
@@ -981,13 +981,12 @@ class Sender:
         """Nothing on suspect `pkt`'s EV was answered since `pkt` could have been: the EV
         delivers nothing (a dead path), not late (a slow one delivers what went before)."""
         heard = self._ev_heard.get(pkt.out_ev)
-        return heard is None or heard < pkt.sent_at + min(self._min_rtt, _NO_RTT)
+        return heard is None or heard < pkt.sent_at + self._min_rtt
 
     def _late_one_arrived(self) -> None:
         """A packet reported late arrived: its path is slow, not dead. What lateness alone
         made suspect runs its own timers again."""
-        for pkt in [p for p in self._suspects.values()
-                    if p.sign and p.query_round not in self._lossy_rounds]:
+        for pkt in [p for p in self._suspects.values() if p.sign]:
             self._unsuspect(pkt)
 
     def _suspect_deadline(self, pkt: _Packet) -> int:
@@ -1006,6 +1005,12 @@ class Sender:
         longest = max(self._acked_rtt, max(self._plane_rtt.values(), default=0))
         return max(3 * self._min_rtt, 2 * longest)
 
+    def _late_at(self, pkt: _Packet, late_us: int) -> int:
+        """When `pkt` is reported late (_early_reports): `late_us` after it went, and not
+        while an ECN echo or trim came in the last CE_RECENT_US (a queue explains lateness,
+        and is no sign of a dead path)."""
+        return max(pkt.sent_at + late_us, self._queued_at + CE_RECENT_US + 1)
+
     def _next_late(self) -> _Packet | None:
         """The first packet sent once, overtaken by an answered later transmission and not
         reported late yet (those reported are the first ones sent; None: none)."""
@@ -1023,10 +1028,8 @@ class Sender:
         dead path (a cut, a blackhole) loses everything on it, and nothing sent later on it
         arrives to name the losses: the late packet is the first sign. If it arrives after
         all, the NIC brings its EV back (EvLateArrival). Not resent: reordering is no loss."""
-        if now - self._queued_at <= CE_RECENT_US:
-            return   # a queue (ECN, trims) lately: lateness is its, no sign of a dead path
         late_us = self._late_us()
-        while (pkt := self._next_late()) is not None and now >= pkt.sent_at + late_us:
+        while (pkt := self._next_late()) is not None and now >= self._late_at(pkt, late_us):
             pkt.early = True   # (sent once: no trim NACK named it)
             frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, 0))
             self.counters["early_reports"] += 1
@@ -1042,17 +1045,14 @@ class Sender:
         transmission went on an EV out of service (it answers only those that did)."""
         self._query_due = False
         self._query_round += 1
-        if self._lossy_due:
-            self._lossy_due = False
-            self._lossy_rounds = {r for r in self._lossy_rounds
-                                  if r > self._query_round - LOSSY_ROUNDS_KEPT}
-            self._lossy_rounds.add(self._query_round)
+        lossy, self._lossy_due = self._lossy_due, False
         nacked = self._flight.nacked
         for seq, pkt in self._flight.by_seq.items():
             if seq not in nacked:
                 frames.append(self._frames.control(OP_EV_REPORT, pkt.psn, REPORT_QUERY_FLAG))
                 pkt.queried = pkt.order
                 pkt.query_round = self._query_round
+                pkt.query_lossy = lossy
                 self.counters["queries"] += 1
 
     def _start_probing(self, ev: int, now: int) -> None:

@@ -35,6 +35,10 @@ def test_an_incast_victim_writes_to_the_receivers_neighbour_from_no_sender(
         tmp_path: Path) -> None:
     main(["-n", "4", "--class", "incast", "-o", str(tmp_path)])
     for path in tmp_path.glob("*.yaml"):
-        w = load(path).workload
+        loaded = load(path)
+        w = loaded.workload
         assert w.victim is not None and w.victim[0] not in w.senders
         assert w.receiver not in w.senders and w.victim[1] != w.receiver
+        t0s = [[t0 for t0, _ in loaded.topology.nic(n).attachments]
+               for n in (w.victim[1], w.receiver)]
+        assert t0s[0] == t0s[1]   # the neighbour: under the receiver's T0 in every plane
