@@ -412,6 +412,8 @@ class Sender:
         while left and self._may_send_new(base) and self._tx_ready_us() <= now_us:
             pkt = unsent.popleft()
             if cc is not None:
+                if not self._flight.by_seq:
+                    cc.resume(now_us)
                 cc.on_send(pkt.seq, self._payload_len(pkt))
             self._transmit(pkt, now_us, frames, None)
             left -= 1

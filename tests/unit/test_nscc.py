@@ -175,6 +175,27 @@ def test_a_trim_quick_adapts_to_what_was_delivered_and_ignores_stale_feedback() 
     assert cc.cwnd == cut and cc.counters["md"] == 0
 
 
+def test_a_trim_after_an_idle_spell_does_not_quick_adapt_to_what_the_idle_spell_delivered(
+) -> None:
+    # The same trim after the same delivery as above, but the sender had nothing to send in
+    # between (nothing in flight) and starts again: the period the trim is judged on starts
+    # at the restart, and it has not ended yet.
+    cc = Nscc(TINY)
+    s = Stream(cc)
+    s.ack(1.0, 2.0)
+    s.ack(10.0, 2.0, count=2)
+    assert cc.inflight == 0
+    cc.resume(200.0)                 # a new message, after 190 µs idle
+    for key in range(100, 120):
+        cc.on_send(key, MTU)
+    cc.on_nack(100, 205.0)
+    assert cc.counters["qa"] == 0 and cc.cwnd == cc.max_cwnd - PKT
+    # Judged at the end of a period the sender filled: still quick adapt when it delivered
+    # little of what it sent (an incast share).
+    cc.on_ack([101], 230.0, cc.base_rtt + 2.0, False)
+    assert cc.counters["qa"] == 1 and cc.cwnd == PKT
+
+
 def test_a_trim_without_quick_adapt_costs_one_packet() -> None:
     cc = Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, disable_quick_adapt=True))
     before = cc.cwnd
@@ -287,6 +308,22 @@ def test_nscc_limits_the_bytes_a_sender_has_in_flight() -> None:
         sender.on_frame(sack(later, later), 10 + later)   # cumulative: the resent PSN 5 too
     assert sender.cc.inflight == 0
     assert 0 < len(sender.poll(40)) * PKT <= sender.cc.cwnd
+
+
+def test_a_message_after_an_idle_spell_keeps_its_window_through_a_trim_at_its_start(
+) -> None:
+    sender = make_sender(TINY)
+    assert sender.cc is not None
+    sender.write(b"x" * 4 * MTU, 0)
+    assert len(sender.poll(0)) == 4
+    for psn in range(4):                              # delivered: nothing in flight
+        sender.on_frame(sack(psn, psn), 8 + psn)
+    assert sender.cc.inflight == 0
+    sender.write(b"x" * 20 * MTU, 4 * MTU)            # the next message, 100 µs later
+    assert len(sender.poll(111)) == 20
+    sender.on_frame(nack(4), 116)                     # its first packet trimmed at once
+    assert sender.cc.counters["qa"] == 0              # one packet less, not 4 packets' worth
+    assert sender.cc.cwnd == sender.cc.max_cwnd - PKT
 
 
 def test_an_ecn_echo_with_a_queue_cuts_the_window() -> None:
