@@ -17,7 +17,8 @@ leaves a choice, the UEC reference simulator uet-htsim's):
 - quick adapt (§3.6.12.7): once per base_rtt + target_delay, after a trim (or, without
   trimming, a delay above qa_threshold), if less than max_cwnd >> qa_gate was delivered in the
   last period: cwnd = what was delivered, and the feedback of packets sent under the old
-  window is ignored;
+  window is ignored (only a period the sender filled is judged: a sender starting again with
+  nothing in flight starts a new one, `resume`, as the first is judged only at its end);
 - a trim NACK (§3.6.12.8, `on_nack`): out of inflight, quick adapt triggered, else cwnd -= size
   (MRC has no receiver-credit CC, so a last-hop trim cuts too);
 - a timeout or inferred loss (§3.6.12.9, `on_loss`): out of inflight, cwnd -= size; no halving,
@@ -111,10 +112,11 @@ def scaled_reference_bdp(mtu: int) -> float:
 
 class Nscc:
     """One congestion context (a connection: one window for all its EVs). The sender calls
-    `can_send` before a new packet, `on_send` for every transmission, `on_ack` per SACK,
-    `on_nack` per trim NACK, `on_loss` per timeout or SACK-hole retransmission. Packets are
-    named by a key (the sender's seq): inflight counts each sent packet once until it is
-    acknowledged, NACKed or declared lost, so it never drifts.
+    `can_send` before a new packet, `resume` before one that goes with nothing in flight,
+    `on_send` for every transmission, `on_ack` per SACK, `on_nack` per trim NACK, `on_loss`
+    per timeout or SACK-hole retransmission. Packets are named by a key (the sender's seq):
+    inflight counts each sent packet once until it is acknowledged, NACKed or declared lost,
+    so it never drifts.
 
     Counters: `md` multiplicative decreases, `qa` quick adapts, `nack_cuts`, `loss_cuts`,
     `loss_undone` (cuts given back: the loss was a late packet, `undo_loss`), `rtt_samples`."""
