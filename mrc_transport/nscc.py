@@ -176,14 +176,14 @@ class Nscc:
             size = self._flight[key] = payload + HEADER_BYTES
             self.inflight += size
 
-    def resume(self, now_us: float) -> None:
+    def resume(self) -> None:
         """The sender starts again with nothing in flight (it had nothing to send): quick
-        adapt's period starts now. What an idle period delivered says nothing of the path,
-        so a trim just after it must not set the window to it (as before the first period,
-        qa_endtime 0, no quick adapt judges a period the sender did not fill)."""
-        if self.qa_endtime != 0:
-            self.achieved_bytes = 0
-            self.qa_endtime = now_us + self.base_rtt + self.target
+        adapt starts over as at the connection's start, its first period from the first
+        answer (qa_endtime 0). What an idle spell delivered says nothing of the path, and
+        nor does a period that began before the first packet could be answered: a trim
+        must not set the window to either."""
+        self.achieved_bytes = 0
+        self.qa_endtime = 0.0
 
     def release(self, key: int) -> None:
         """Packet `key` left the network without a congestion signal (refused by the

@@ -413,7 +413,7 @@ class Sender:
             pkt = unsent.popleft()
             if cc is not None:
                 if not self._flight.by_seq:
-                    cc.resume(now_us)
+                    cc.resume()
                 cc.on_send(pkt.seq, self._payload_len(pkt))
             self._transmit(pkt, now_us, frames, None)
             left -= 1

@@ -178,18 +178,23 @@ def test_a_trim_quick_adapts_to_what_was_delivered_and_ignores_stale_feedback() 
 def test_a_trim_after_an_idle_spell_does_not_quick_adapt_to_what_the_idle_spell_delivered(
 ) -> None:
     # The same trim after the same delivery as above, but the sender had nothing to send in
-    # between (nothing in flight) and starts again: the period the trim is judged on starts
-    # at the restart, and it has not ended yet.
+    # between (nothing in flight) and starts again: quick adapt starts over as at the
+    # connection's start, its first period from the first answer after the restart.
     cc = Nscc(TINY)
     s = Stream(cc)
     s.ack(1.0, 2.0)
     s.ack(10.0, 2.0, count=2)
     assert cc.inflight == 0
-    cc.resume(200.0)                 # a new message, after 190 µs idle
+    cc.resume()                      # a new message, after 190 µs idle
     for key in range(100, 120):
         cc.on_send(key, MTU)
-    cc.on_nack(100, 205.0)
+    cc.on_nack(100, 205.0)           # the first answer: the period starts here
     assert cc.counters["qa"] == 0 and cc.cwnd == cc.max_cwnd - PKT
+    # More than a round trip later the period (base_rtt + target from the first answer, not
+    # from the restart) is not over: a trim is one packet less, not a window of the little
+    # the first answers brought.
+    cc.on_nack(102, 205.0 + cc.base_rtt + cc.target / 2)
+    assert cc.counters["qa"] == 0 and cc.cwnd == cc.max_cwnd - 2 * PKT
     # Judged at the end of a period the sender filled: still quick adapt when it delivered
     # little of what it sent (an incast share).
     cc.on_ack([101], 230.0, cc.base_rtt + 2.0, False)
