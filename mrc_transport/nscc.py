@@ -18,7 +18,8 @@ leaves a choice, the UEC reference simulator uet-htsim's):
   trimming, a delay above qa_threshold), if less than max_cwnd >> qa_gate was delivered in the
   last period: cwnd = what was delivered, and the feedback of packets sent under the old
   window is ignored (only a period the sender filled is judged: a sender starting again with
-  nothing in flight starts a new one, `resume`, as the first is judged only at its end);
+  nothing in flight starts over as at the connection's start, `resume`, the first period
+  running from the first answer);
 - a trim NACK (§3.6.12.8, `on_nack`): out of inflight, quick adapt triggered, else cwnd -= size
   (MRC has no receiver-credit CC, so a last-hop trim cuts too);
 - a timeout or inferred loss (§3.6.12.9, `on_loss`): out of inflight, cwnd -= size; no halving,
