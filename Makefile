@@ -20,7 +20,11 @@ comma      := ,
 
 .PHONY: install test test-slow lint bench eval eval-medium demo demo-fabric clean ptf ptf-veth tna shell shell-venv
 
+# The transport's per-packet modules compiled with mypyc (mrc_transport/compiled.py): cached by
+# the hash of their sources, so a no-op when nothing changed; without a C compiler or mypyc, one
+# warning line and the Python transport.
 install: $(STAMP)
+	$(PY) -m mrc_transport build --optional
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -5,9 +5,12 @@ engine. Prints a table (scenario, identical or differing, CPU seconds per engine
 it as JSON; exit 1 when a pair differs or a run fails.
 
 `--fabric` compares the fabric cores instead (issue 26, 2): both runs on the C engine, one
-with the Python fabric, one with the native core (`--fabric native`).
+with the Python fabric, one with the native core (`--fabric native`). `--transport` compares the
+host transports: both on the C engine and the native core, one with the Python transport
+($MRC_TRANSPORT_NATIVE=python), one with its modules compiled by mypyc (mrc_transport/compiled.py,
+built first when missing).
 
-    python -m bench.engine_identity [SCENARIO.yaml ...] [--seed 1] [--fabric]
+    python -m bench.engine_identity [SCENARIO.yaml ...] [--seed 1] [--fabric | --transport]
                                     [-o out/engine_identity]
 """
 
@@ -23,10 +26,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = ("python", "c")
-# the two runs compared: (label, mrc-ctl emulate options)
-ENGINE_RUNS = (("python", ("--engine", "python")), ("c", ("--engine", "c")))
-FABRIC_RUNS = (("python", ("--engine", "c", "--fabric", "python")),
-               ("native", ("--engine", "c", "--fabric", "native")))
+# the two runs compared: (label, mrc-ctl emulate options, environment changes)
+Run = tuple[str, tuple[str, ...], dict[str, str]]
+ENGINE_RUNS: tuple[Run, Run] = (("python", ("--engine", "python"), {}),
+                                ("c", ("--engine", "c"), {}))
+FABRIC_RUNS: tuple[Run, Run] = (("python", ("--engine", "c", "--fabric", "python"), {}),
+                                ("native", ("--engine", "c", "--fabric", "native"), {}))
+_FAST = ("--engine", "c", "--fabric", "native")
+TRANSPORT_RUNS: tuple[Run, Run] = (("python", _FAST, {"MRC_TRANSPORT_NATIVE": "python"}),
+                                   ("compiled", _FAST, {"MRC_TRANSPORT_NATIVE": "compiled"}))
 
 
 def scenarios() -> list[Path]:
@@ -41,14 +49,15 @@ def children_cpu() -> float:
 
 
 def emulate(scenario: Path, label: str, options: tuple[str, ...], seed: int,
-            out: Path) -> tuple[Path, float, str]:
+            out: Path, env: dict[str, str] | None = None) -> tuple[Path, float, str]:
     """One `mrc-ctl emulate` run: its report.json, CPU seconds and error output ("" if ok)."""
     report_dir = out / scenario.stem / label
     before = children_cpu()
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", "emulate", str(scenario), *options,
          "--seed", str(seed), "--quiet", "-o", str(report_dir)],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})})
     error = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["failed"])[-1]
     return report_dir / "report.json", children_cpu() - before, error
 
@@ -60,18 +69,25 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--fabric", action="store_true",
                         help="compare the Python and native fabric cores (both on the C engine)")
+    parser.add_argument("--transport", action="store_true",
+                        help="compare the Python and the compiled transport (both on the C "
+                             "engine and the native core)")
     parser.add_argument("-o", "--output", type=Path, default=None,
-                        help="default out/engine_identity (out/fabric_identity with --fabric)")
+                        help="default out/engine_identity (out/fabric_identity with --fabric, "
+                             "out/transport_identity with --transport)")
     args = parser.parse_args()
-    pair = FABRIC_RUNS if args.fabric else ENGINE_RUNS
-    output = args.output or ROOT / "out" / ("fabric_identity" if args.fabric
-                                            else "engine_identity")
-    (a, _), (b, _) = pair
+    kind = "fabric" if args.fabric else "transport" if args.transport else "engine"
+    pair = {"fabric": FABRIC_RUNS, "transport": TRANSPORT_RUNS, "engine": ENGINE_RUNS}[kind]
+    output = args.output or ROOT / "out" / f"{kind}_identity"
+    if kind == "transport":
+        from mrc_transport import compiled
+        compiled.build()
+    (a, _, _), (b, _, _) = pair
     rows = []
     bad = 0
     for scenario in [s.resolve() for s in args.scenarios] or scenarios():
-        runs = {label: emulate(scenario, label, options, args.seed, output)
-                for label, options in pair}
+        runs = {label: emulate(scenario, label, options, args.seed, output, env)
+                for label, options, env in pair}
         errors = {e: r[2] for e, r in runs.items() if r[2]}
         if errors:
             verdict = "failed: " + "; ".join(f"{e}: {m}" for e, m in errors.items())

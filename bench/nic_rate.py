@@ -19,7 +19,7 @@ import argparse
 import ipaddress
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from controller.plan import usid
@@ -37,7 +37,9 @@ HOST_PORT = 1                       # NIC_HOST_PORT
 PLANES = 8                          # the 131,072-NIC fabric's plane count
 EV_COUNT = 128                      # active EVs; EV e is in plane e % PLANES
 BACKUPS = 2                         # backup EVs per plane
-PAYLOAD_BYTES = ConnectionConfig.mtu
+# the default MTU (a field's default: the class may be compiled, mrc_transport/compiled.py)
+PAYLOAD_BYTES: int = next(f.default for f in fields(ConnectionConfig)  # type: ignore[misc]
+                          if f.name == "mtu")
 SACK_SESSION_BASE = 100             # clone session 100 + plane -> that plane's port
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 PROFILE = 1

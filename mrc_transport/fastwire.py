@@ -83,8 +83,6 @@ class WriteFrame(NamedTuple):
 class SackFrame(NamedTuple):
     """A SACK: the BTH and SETH fields the sender reads (CCState is there, unread)."""
 
-    opcode = _SACK   # a class attribute, not a field
-
     dest_qp: int
     psn: int
     m: int
@@ -99,8 +97,6 @@ class SackFrame(NamedTuple):
 
 class NackFrame(NamedTuple):
     """A NACK: the BTH and NETH fields the sender reads."""
-
-    opcode = _NACK
 
     dest_qp: int
     psn: int
@@ -127,7 +123,7 @@ Parsed = WriteFrame | SackFrame | NackFrame | OtherFrame
 # The UDP ports scapy dissects as BTH without looking further: the leading run of our own
 # bindings in UDP.payload_guess (bind_roce_port puts each first). Recomputed when the list
 # changes (scapy's binding functions and bind_roce_port assign a new one).
-_guesses: list[object] | None = None
+_guesses: list[Any] | None = None
 _guesses_len = -1
 _ports: frozenset[int] = frozenset()
 
@@ -135,7 +131,7 @@ _ports: frozenset[int] = frozenset()
 def roce_ports() -> frozenset[int]:
     """The UDP destination ports a frame may have for parse() to read it."""
     global _guesses, _guesses_len, _ports
-    guesses = UDP.payload_guess
+    guesses: list[Any] = UDP.payload_guess
     if guesses is not _guesses or len(guesses) != _guesses_len:
         ports = set()
         for fval, cls in guesses:

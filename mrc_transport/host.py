@@ -6,7 +6,7 @@ from __future__ import annotations
 from scapy.packet import Packet
 
 from mrc_transport.config import ConnectionConfig
-from mrc_transport.fastwire import WriteFrame, parse
+from mrc_transport.fastwire import NackFrame, SackFrame, WriteFrame, parse
 from mrc_transport.receiver import Receiver
 from mrc_transport.sender import FEEDBACK_OPCODES, Sender
 from mrc_transport.wire import BTH, WRITE_OPCODES, dissect
@@ -35,7 +35,7 @@ class Host:
         if not isinstance(frame, Packet) and (parsed := parse(frame)) is not None:
             if isinstance(parsed, WriteFrame):
                 self.receiver.on_parsed(parsed)
-            elif parsed.opcode in FEEDBACK_OPCODES:
+            elif isinstance(parsed, SackFrame | NackFrame) or parsed.opcode in FEEDBACK_OPCODES:
                 self.sender.on_parsed(parsed, now_us)
             else:
                 self.unexpected += 1

@@ -30,8 +30,8 @@ def _packed(address: str) -> bytes:
     try:
         return socket.inet_pton(socket.AF_INET6, address)
     except OSError:
-        return socket.inet_pton(socket.AF_INET6, socket.getaddrinfo(
-            address, None, socket.AF_INET6)[0][4][0])
+        return socket.inet_pton(socket.AF_INET6, str(socket.getaddrinfo(
+            address, None, socket.AF_INET6)[0][4][0]))
 
 
 @dataclass
@@ -205,7 +205,7 @@ class NicHost:
                     connection.receiver.on_parsed(parsed)
                 else:
                     connection.sender.on_parsed(parsed, now_us)
-            elif kind is OtherFrame and parsed.opcode == OP_EV_REPORT:
+            elif isinstance(parsed, OtherFrame) and parsed.opcode == OP_EV_REPORT:
                 connection = self._by_peer.get((parsed.dst, parsed.dest_qp))
                 if connection is None:
                     self.unexpected += 1

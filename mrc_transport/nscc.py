@@ -213,7 +213,7 @@ class Nscc:
         if rtt_us < self.base_rtt:
             self.base_rtt = max(rtt_us, 1e-3)
             self.max_cwnd = self._max_for(self.base_rtt)
-            self.cwnd = min(self.cwnd, self.max_cwnd)
+            self.cwnd = float(min(self.cwnd, self.max_cwnd))
         delay = rtt_us - self.base_rtt
         self._update_delay(delay, ecn)
         if self._quick_adapt(False, ecn, delay, now_us):
@@ -269,7 +269,7 @@ class Nscc:
     # -- the rules ---------------------------------------------------------------------------
 
     def _bound(self) -> None:
-        self.cwnd = min(max(self.cwnd, self.min_cwnd), self.max_cwnd)
+        self.cwnd = float(min(max(self.cwnd, self.min_cwnd), self.max_cwnd))
 
     def _update_delay(self, delay: float, ecn: bool) -> None:
         # uet-htsim update_delay: a high delay without CE counts as a quarter base RTT (the
@@ -290,7 +290,7 @@ class Nscc:
             if (self.qa_endtime != 0
                     and (self.trigger_qa or loss or delay > self.qa_threshold)
                     and self.achieved_bytes < self.max_cwnd >> self.config.qa_gate):
-                self.cwnd = max(self.achieved_bytes, self.min_cwnd)
+                self.cwnd = float(max(self.achieved_bytes, self.min_cwnd))
                 self.bytes_to_ignore = self.inflight
                 self.bytes_ignored = 0
                 self.trigger_qa = False

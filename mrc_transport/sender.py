@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from scapy.packet import Packet
 
@@ -60,7 +60,7 @@ RECEIVER_BITMAP: Final = 64
 # that queue, no sign of a dead path (the NIC's NIC_CE_RECENT_US, for its bad path).
 CE_RECENT_US: Final = 100
 
-_NACK_CAUSE: Final = {
+_NACK_CAUSE: Final[dict[int, str]] = {
     NackReason.TRIMMED: "nack_trimmed",
     NackReason.TRIMMED_LASTHOP: "nack_lasthop",
     NackReason.PSN_OOR_WINDOW: "nack_oor",
@@ -466,7 +466,7 @@ class Sender:
         self._now = now_us
         return []
 
-    def _next_due(self) -> int | _Due | None:
+    def _next_due(self) -> int | Literal[_Due.NOW] | None:
         """The earliest timer (_NOW: something goes at once; None: nothing but a frame or a
         write can make poll act)."""
         base = self._base()
@@ -718,6 +718,7 @@ class Sender:
             self._unsuspect(pkt)
             pkt.early = False
             pkt.suspected = cause == "path_out"
+            assert pkt.frame is not None   # built when it first went
             pkt.frame = set_retransmit(pkt.frame)
             self.counters["retransmitted"] += 1
             self.counters[cause] += 1
@@ -776,7 +777,7 @@ class Sender:
                     else in_flight.get(self._seq(psn)))
         if answered is not None and answered.retries == 0 and ev >= 0:
             self._plane_rtt[plane] = now - answered.sent_at
-            if lost_gap:
+            if lost_gap and psn is not None:
                 noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
                                           or noted.seq in flight.nacked):

@@ -6,6 +6,7 @@ path) ends in exactly the state of one fed scapy's dissection (the scapy path, a
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import socket
 from collections.abc import Callable, Iterator
@@ -385,7 +386,7 @@ def feedback(rng: random.Random, initial_psn: int, progress: int = 0) -> bytes:
 def sender_state(sender: Sender) -> Any:
     return (sender.counters, sender.probing, sender.done, list(sender.timings),
             list(sender._flight.by_seq), dict(sender._flight.nacked), sender._tail_order,
-            sender._acked_order, {ev: vars(p) for ev, p in sender._probes.items()})
+            sender._acked_order, {ev: dataclasses.astuple(p) for ev, p in sender._probes.items()})
 
 
 @pytest.mark.parametrize("initial_psn", [0, 0xFFFFC0])

@@ -1,0 +1,88 @@
+"""The transport compiled by mypyc (mrc_transport/compiled.py) against the Python transport it is
+compiled from: loaded in place of the Python modules when built, kept out when asked, and the
+same report.json byte for byte on scenarios that drive every path of the sender and receiver
+(trims and NACKs, SACK holes, timeouts, EV reports and probes, port-down notices, NSCC)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mrc_transport import compiled
+from softswitch.native.build import compiler_available
+
+ROOT = Path(__file__).resolve().parents[2]
+# One scenario per family of transport paths, in the modes that drive them: retransmission
+# timeouts and connections given up (ecmp and spray over a cut cable), trims, NACKs and NSCC's
+# quick adapt (incast), the port-down notice and EV reports and probes (mrc).
+SCENARIOS = (("cable-cut", ("ecmp", "spray")), ("incast-7to1", ("mrc",)),
+             ("nic-port-down-up", ("mrc",)), ("ev-loss", ("mrc",)))
+
+
+@pytest.fixture(scope="module")
+def build() -> Path:
+    if compiler_available() is None:
+        pytest.skip("no C compiler ($CC or cc): the transport runs as Python")
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        pytest.skip("mypyc (mypy) is not installed: the transport runs as Python")
+    return compiled.build()   # cached: `make install` built it (a type error fails here)
+
+
+def python(code: str, **env: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, **env}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+LOADED = ("from mrc_transport import compiled, sender, nscc, wire; "
+          "print(compiled.status()); print(sender.__file__, nscc.__file__, wire.__file__)")
+
+
+def test_the_built_modules_load_in_place_of_the_python_ones(build: Path) -> None:
+    status, files = python(LOADED, MRC_TRANSPORT_NATIVE="").splitlines()
+    assert status == f"compiled: {build}"
+    sender, nscc, wire = files.split()
+    assert sender.startswith(str(build)) and sender.endswith(".so")
+    assert nscc.startswith(str(build)) and nscc.endswith(".so")
+    assert wire == str(ROOT / "mrc_transport" / "wire.py")   # scapy layers stay Python
+
+
+def test_python_keeps_them_out(build: Path) -> None:
+    status, files = python(LOADED, MRC_TRANSPORT_NATIVE="python").splitlines()
+    assert status == "python: $MRC_TRANSPORT_NATIVE=python"
+    assert files.split()[0] == str(ROOT / "mrc_transport" / "sender.py")
+
+
+def test_compiled_without_a_build_for_these_sources_fails_naming_why(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", "import mrc_transport"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MRC_TRANSPORT_NATIVE": "compiled",
+                               "SOFTSWITCH_CACHE": str(tmp_path)})
+    assert done.returncode != 0
+    assert "MRC_TRANSPORT_NATIVE=compiled" in done.stderr
+    assert "not built for these sources" in done.stderr
+
+
+@pytest.mark.parametrize(("name", "modes"), SCENARIOS, ids=[n for n, _ in SCENARIOS])
+def test_both_transports_write_the_same_report(build: Path, name: str, modes: tuple[str, ...],
+                                               tmp_path: Path) -> None:
+    reports = {}
+    for transport in ("python", "compiled"):
+        out = tmp_path / transport
+        done = subprocess.run(
+            [sys.executable, "-m", "controller.cli", "emulate",
+             str(ROOT / "scenarios" / "matrix" / f"{name}.yaml"), "--engine", "c",
+             "--fabric", "native", *(a for m in modes for a in ("--mode", m)), "--quiet",
+             "-o", str(out)],
+            cwd=ROOT, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "MRC_TRANSPORT_NATIVE": transport, "PYTHONHASHSEED": "0"})
+        assert done.returncode == 0, done.stderr
+        reports[transport] = (out / "report.json").read_bytes()
+    assert reports["python"] == reports["compiled"]
