@@ -29,8 +29,16 @@ def compile_file(
     includes decides the architecture; a program including the other one's file is refused.
     Raises the P4Error for a bad program: the first syntax error, or the type errors (a P4Errors
     when there are several); a LimitError for one over `limits`."""
+    return _compile_file(path, include_dirs, defines, arch, limits)[0]
+
+
+def _compile_file(path: str | Path, include_dirs: Sequence[str | Path],
+                  defines: Mapping[str, str] | None, arch: str | None,
+                  limits: Limits) -> tuple[CheckedProgram, tuple[str, ...]]:
+    """compile_file's program and every file the preprocessor read (the main one first)."""
     source, chosen = _preprocess(path, include_dirs, defines or {}, arch, limits)
-    return check(parse(source), source_file=str(path), arch=chosen, limits=limits)
+    return (check(parse(source), source_file=str(path), arch=chosen, limits=limits),
+            source.files)
 
 
 def _preprocess(
@@ -82,12 +90,23 @@ def load_program(
 ) -> CheckedProgram:
     """A program from P4 source, or from the IR JSON that `softswitch compile --ir` wrote (which
     records its architecture; a different `arch` is refused)."""
+    return load_program_and_files(path, include_dirs, defines, arch, limits)[0]
+
+
+def load_program_and_files(
+    path: str | Path,
+    include_dirs: Sequence[str | Path] = (),
+    defines: Mapping[str, str] | None = None,
+    arch: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[CheckedProgram, tuple[str, ...]]:
+    """load_program's program and the files it was read from (program_memo.py)."""
     if str(path).endswith(".json"):
         checked = load_ir(path, limits)
         if arch is not None and architecture(arch).name != checked.arch:
             raise P4Error(f"{path}: the IR is of a {checked.arch} program, not {arch}")
-        return checked
-    return compile_file(path, include_dirs, defines, arch, limits)
+        return checked, (str(path),)
+    return _compile_file(path, include_dirs, defines, arch, limits)
 
 
 def parse_defines(items: Sequence[str]) -> dict[str, str]:

@@ -54,6 +54,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ from typing import Any
 from softswitch.clock import VirtualClock
 from softswitch.engine.switch import Switch
 from softswitch.ir.checked import CheckedProgram
+from softswitch.program_memo import ProgramMemo
 from softswitch.runtime.device import Device, ForwardingPipeline
 from softswitch.runtime.queues import EPSILON_US
 from softswitch.schedule import DeviceSchedule
@@ -149,6 +151,13 @@ class _Compiled:
     program: CheckedProgram
     p4info: Any
     device_config: bytes
+
+
+# Programs loaded from files by the fabrics of this process, and each program's P4Info and IR
+# bytes: made once (the program's, kept weakly, as engine/compiled.py keeps its code).
+PROGRAMS = ProgramMemo()
+_compiled: weakref.WeakKeyDictionary[CheckedProgram, _Compiled] = weakref.WeakKeyDictionary()
+_compiled_lock = threading.Lock()
 
 
 class Host:
@@ -300,8 +309,6 @@ class Fabric:
         self._schedule = DeviceSchedule()  # stepped virtual time: which devices to step
         self._hosts: dict[str, Host] = {}
         self._observers: list[Callable[[Delivery], None]] = []
-        self._by_path: dict[Path, _Compiled] = {}
-        self._by_id: dict[int, _Compiled] = {}  # the _Compiled keeps the program (and its id)
         # The devices' P4Runtime servers share what is made with the first: one ProgramCache
         # (a controller pushes the same program to each, checked and its code made once), one
         # WorkerPool (threads for their calls) and one DigestSweeper (one thread for all their
@@ -385,21 +392,19 @@ class Fabric:
                                   compiled.program)
 
     def _compile(self, program: ProgramSource) -> _Compiled:
-        """Compile once per program: every switch running it shares P4Info and IR bytes."""
-        from softswitch.compiler import load_program
+        """Compile once per program: every switch running it shares P4Info and IR bytes, in
+        this fabric and the next ones of this process (a program file compiled once while it
+        is unchanged: program_memo.py)."""
         from softswitch.ir.serialize import dumps_ir
         from softswitch.p4info import build_p4info
 
-        path = None if isinstance(program, CheckedProgram) else Path(program).resolve()
-        if path is not None and path in self._by_path:
-            return self._by_path[path]
-        checked = program if isinstance(program, CheckedProgram) else load_program(path)
-        compiled = self._by_id.get(id(checked))
+        checked = program if isinstance(program, CheckedProgram) else PROGRAMS.load(program)
+        with _compiled_lock:
+            compiled = _compiled.get(checked)
         if compiled is None:
             compiled = _Compiled(checked, build_p4info(checked), dumps_ir(checked).encode())
-            self._by_id[id(checked)] = compiled
-        if path is not None:
-            self._by_path[path] = compiled
+            with _compiled_lock:
+                compiled = _compiled.setdefault(checked, compiled)
         return compiled
 
     def link(self, a: str, a_port: int, b: str, b_port: int, delay_ns: int = 0) -> None:
