@@ -29,7 +29,8 @@ time) costs on this machine, and how far a 10-minute run goes.
                                        # `--largest` alone skips them)
 
 Every run uses the C engine and the native fabric core (ENGINE, FABRIC below), recorded in
-each JSON record.
+each JSON record with the host transport the process runs ("compiled" when `make install` built
+it: mrc_transport/compiled.py; MRC_TRANSPORT_NATIVE=python measures the Python one).
 
 For scale: htsim, the packet-level simulator used for datacenter transport studies, is
 published as processing millions of events per second; this emulation executes the real P4
@@ -488,7 +489,7 @@ def largest_record(runs: list[Rate], budget_s: float = BUDGET_S) -> dict[str, ob
     largest = max(fits, key=lambda f: int(f["nics"]), default=None)  # type: ignore[call-overload]
     return {
         "benchmark": "emulation.largest_fabric", "budget_wall_s": budget_s,
-        "engine": ENGINE, "fabric": FABRIC,
+        "engine": ENGINE, "fabric": FABRIC, "transport": transport(),
         "largest": None if largest is None else {
             k: largest[k] for k in ("scenario", "nics", "switches", "wall_s", "cpu_s")},
         "fabrics": fabrics,
@@ -511,6 +512,13 @@ class Results:
     permutations: list[Rate] = field(default_factory=list)
     permutation_us: int = PERMUTATION_US
     largest: list[Rate] = field(default_factory=list)
+
+
+def transport() -> str:
+    """The host transport this process runs: compiled (mrc_transport/compiled.py) or python."""
+    from mrc_transport import compiled
+
+    return "compiled" if compiled.active() else "python"
 
 
 @contextlib.contextmanager
@@ -572,7 +580,7 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
         },
     }
     for record in records.values():
-        record.update(engine=ENGINE, fabric=FABRIC)
+        record.update(engine=ENGINE, fabric=FABRIC, transport=transport())
     for p in r.permutations:
         record = permutation_record(p, r.permutation_us)
         rows.append((f"emulation.{p.name}", p.hops, p.phases.run_cpu, p.hops_per_cpu_s,
@@ -582,7 +590,8 @@ def rows_and_records(r: Results) -> tuple[list[Row], dict[str, dict[str, object]
                      f"closing counter read's {p.phases.collect_cpu:.2f} s); "
                      f"setup {p.phases.setup_cpu:.1f} s CPU, "
                      f"{record['setup_peak_rss_growth_kib_per_device']} KiB peak RSS per device"))
-        records[f"emulation_{p.name}"] = record | {"engine": ENGINE, "fabric": FABRIC}
+        records[f"emulation_{p.name}"] = record | {"engine": ENGINE, "fabric": FABRIC,
+                                                   "transport": transport()}
     if r.largest:
         record = largest_record(r.largest)
         records["emulation_largest_fabric"] = record

@@ -5,6 +5,7 @@ same report.json byte for byte on scenarios that drive every path of the sender 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -70,19 +71,38 @@ def test_compiled_without_a_build_for_these_sources_fails_naming_why(tmp_path: P
     assert "not built for these sources" in done.stderr
 
 
-@pytest.mark.parametrize(("name", "modes"), SCENARIOS, ids=[n for n, _ in SCENARIOS])
-def test_both_transports_write_the_same_report(build: Path, name: str, modes: tuple[str, ...],
-                                               tmp_path: Path) -> None:
-    reports = {}
+# Every scenario's report.json, in one process per transport (the NIC program compiled once).
+DRIVER = """
+import json, sys
+from controller.devices.session import Program
+from emulation import scenario
+from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM, use_engine
+from emulation.report import report_json
+from emulation.run import run_mode
+from mrc_transport import compiled
+use_engine("c", "native")
+program = Program.compile(SWITCH_PROGRAM)
+reports = {}
+for name, modes in json.loads(sys.argv[1]):
+    chosen = scenario.load(f"scenarios/matrix/{name}.yaml")
+    reports[name] = report_json(chosen, [run_mode(chosen, m, program, str(NIC_PROGRAM))
+                                         for m in modes])
+print(json.dumps({"status": compiled.status(), "reports": reports}))
+"""
+
+
+def test_both_transports_write_the_same_reports(build: Path) -> None:
+    got = {}
     for transport in ("python", "compiled"):
-        out = tmp_path / transport
-        done = subprocess.run(
-            [sys.executable, "-m", "controller.cli", "emulate",
-             str(ROOT / "scenarios" / "matrix" / f"{name}.yaml"), "--engine", "c",
-             "--fabric", "native", *(a for m in modes for a in ("--mode", m)), "--quiet",
-             "-o", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-            env={**os.environ, "MRC_TRANSPORT_NATIVE": transport, "PYTHONHASHSEED": "0"})
+        done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(SCENARIOS)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "MRC_TRANSPORT_NATIVE": transport,
+                                   "PYTHONHASHSEED": "0"})
         assert done.returncode == 0, done.stderr
-        reports[transport] = (out / "report.json").read_bytes()
-    assert reports["python"] == reports["compiled"]
+        got[transport] = json.loads(done.stdout)
+    assert got["python"]["status"].startswith("python: ")
+    assert got["compiled"]["status"] == f"compiled: {build}"
+    python, native = got["python"]["reports"], got["compiled"]["reports"]
+    assert list(python) == list(native) == [name for name, _ in SCENARIOS]
+    for name, _ in SCENARIOS:
+        assert python[name] == native[name], f"{name}: the reports differ"
