@@ -26,12 +26,10 @@ build for these sources is there. Unset (or anything else): compiled when built,
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 #: "python" keeps every native piece of the transport out (word_sum.py reads it too)
@@ -103,16 +101,32 @@ def activate(package_path: list[str]) -> bool:
     if not enabled():
         _reason = f"${ENV}=python"
         return False
+    required = os.environ.get(ENV, "").lower() == "compiled"
     folder = build_dir()
     if not _complete(folder):
         _reason = f"not built for these sources (python -m {PACKAGE} build)"
-        if os.environ.get(ENV, "").lower() == "compiled":
+        if required:
             raise ImportError(f"${ENV}=compiled, but the compiled transport is {_reason}: "
                               f"no build in {folder}")
         return False
-    package_path.insert(0, str(folder / PACKAGE))
-    if str(folder) not in sys.path:
+    added = str(folder) not in sys.path
+    if added:
         sys.path.append(str(folder))   # the group's shared library, a top-level module
+    try:
+        # Loaded here, not at the first module's import: a library that does not load
+        # (overwritten, copied from another machine) then means the Python modules, not a
+        # failed import. (The build renames a finished folder into place: no half-written
+        # library is ever there to load.)
+        importlib.import_module(f"{GROUP}__mypyc")
+    except (ImportError, OSError) as exc:
+        if added:
+            sys.path.remove(str(folder))
+        _reason = (f"the build in {folder} does not load ({exc}); build it again: "
+                   f"python -m {PACKAGE} build --force")
+        if required:
+            raise ImportError(f"${ENV}=compiled, but {_reason}") from exc
+        return False
+    package_path.insert(0, str(folder / PACKAGE))
     _active = folder
     _reason = str(folder)
     return True
@@ -165,6 +179,10 @@ follow_imports = skip
 def build(force: bool = False) -> Path:
     """Compile MODULES into the cache unless there already; the build's folder. Raises
     BuildError (mypyc missing, a type error, no C compiler)."""
+    import shutil  # here: importing the package (activate) should not pay for these
+    import subprocess
+    import tempfile
+
     key = source_key()
     folder = build_dir(key)
     if _complete(folder) and not force:

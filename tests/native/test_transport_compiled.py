@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,20 @@ def test_both_transports_write_the_same_reports(build: Path) -> None:
     assert list(python) == list(native) == [name for name, _ in SCENARIOS]
     for name, _ in SCENARIOS:
         assert python[name] == native[name], f"{name}: the reports differ"
+
+
+def test_a_damaged_build_means_the_python_modules_and_says_why(build: Path,
+                                                                tmp_path: Path) -> None:
+    copy = tmp_path / build.name
+    shutil.copytree(build, copy)
+    group = next(copy.glob(f"{compiled.GROUP}__mypyc.*.so"))
+    group.write_bytes(bytes(group.stat().st_size))   # not a shared library any more
+    env = {"SOFTSWITCH_CACHE": str(tmp_path)}
+    status, files = python(LOADED, MRC_TRANSPORT_NATIVE="", **env).splitlines()
+    assert status.startswith(f"python: the build in {copy} does not load")
+    assert "--force" in status
+    assert files.split()[0] == str(ROOT / "mrc_transport" / "sender.py")
+    done = subprocess.run([sys.executable, "-c", "import mrc_transport"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MRC_TRANSPORT_NATIVE": "compiled", **env})
+    assert done.returncode != 0 and "does not load" in done.stderr
