@@ -28,8 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.optional:
             print(exc, file=sys.stderr)
             return 1
-        print(f"warning: {str(exc).splitlines()[0]}; the transport runs as Python",
-              file=sys.stderr)
+        print(f"warning: {exc.summary}; the transport runs as Python", file=sys.stderr)
         return 0
     print(f"mrc_transport: compiled modules in {folder}")
     return 0
