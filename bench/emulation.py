@@ -257,6 +257,12 @@ _PATHS = (   # first match wins; everything else is charged to its callers
     ("/softswitch/runtime/", "device/queues/fabric"),
     ("/softswitch/fabric.py", "device/queues/fabric"),
     ("/softswitch/clock.py", "device/queues/fabric"),
+    ("/softswitch/schedule.py", "device/queues/fabric"),
+    ("/softswitch/wire_tally.py", "device/queues/fabric"),
+    # the native core's C time (its instants, the programs' passes in them) is its _run's
+    ("/softswitch/native/fabric_core.py", "device/queues/fabric"),
+    ("/softswitch/native/fabric_device.py", "device/queues/fabric"),
+    ("/softswitch/native/", "softswitch engine/pipeline"),
     ("/softswitch/", "compile"),                            # frontend, IR, P4Info
     ("/mrc_transport/", "mrc_transport"),
     ("/emulation/network.py", "gRPC/controller"),           # NIC writes, digest waits
@@ -269,7 +275,16 @@ _PATHS = (   # first match wins; everything else is charged to its callers
 )
 
 
-def _component(filename: str) -> str | None:
+# The compiled transport's methods (mrc_transport/compiled.py) are C to cProfile: entries named
+# "<method 'poll' of 'NicHost' objects>" under the file "~".
+_COMPILED_TRANSPORT = re.compile(
+    r"of '(NicHost|Host|Sender|Receiver|Nscc|RtoEstimator|Flight|Transmitter|FrameBuilder)' "
+    r"objects")
+
+
+def _component(filename: str, function: str = "") -> str | None:
+    if filename == "~" and _COMPILED_TRANSPORT.search(function):
+        return "mrc_transport"
     for fragment, component in _PATHS:
         if fragment in filename:
             return component
@@ -286,7 +301,7 @@ def breakdown(stats: pstats.Stats) -> dict[str, float]:
     def shares(func: Any, visiting: frozenset[Any]) -> dict[str, float]:
         if func in memo:
             return memo[func]
-        named = _component(func[0])
+        named = _component(func[0], func[2])
         if named is not None:
             return {named: 1.0}
         callers = table[func][4] if func in table else {}
