@@ -81,7 +81,11 @@ def main() -> int:
     output = args.output or ROOT / "out" / f"{kind}_identity"
     if kind == "transport":
         from mrc_transport import compiled
-        compiled.build()
+        try:
+            compiled.build()
+        except compiled.BuildError as exc:   # nothing to compare against: say why
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     (a, _, _), (b, _, _) = pair
     rows = []
     bad = 0
