@@ -82,23 +82,40 @@ def add_emulate_parser(sub: Any) -> None:
 
 def add_engine_argument(p: Any) -> None:
     p.add_argument("--engine", choices=ENGINES, default=None,
-                   help="the softswitch engine of every switch and NIC: python, c (the "
-                        "programs compiled to C), auto (c where it can, else python with one "
-                        "warning); default $SOFTSWITCH_ENGINE, else python")
+                   help="the softswitch engine of every switch and NIC: python (the reference "
+                        "semantics), c (the programs compiled to C), auto (c where it can, else "
+                        "python with one warning); default $SOFTSWITCH_ENGINE, else auto")
     p.add_argument("--fabric", choices=("python", "native"), default=None,
                    help="the fabric core stepping devices, cables and queues: python, or "
                         "native (in C, when every device runs the C engine; else python with "
-                        "one warning naming why); default $SOFTSWITCH_FABRIC, else python")
+                        "one warning naming why); default $SOFTSWITCH_FABRIC, else native "
+                        "unless the engine is python")
 
 
-def use_engine(engine: str | None, fabric: str | None = None) -> None:
+def use_engine(engine: str | None, fabric: str | None = None,
+               err: TextIO | None = None) -> tuple[str, str]:
     """Make `engine` every Switch's default in this process and the workers it starts
     (softswitch's Switch reads $SOFTSWITCH_ENGINE: the devices are built deep in the fabric
-    and by its P4Runtime servers), and `fabric` every Fabric's core ($SOFTSWITCH_FABRIC)."""
-    if engine is not None:
-        os.environ["SOFTSWITCH_ENGINE"] = engine
-    if fabric is not None:
-        os.environ["SOFTSWITCH_FABRIC"] = fabric
+    and by its P4Runtime servers), and `fabric` every Fabric's core ($SOFTSWITCH_FABRIC).
+
+    Unset (no option, no variable), a run gets the fastest path that gives the same reports
+    (bench/engine_identity.py proves it per scenario): the programs in C and the native core
+    where a C compiler is, else the Python engine and core with one warning line on `err`,
+    not one per device. Returns the (engine, fabric) set."""
+    engine = engine or os.environ.get("SOFTSWITCH_ENGINE") or "auto"
+    if engine == "auto":
+        from softswitch.native.build import compiler_available
+
+        if compiler_available() is None:
+            print("mrc-ctl: no C compiler ($CC or cc) works here: every device runs the Python "
+                  "engine and the Python fabric core (the same reports, about 20x slower)",
+                  file=err or sys.stderr)
+            engine = "python"
+    fabric = (fabric or os.environ.get("SOFTSWITCH_FABRIC")
+              or ("python" if engine == "python" else "native"))
+    os.environ["SOFTSWITCH_ENGINE"] = engine
+    os.environ["SOFTSWITCH_FABRIC"] = fabric
+    return engine, fabric
 
 
 def seed_arg(text: str) -> int:
