@@ -52,7 +52,7 @@ def native_sum() -> Callable[[bytes], int] | None:
     """The C version, or None when it cannot be built here (no compiler, no cffi)."""
     try:
         from softswitch.errors import NativeBuildError
-        from softswitch.native.build import load_library
+        from softswitch.native.build import NativeLibrary, load_library
     except ImportError:
         return None
     try:
@@ -61,7 +61,10 @@ def native_sum() -> Callable[[bytes], int] | None:
         return None
     c_sum = library.lib.mrc_word_sum
 
-    def word_sum(data: bytes) -> int:
+    # `keep` holds the library: a cffi function pointer does not, and the library is closed
+    # (its code unmapped) once its FFI and Lib are collected; load_library's FFI cache drops
+    # its FFI after eight other declarations, and the next call jumped into unmapped memory.
+    def word_sum(data: bytes, keep: NativeLibrary = library) -> int:
         return int(c_sum(data, len(data)))
 
     return word_sum

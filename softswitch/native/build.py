@@ -172,7 +172,10 @@ def load_library(name: str, sources: Sequence[str], cdef: str, *,
 
     `cdef` declares what Python calls; `RUNTIME_CDEF` is prepended unless `cdef` contains it.
     The cache key sees the sources and runtime/*.h, not headers in `include_dirs`.
-    Raises `NativeBuildError` when there is no compiler or it fails.
+    Raises `NativeBuildError` when there is no compiler or it fails. Keep the returned
+    NativeLibrary while anything calls into it: a function taken from its `lib` does not hold
+    the library, which is closed once its Lib and FFI are collected (the FFI cache below keeps
+    only the last eight declarations' FFIs).
     """
     found = _compiler()
     if found is None:

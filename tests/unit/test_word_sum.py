@@ -5,6 +5,9 @@ same bytes with either."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,7 @@ from mrc_transport import fastwire
 from mrc_transport.word_sum import native_sum, python_sum
 from softswitch.native.build import compiler_available
 
+ROOT = Path(__file__).resolve().parents[2]
 needs_cc = pytest.mark.skipif(compiler_available() is None, reason="no C compiler")
 
 
@@ -55,3 +59,23 @@ def test_frames_are_the_same_bytes_with_either_sum(monkeypatch: pytest.MonkeyPat
         frames = {name: b.data(psn=n, opcode=0xCA, msn=1, va=64, dma_length=n,
                                payload=payload) for name, b in builders.items()}
         assert frames["python"] == frames["c"], n
+
+
+@needs_cc
+def test_the_c_sum_keeps_its_library_loaded_after_the_ffi_cache_moved_on() -> None:
+    """load_library keeps the FFIs of its last eight declarations; a library whose FFI and Lib
+    are collected is closed. The sum, taken before, must still run (it segfaulted)."""
+    script = (
+        "import gc\n"
+        "from mrc_transport.word_sum import native_sum, python_sum\n"
+        "from softswitch.native import build\n"
+        "c_sum = native_sum()\n"
+        "for i in range(12):\n"
+        "    build._ffi(f'int other_declaration_{i}(void);')\n"
+        "gc.collect()\n"
+        "data = bytes(range(256)) * 16\n"
+        "assert c_sum(data) == python_sum(data)\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr[-2000:]
