@@ -42,3 +42,15 @@ def test_a_short_message_is_cut_from_the_block() -> None:
     block = payload_block(1)
     assert message_data(block, message(0, 1)) == block[:1]
     assert message_data(block, message(1, 0)) == b""
+
+
+def test_byte_i_is_the_blocks_byte_i_plus_start_across_its_end() -> None:
+    block = payload_block(3)
+    for mid, size in ((400, 1 << 20), (531, PAYLOAD_PERIOD + 1), (9, 2 * PAYLOAD_PERIOD + 17)):
+        start = mid * 7919 % PAYLOAD_PERIOD
+        data = message_data(block, message(mid, size))
+        assert len(data) == size
+        for i in (0, 1, PAYLOAD_PERIOD - start - 1, PAYLOAD_PERIOD - start, size // 2,
+                  size - 1):
+            if 0 <= i < size:
+                assert data[i] == block[(i + start) % PAYLOAD_PERIOD], (mid, i)
