@@ -858,7 +858,7 @@ class Sender:
         if ev < 0:
             self.counters["ignored"] += 1
         elif probe_response:   # first, as in the NIC
-            self._on_probe_answer(ev)
+            self._on_probe_answer(ev, now)
         else:
             # The NIC took the EV out of service on this SACK and echoes nothing: only probes
             # bring it back.
@@ -1062,15 +1062,32 @@ class Sender:
         # The NIC's count of answers in a row starts over on every loss pinned on the EV.
         self._probes.setdefault(ev, _Probe(due=now)).answers = 0
 
-    def _on_probe_answer(self, ev: int) -> None:
+    def _on_probe_answer(self, ev: int, now: int) -> None:
         probe = self._probes.get(ev)
         if probe is None or probe.sent_at is None:
             return   # late, or for an EV that is back already
-        probe.sent_at = None
+        sent_at, probe.sent_at = probe.sent_at, None
         probe.answers += 1
         self.counters["probe_answers"] += 1
         if probe.answers >= self.config.probe_successes:
             del self._probes[ev]   # the NIC has it GOOD again
+        if self._suspects:
+            self._overtaken_by_probe(ev, sent_at, now)
+
+    def _overtaken_by_probe(self, ev: int, probe_sent: int, now: int) -> None:
+        """The probe of EV `ev` sent at `probe_sent` came back: its path delivers. A packet
+        reported late (twice the longest round trip) that went on that EV before the probe and
+        is still unanswered did not arrive: one path keeps its packets' order, as for the
+        NIC's note (`overtaken`). Lost now, not at its reordering allowance (a random loss on
+        a path that delivers the rest: Fig. 13's lossy EV, whose probe is answered). Not while
+        a queue explains lateness (an ECN echo or trim lately: the probe, a control packet,
+        may pass a queued data packet)."""
+        if now - self._queued_at <= CE_RECENT_US:
+            return
+        for pkt in [p for p in self._suspects.values()
+                    if p.early and p.out_ev == ev and p.sent_at < probe_sent]:
+            self._unsuspect(pkt)
+            self._flight.nack(pkt.seq, "overtaken")
 
     def _poll_probes(self, now: int, frames: list[bytes]) -> None:
         rto = self.rto.timer_us()

@@ -521,3 +521,49 @@ def test_a_second_late_packet_on_an_ev_out_for_lateness_is_a_dead_path_if_it_is_
     else:
         assert kinds(sender.poll(63)) == ["data", "data"]
         assert sender.counters["path_out"] == 2
+
+
+def late_and_asked_about() -> Sender:
+    """PSN 0 reported late at 60 (sent_eight_answered_three); the NIC takes EV 3 out, probes
+    it from 61, and answers that PSN 0 went on it."""
+    sender = sent_eight_answered_three()
+    assert kinds(sender.poll(60)) == ["report"]
+    sender.on_parsed(echo(ECHO_TOOK_OUT | 3, psn=0), 61)
+    assert kinds(sender.poll(61)) == ["probe"] + ["report"] * 5
+    sender.on_parsed(echo(REPORT_QUERY_FLAG | 3, psn=0), 62)
+    assert sender.poll(62) == []
+    return sender
+
+
+def probe_answer(ev: int) -> SackFrame:
+    return sack(1, 2, 3)._replace(probe_response=1, entropy=ev)
+
+
+def test_a_late_packet_whose_evs_probe_comes_back_is_lost_then() -> None:
+    # The probe left after PSN 0 on the same path and came back: the path delivers and keeps
+    # its packets' order, so 0 did not arrive. It goes at once (overtaken), not at 130.
+    sender = late_and_asked_about()
+    sender.on_parsed(probe_answer(3), 70)
+    assert kinds(sender.poll(70)) == ["data"]
+    c = sender.counters
+    assert c["overtaken"] == 1 and c["retransmitted"] == 1 and c["sack_hole"] == 0
+
+
+def test_another_evs_probe_answer_says_nothing_of_it() -> None:
+    sender = late_and_asked_about()
+    sender._probes[4] = sender._probes[3]   # (a probe of EV 4 out too, sent at 61)
+    sender.on_parsed(probe_answer(4), 70)
+    assert sender.poll(70) == [] and sender.counters["overtaken"] == 0
+    assert sender.next_deadline_us(70) == 130
+
+
+def test_a_probe_answer_proves_no_loss_while_a_queue_explains_lateness() -> None:
+    # An ECN echo at 65: the probe, a control packet, may have passed PSN 0 in a queue. PSN 0
+    # is lost only at its reordering allowance (130).
+    sender = late_and_asked_about()
+    sender.on_parsed(sack(1, 2, 3, 4)._replace(m=SackM.SKIP_ONCE, entropy=5), 65)
+    sender.on_parsed(probe_answer(3), 70)
+    assert sender.poll(70) == [] and sender.counters["overtaken"] == 0
+    assert sender.next_deadline_us(70) == 130
+    assert kinds(sender.poll(130)) == ["data"]       # its suspect deadline: path_out
+    assert sender.counters["path_out"] == 1 and sender.counters["overtaken"] == 0
