@@ -159,7 +159,10 @@ class RunState:
                     probe_successes=self.mode.profile.probe_successes,
                     cc=t.nscc(self.scenario.links, self.scenario.cables, self.scenario.mtu,
                               self.topology.planes),
-                    tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes))
+                    tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes),
+                    # a connection on one path (ECMP's hash, a pinned flow) uses one plane
+                    planes=(1 if self.mode.pinned or (name, c.peer) in self.net.pins
+                            else self.topology.planes))
                 end = _End(host.add_connection(config, at), offsets)
                 self.ends[name].append(end)
                 self.by_peer[(name, c.peer)] = end

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mrc_transport.nscc import NsccConfig
-from mrc_transport.wire import PSN_MOD, ROCE_UDP_PORT
+from mrc_transport.wire import EV_MAX_PLANE, PSN_MOD, ROCE_UDP_PORT
 
 # The NIC remembers which EV carried a PSN in a ring of 1024 (PSN_WINDOW in nic_types.p4): a
 # loss report for a PSN further back than that would name the wrong EV.
@@ -56,6 +56,7 @@ class ConnectionConfig:
     r_key: int = 7
     cc: NsccConfig | None = None   # NSCC's window in bytes on top of `window`; None: fixed
     tx_gbps: float = 0.0   # the NIC's line rate, all its planes: new packets paced to it (0: not)
+    planes: int = 1        # the NIC's planes: lateness is judged once each timed a round trip
 
     def __post_init__(self) -> None:
         limits = {
@@ -75,6 +76,7 @@ class ConnectionConfig:
             "retry_linear_cnt": (0, 8),
             "udp_port": (0, 1 << 16),
             "r_key": (0, 1 << 32),
+            "planes": (1, EV_MAX_PLANE + 2),
         }
         for name, (low, high) in limits.items():
             value = getattr(self, name)

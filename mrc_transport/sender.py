@@ -1019,6 +1019,10 @@ class Sender:
         reported late yet (those reported are the first ones sent; None: none)."""
         if self._min_rtt == _NO_RTT or not self._flight.in_time_order:
             return None
+        if len(self._plane_rtt) < self.config.planes:
+            # A plane with no round trip timed yet may be a slower one (its first packets
+            # would look late behind the faster plane's answers): lateness waits for one.
+            return None
         for pkt in self._flight.fresh.values():
             if pkt.early:
                 continue

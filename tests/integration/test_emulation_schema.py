@@ -202,6 +202,20 @@ def test_a_flow_with_a_path_takes_only_that_path(mode_name: str, program: Progra
     assert managed == ({s.profile.profile_id} if mode_name == "spray" else set())
 
 
+@pytest.mark.parametrize(("workload", "mode_name", "planes"), [
+    ("{kind: ring_allreduce, bytes: 8192}", "mrc", 2),
+    ("{kind: ring_allreduce, bytes: 8192}", "ecmp", 1),
+    ("{kind: flow, src: nic0, dst: nic2, bytes: 4096, path: [1, 1]}", "spray", 1),
+], ids=["sprayed", "hashed", "pinned"])
+def test_a_transport_judges_lateness_over_the_planes_its_connection_uses(
+        workload: str, mode_name: str, planes: int, program: Program) -> None:
+    # (mrc_transport/README.md: lateness waits for a round trip timed on every plane in use)
+    seen: list[int] = []
+    run(scenario(workload), mode_name, program, during=lambda state: seen.extend(
+        end.sender.config.planes for ends in state.ends.values() for end in ends))
+    assert seen and set(seen) == {planes}
+
+
 # -- when things start -------------------------------------------------------------------------
 
 def test_a_later_workload_starts_at_its_start_us(program: Program) -> None:

@@ -567,3 +567,26 @@ def test_a_probe_answer_proves_no_loss_while_a_queue_explains_lateness() -> None
     assert sender.next_deadline_us(70) == 130
     assert kinds(sender.poll(130)) == ["data"]       # its suspect deadline: path_out
     assert sender.counters["path_out"] == 1 and sender.counters["overtaken"] == 0
+
+
+def test_lateness_waits_for_a_round_trip_timed_on_every_plane() -> None:
+    # Two planes: PSNs 1-3 answered over plane 0 at 10. Plane 1 may be the slower one, its
+    # packets behind plane 0's answers in order but not late: no report before plane 1 has
+    # timed a round trip, only the hole's reordering allowance (130). Once PSN 4's answer
+    # over plane 1 times one (20 µs), PSN 0 is late at twice the longest expected (SRTT + 4
+    # RTTVAR: 37).
+    sender = Sender(config(rto_us=500, reorder_us=100, planes=2))
+    sender.write(bytes(8 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 8
+    sender.on_parsed(sack(1, 2, 3)._replace(psn=3, entropy=0x002), 10)
+    assert sender.next_deadline_us(10) == 130
+    assert sender.poll(60) == [] and sender.counters["early_reports"] == 0
+    sender.on_parsed(sack(1, 2, 3, 4)._replace(psn=4, entropy=0x102), 20)
+    assert sender.next_deadline_us(20) == 74
+    assert kinds(sender.poll(74)) == ["report"]
+    assert sender.counters["early_reports"] == 1
+
+
+def test_a_single_plane_connection_judges_lateness_after_its_first_answer() -> None:
+    sender = sent_eight_answered_three()              # planes=1 (the default)
+    assert sender.next_deadline_us(10) == 60
