@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from softswitch.errors import ControlPlaneError, P4Error, StfError
+from softswitch.file_check import file_problem
 from softswitch.ir.checked import CheckedProgram
 from softswitch.limits import DEFAULT_LIMITS, Limits, add_limit_options, limits_from_options
 
@@ -35,8 +36,8 @@ def load_program(path: str, include_dirs: Sequence[str] = (),
     from softswitch.compiler import load_program as load
     from softswitch.compiler import parse_defines
 
-    if not Path(path).is_file():
-        raise P4Error(f"{path}: no such file")
+    if (why := file_problem(path)) is not None:
+        raise P4Error(f"{path}: {why}")
     return load(path, include_dirs, parse_defines(defines), arch, limits)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from softswitch.errors import P4SyntaxError, SourceLocation
+from softswitch.file_check import file_problem
 from softswitch.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ARCH_DIR", "BMV2_PREDEFINED", "PreprocessedSource", "preprocess"]
@@ -954,7 +955,7 @@ class _Preprocessor:
         candidates += [*self.include_dirs, ARCH_DIR]
         for folder in candidates:
             p = folder / name
-            if p.is_file():
+            if file_problem(p) is None:   # (a name the system refuses: no such file here)
                 return p
         return None
 
@@ -998,8 +999,8 @@ def preprocess(
     pp = _Preprocessor([Path(d) for d in include_dirs], limits)
     for name, value in defines.items():
         pp.define_from_command_line(name, value)
-    if not main.is_file():
-        why = "it is a directory" if main.is_dir() else "no such file"
+    why = file_problem(main)
+    if why is not None:
         raise P4SyntaxError(f"cannot read {main}: {why}")
     pp.run_file(main, str(path), None)
     return PreprocessedSource("\n".join(pp.out.lines) + "\n" if pp.out.lines else "",

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from softswitch.errors import ControlPlaneError, P4Error
+from softswitch.file_check import file_problem
 from softswitch.limits import DEFAULT_LIMITS, Limits, add_limit_options, limits_from_options
 from softswitch.runtime.ports import PortError, PortMap
 
@@ -283,8 +284,8 @@ def _check_program(g: argparse.Namespace, opts: RunOptions) -> None:
         return
     if program is None:
         raise RunUsageError("please specify a program (.p4 or IR .json), or --no-p4")
-    if not Path(program).is_file():
-        raise RunUsageError(f"{program}: no such file")
+    if (why := file_problem(program)) is not None:
+        raise RunUsageError(f"{program}: {why}")
     opts.program = program
 
 

@@ -111,6 +111,8 @@ def test_missing_file_and_bad_suffix(program: Path, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compile", str(tmp_path / "nope.p4")]) == 1
     assert "no such file" in capsys.readouterr().err
+    assert main(["compile", str(tmp_path / ("y" * 300 + ".p4"))]) == 1
+    assert "File name too long" in capsys.readouterr().err
     out = tmp_path / "p4info.yaml"
     assert main(_args(program, "--p4info", str(out))) == 1
     assert "unknown P4Info file kind" in capsys.readouterr().err

@@ -420,14 +420,21 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     assert err is not None and str(err) == f"error: cannot read {missing}: no such file"
 
 
+def test_a_name_too_long_is_a_clear_error(tmp_path: Path) -> None:
+    long = tmp_path / ("x" * 300 + ".p4")
+    err = _outcome(long)
+    assert err is not None and str(err) == f"error: cannot read {long}: File name too long"
+
+
 def test_directory_is_a_clear_error(tmp_path: Path) -> None:
     err = _outcome(tmp_path)
     assert err is not None and str(err) == f"error: cannot read {tmp_path}: it is a directory"
 
 
-def test_include_of_a_directory_or_missing_file(tmp_path: Path) -> None:
+def test_include_of_a_directory_a_missing_file_or_a_name_too_long(tmp_path: Path) -> None:
     (tmp_path / "dir.p4").mkdir()
-    for name in ["dir.p4", "missing.p4"]:
+    # (a name longer than the system takes: ENAMETOOLONG, which Path.is_file raises)
+    for name in ["dir.p4", "missing.p4", "x" * 300 + ".p4"]:
         path = _write(tmp_path, f'\n#include "{name}"\n')
         err = _outcome(path)
         assert str(err) == f"{path}:2:10: error: cannot find include file '{name}'"

@@ -110,6 +110,7 @@ def test_log_flush_without_log_file_and_dump_above_info_warn() -> None:
 @pytest.mark.parametrize(("argv", "message"), [
     ((), "please specify a program"),
     (("missing.p4",), "no such file"),
+    (("y" * 300 + ".p4",), "File name too long"),
     (("--no-p4", "--bogus"), "unrecognized arguments: --bogus"),
     (("--no-p4", "-i", "veth1"), "expected <port-num>@<interface-name>"),
     (("--no-p4", "-i", "1@a", "-i", "1@b"), "port 1 is given twice"),
