@@ -44,6 +44,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import functools
+import importlib
 import os
 import pstats
 import re
@@ -275,15 +277,22 @@ _PATHS = (   # first match wins; everything else is charged to its callers
 )
 
 
-# The compiled transport's methods (mrc_transport/compiled.py) are C to cProfile: entries named
-# "<method 'poll' of 'NicHost' objects>" under the file "~".
-_COMPILED_TRANSPORT = re.compile(
-    r"of '(NicHost|Host|Sender|Receiver|Nscc|RtoEstimator|Flight|Transmitter|FrameBuilder)' "
-    r"objects")
+@functools.cache
+def _compiled_methods() -> re.Pattern[str]:
+    """The methods of the classes in the modules mrc_transport/compiled.py compiles: C to
+    cProfile, entries named "<method 'poll' of 'NicHost' objects>" under the file "~"."""
+    from mrc_transport import compiled
+
+    names: set[str] = set()
+    for module_name in compiled.MODULES:
+        module = importlib.import_module(f"mrc_transport.{module_name}")
+        names.update(name for name, value in vars(module).items()
+                     if isinstance(value, type) and value.__module__ == module.__name__)
+    return re.compile(rf"of '({'|'.join(sorted(names))})' objects")
 
 
 def _component(filename: str, function: str = "") -> str | None:
-    if filename == "~" and _COMPILED_TRANSPORT.search(function):
+    if filename == "~" and _compiled_methods().search(function):
         return "mrc_transport"
     for fragment, component in _PATHS:
         if fragment in filename:

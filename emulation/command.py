@@ -7,17 +7,19 @@ of its modes (or those given) on the real P4 programs in virtual time, and write
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from emulation.scenario import MODES
 from softswitch.engine.switch import ENGINES
+from softswitch.environment import variables_set
 
 ROOT = Path(__file__).resolve().parents[1]
 SWITCH_PROGRAM = ROOT / "p4src" / "switch" / "srv6_switch.p4"
@@ -92,16 +94,18 @@ def add_engine_argument(p: Any) -> None:
                         "unless the engine is python")
 
 
-def use_engine(engine: str | None, fabric: str | None = None,
-               err: TextIO | None = None) -> tuple[str, str]:
-    """Make `engine` every Switch's default in this process and the workers it starts
-    (softswitch's Switch reads $SOFTSWITCH_ENGINE: the devices are built deep in the fabric
-    and by its P4Runtime servers), and `fabric` every Fabric's core ($SOFTSWITCH_FABRIC).
+@contextlib.contextmanager
+def engine_for_this_run(engine: str | None, fabric: str | None = None,
+                        err: TextIO | None = None) -> Iterator[tuple[str, str]]:
+    """`engine` and `fabric` as every Switch's and Fabric's default while the block runs, in
+    this process and the workers it starts ($SOFTSWITCH_ENGINE, $SOFTSWITCH_FABRIC: the
+    devices are built deep in the fabric and by its P4Runtime servers); the variables are put
+    back afterwards. Yields the (engine, fabric) set.
 
     Unset (no option, no variable), a run gets the fastest path that gives the same reports
     (bench/engine_identity.py proves it per scenario): the programs in C and the native core
     where a C compiler is, else the Python engine and core with one warning line on `err`,
-    not one per device. Returns the (engine, fabric) set."""
+    not one per device."""
     engine = engine or os.environ.get("SOFTSWITCH_ENGINE") or "auto"
     if engine == "auto":
         from softswitch.native.build import compiler_available
@@ -113,9 +117,8 @@ def use_engine(engine: str | None, fabric: str | None = None,
             engine = "python"
     fabric = (fabric or os.environ.get("SOFTSWITCH_FABRIC")
               or ("python" if engine == "python" else "native"))
-    os.environ["SOFTSWITCH_ENGINE"] = engine
-    os.environ["SOFTSWITCH_FABRIC"] = fabric
-    return engine, fabric
+    with variables_set({"SOFTSWITCH_ENGINE": engine, "SOFTSWITCH_FABRIC": fabric}):
+        yield engine, fabric
 
 
 def seed_arg(text: str) -> int:
@@ -141,11 +144,15 @@ def writable_dir(path: Path) -> str | None:
 
 
 def cmd_emulate(args: Any) -> int:
+    with engine_for_this_run(args.engine, args.fabric):
+        return _emulate(args)
+
+
+def _emulate(args: Any) -> int:
     from controller.devices.session import Program
     from emulation import report, scenario
     from emulation.run import run_mode
 
-    use_engine(args.engine, args.fabric)
     chosen = scenario.load(args.scenario)
     if args.seed is not None:
         chosen = dataclasses.replace(chosen, seed=args.seed)

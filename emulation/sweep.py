@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from emulation.command import add_engine_argument, use_engine
+from emulation.command import add_engine_argument, engine_for_this_run
 from emulation.report import cell
 from emulation.scenario import MODES, Scenario, ScenarioError
 
@@ -443,7 +443,11 @@ def progress_line(outcome: Outcome, done: int, total: int) -> str:
 
 def cmd_sweep(args: Any, err: TextIO | None = None) -> int:
     err = err or sys.stderr
-    use_engine(getattr(args, "engine", None), getattr(args, "fabric", None))
+    with engine_for_this_run(getattr(args, "engine", None), getattr(args, "fabric", None), err):
+        return _sweep(args, err)
+
+
+def _sweep(args: Any, err: TextIO) -> int:
     scenarios, errors = load_scenarios(args.scenarios)
     if args.jobs is not None and args.jobs < 1:
         errors.append(f"--jobs: {args.jobs}: at least 1")

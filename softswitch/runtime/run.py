@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from softswitch.environment import variables_set
 from softswitch.errors import ControlPlaneError, P4Error
 from softswitch.file_check import file_problem
 from softswitch.limits import DEFAULT_LIMITS, Limits, add_limit_options, limits_from_options
@@ -643,16 +644,9 @@ def _engine_for_this_run(engine: str | None) -> Iterator[None]:
     $SOFTSWITCH_ENGINE: by default the program compiled to C where it can be, else the Python
     engine with one warning line. The variable is put back afterwards, so a caller running
     `main` in its own process (tests) keeps its own default."""
-    saved = os.environ.get("SOFTSWITCH_ENGINE")
-    os.environ["SOFTSWITCH_ENGINE"] = engine or saved or "auto"
-    try:
+    with variables_set({"SOFTSWITCH_ENGINE": engine or os.environ.get("SOFTSWITCH_ENGINE")
+                        or "auto"}):
         yield
-    finally:
-        if saved is None:
-            os.environ.pop("SOFTSWITCH_ENGINE", None)
-        else:
-            os.environ["SOFTSWITCH_ENGINE"] = saved
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -77,11 +77,10 @@ DRIVER = """
 import json, sys
 from controller.devices.session import Program
 from emulation import scenario
-from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM, use_engine
+from emulation.command import NIC_PROGRAM, SWITCH_PROGRAM
 from emulation.report import report_json
 from emulation.run import run_mode
 from mrc_transport import compiled
-use_engine("c", "native")
 program = Program.compile(SWITCH_PROGRAM)
 reports = {}
 for name, modes in json.loads(sys.argv[1]):
@@ -98,6 +97,7 @@ def test_both_transports_write_the_same_reports(build: Path) -> None:
         done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(SCENARIOS)], cwd=ROOT,
                               capture_output=True, text=True, timeout=900,
                               env={**os.environ, "MRC_TRANSPORT_NATIVE": transport,
+                                   "SOFTSWITCH_ENGINE": "c", "SOFTSWITCH_FABRIC": "native",
                                    "PYTHONHASHSEED": "0"})
         assert done.returncode == 0, done.stderr
         got[transport] = json.loads(done.stdout)

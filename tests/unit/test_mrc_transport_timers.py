@@ -551,7 +551,8 @@ def test_a_late_packet_whose_evs_probe_comes_back_is_lost_then() -> None:
 
 def test_another_evs_probe_answer_says_nothing_of_it() -> None:
     sender = late_and_asked_about()
-    sender._probes[4] = sender._probes[3]   # (a probe of EV 4 out too, sent at 61)
+    sender.on_parsed(echo(ECHO_TOOK_OUT | 4, psn=5), 63)   # EV 4 out too: probed from 63
+    assert kinds(sender.poll(63))[0] == "probe"
     sender.on_parsed(probe_answer(4), 70)
     assert sender.poll(70) == [] and sender.counters["overtaken"] == 0
     assert sender.next_deadline_us(70) == 130
