@@ -46,7 +46,6 @@ import contextlib
 import cProfile
 import functools
 import importlib
-import os
 import pstats
 import re
 import resource
@@ -58,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from emulation import scenario as scenario_io
+from softswitch.environment import variables_set
 
 ROOT = Path(__file__).resolve().parents[1]
 RATE_SCENARIO = ROOT / "scenarios" / "ring-link-cut.yaml"
@@ -550,17 +550,8 @@ def engine(name: str = ENGINE, fabric: str = FABRIC) -> Iterator[None]:
     """Every Switch and Fabric built inside on `name` and `fabric` (as `mrc-ctl emulate
     --engine --fabric` sets them); the environment as it was afterwards (bench/run.py runs
     other benchmarks after these)."""
-    keys = ("SOFTSWITCH_ENGINE", "SOFTSWITCH_FABRIC")
-    before = {k: os.environ.get(k) for k in keys}
-    os.environ.update(zip(keys, (name, fabric)))
-    try:
+    with variables_set({"SOFTSWITCH_ENGINE": name, "SOFTSWITCH_FABRIC": fabric}):
         yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def run_all(with_sweep: bool = True, permutation_us: int = PERMUTATION_US,
