@@ -53,8 +53,9 @@ class SkipOnceTest(FeedbackTest):
         self.configure()
         self.assertEqual(self.rotation(0), list(range(EV_COUNT)))
         self.sack_in(2, m=1)
-        # 2 sat out once: its turn went to the next slot in the rotation (3, the other plane)
-        self.assertEqual(self.rotation(8), [0, 1, 3, 3, 4, 5, 6, 7])
+        # 2 sat out once: its turn went to the next slot of its plane (4): the planes keep
+        # their shares
+        self.assertEqual(self.rotation(8), [0, 1, 4, 3, 4, 5, 6, 7])
         self.assertEqual(self.rotation(16), list(range(EV_COUNT)))
         self.verify_no_digest()   # SKIP is not an EV event
 

@@ -630,21 +630,22 @@ def rotation_over_the_wire(run: Run, marked: tuple[int, ...] = ()) -> None:
         over_the_wire(run, f"psn {psn}", run.a, run.a.write(psn), ce)
 
 
-def test_two_skipped_slots_in_a_row_v1model_tries_on_tna_falls_back(
+def test_two_skipped_slots_of_a_plane_v1model_tries_on_tna_falls_back(
     programs: dict[str, CheckedProgram],
 ) -> None:
     got = {}
     for arch, program in programs.items():
         run = Run(Nic(program, A, B), Nic(program, B, A))
-        rotation_over_the_wire(run, marked=(2, 3))  # EVs 2 and 3 SKIP
+        rotation_over_the_wire(run, marked=(2, 4))  # EVs 2 and 4 (both plane 0) SKIP
         got[arch] = (
             first_rotation_evs(run, EV_COUNT),
             run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
         )
-    # Slot 2's EV and the next slot's (3) both SKIP: v1model goes on to slot 4, TNA (two
-    # tries) sends on slot 2's EV, counted as a fallback. Both tries passed slot 3's EV over:
-    # GOOD again when its own turn comes.
-    assert got["v1model"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
+    # Slot 2's EV and its plane's next slot's (4) both SKIP: v1model goes on to slot 6, TNA
+    # (two tries) sends on slot 2's EV, counted as a fallback. Both tries passed slot 4's EV
+    # over: GOOD again when its own turn comes. Plane 1's slot 3 is never tried: the planes
+    # keep their shares.
+    assert got["v1model"] == ([0, 1, 6, 3, 4, 5, 6, 7], 0)
     assert got["tna"] == ([0, 1, 2, 3, 4, 5, 6, 7], 1)
 
 
@@ -661,7 +662,7 @@ def test_an_assumed_bad_ev_no_backup_replaced_hands_its_turn_within_its_plane(
             run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
         )
     # Slot 2's turn goes to the next slot of plane 0 (4), not to slot 3 in plane 1: the
-    # planes keep their shares (a SKIP EV's turn would go to slot 3).
+    # planes keep their shares (as a SKIP EV's turn does).
     assert got["v1model"] == got["tna"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
 
 

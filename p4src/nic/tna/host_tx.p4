@@ -16,7 +16,6 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
     EvMarkBadEnd() report_end;
     EvMarkBadDone() report_done;
     NicPortStateMove() port_state;
-    NicPortStateMove() port_state_try;   // pass 2's try: the next slot of a usable plane
 
     bit<32> cells;
     bit<8>  slot;
@@ -344,25 +343,14 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 meta.slot_chosen = true;
                 ev_path.apply();
             } else if (meta.pass_kind == RESUB_TX_TRY) {
-                // The first slot's EV was SKIP (now GOOD again): the next slot of a usable plane
-                // (pass 1's usable planes in resub.count), whichever plane, as a rotation over
-                // the active set passes an EV over; or ASSUMED_BAD (resub.count 0): the next
-                // slot of its own plane. Else the first slot's EV anyway (v1model tries up to 4
-                // slots).
+                // The first slot's EV was SKIP (now GOOD again), ASSUMED_BAD or on the bad
+                // path: the next slot of its own plane (the planes keep their shares). Else the
+                // first slot's EV anyway (v1model tries up to 4 slots).
                 cursor_add = (bit<8>)meta.resub.move;
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
-                bit<8> after = meta.resub.slot + meta.planes;   // its plane's next slot
-                if (meta.resub.count != 0) {
-                    bit<8> still_usable;
-                    bit<8> step;
-                    bit<8> beyond = meta.resub.slot + 1;
-                    port_state_try.apply(meta.planes, ~meta.resub.count, 0, beyond, still_usable,
-                                         step);
-                    after = beyond + step;
-                }
-                look(after & meta.ev_mask);
+                look((meta.resub.slot + meta.planes) & meta.ev_mask);   // its plane's next slot
                 visit_state();
                 bit<32> tried_path = seen_read.execute(cells + (bit<32>)ev);
                 bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
@@ -483,10 +471,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                         slot_leave.execute(cells + (bit<32>)ev);
                         again(RESUB_TX_REFILL);
                     } else {
-                        again(RESUB_TX_TRY);
-                        // pass 2's try: SKIP, the usable planes; ASSUMED_BAD or on the bad
-                        // path, 0 (its plane)
-                        meta.resub.count = state == (bit<8>)EV_SKIP ? usable : 8w0;
+                        again(RESUB_TX_TRY);   // pass 2 tries its plane's next slot
                         if (on_bad) {
                             NIC_COUNT(NIC_TX_BAD_PATH_PASSED);
                         }

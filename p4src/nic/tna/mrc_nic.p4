@@ -65,8 +65,8 @@
 //   v1model's cumulative point and bitmap.
 // - The EV choice takes the cursor and looks at the first slot (after the port-state move) in
 //   pass 1, as v1model; a slot whose EV is not GOOD (or is on the bad path) is tried again in
-//   pass 2 on the next slot v1model would try (SKIP: of a usable plane; otherwise of its
-//   plane), then the first slot is used anyway (v1model tries four slots, then the first).
+//   pass 2 on the next slot v1model would try (its plane's next slot), then the first slot
+//   is used anyway (v1model tries four slots, then the first).
 //   The bad path's paths are learnt from the feedback's return address (v1model: from ev_path
 //   when the EV is sent): the same T1 uSID; for two NICs on one T0, the T0's. A
 //   DENIED EV: the packet chooses again in pass 2 with the cursor moved on, as v1model's

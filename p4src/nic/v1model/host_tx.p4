@@ -104,40 +104,31 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 bad_path.read(suspect, (bit<32>)meta.conn);
                 look(first);
                 NIC_ON_BAD_PATH()
-                // Tries 2..EV_TRIES. A SKIP EV is passed over as a rotation over the active set
-                // does: its turn goes to the next slot of a usable plane, whichever plane (ECN
-                // on a plane's paths moves its share to the others), and it is GOOD again (it
-                // sat out one turn). An ASSUMED_BAD EV no backup replaced, or one on the bad
-                // path: the next slot of its own plane (replacement stays in-plane; the planes
-                // keep their shares).
+                // Tries 2..EV_TRIES. An EV that is not GOOD hands its turn to the next slot of
+                // its own plane: the planes keep equal shares while every port is up (a
+                // receiver's plane ports see equal loads; mrc-srv6.md §3.3). A SKIP EV (a CE
+                // echo, an in-fabric trim) sits out this one turn and is GOOD again: ECN moves
+                // the flow to its plane's other paths (the paper's Fig. 14). An ASSUMED_BAD EV
+                // no backup replaced, or one on the bad path, stays out.
                 if (state != EV_GOOD) {
-                    bit<8> after = slot + meta.planes;
                     if (state == EV_SKIP) {
                         ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                        after = slot + 1;
-                        after = after + nic_usable_step(twice, meta.planes, after);
                     }
-                    look(after & meta.ev_mask);
+                    look((slot + meta.planes) & meta.ev_mask);
                     NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
-                    bit<8> after = slot + meta.planes;
                     if (state == EV_SKIP) {
                         ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                        after = slot + 1;
-                        after = after + nic_usable_step(twice, meta.planes, after);
                     }
-                    look(after & meta.ev_mask);
+                    look((slot + meta.planes) & meta.ev_mask);
                     NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
-                    bit<8> after = slot + meta.planes;
                     if (state == EV_SKIP) {
                         ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                        after = slot + 1;
-                        after = after + nic_usable_step(twice, meta.planes, after);
                     }
-                    look(after & meta.ev_mask);
+                    look((slot + meta.planes) & meta.ev_mask);
                     NIC_ON_BAD_PATH()
                 }
                 if (state != EV_GOOD) {
