@@ -648,5 +648,6 @@ def _engine_for_this_run(engine: str | None) -> Iterator[None]:
                         or "auto"}):
         yield
 
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

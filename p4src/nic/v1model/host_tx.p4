@@ -23,6 +23,17 @@ const bit<2> EV_ON_BAD_PATH = 3;
         nic_counter.count(NIC_TX_BAD_PATH_PASSED); \
     }
 
+// One try (EV_TRIES - 1 of them follow the first look): the looked-at EV is not GOOD, so its
+// turn goes to the next slot of its plane; a SKIP one sat out this turn and is GOOD again.
+#define NIC_TRY_PLANES_NEXT_SLOT() \
+    if (state != EV_GOOD) { \
+        if (state == EV_SKIP) { \
+            ev_state.write(cells + (bit<32>)ev, EV_GOOD); \
+        } \
+        look((slot + meta.planes) & meta.ev_mask); \
+        NIC_ON_BAD_PATH() \
+    }
+
 control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                inout standard_metadata_t standard_metadata) {
     bit<32> cells;
@@ -110,27 +121,9 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 // echo, an in-fabric trim) sits out this one turn and is GOOD again: ECN moves
                 // the flow to its plane's other paths (the paper's Fig. 14). An ASSUMED_BAD EV
                 // no backup replaced, or one on the bad path, stays out.
-                if (state != EV_GOOD) {
-                    if (state == EV_SKIP) {
-                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                    }
-                    look((slot + meta.planes) & meta.ev_mask);
-                    NIC_ON_BAD_PATH()
-                }
-                if (state != EV_GOOD) {
-                    if (state == EV_SKIP) {
-                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                    }
-                    look((slot + meta.planes) & meta.ev_mask);
-                    NIC_ON_BAD_PATH()
-                }
-                if (state != EV_GOOD) {
-                    if (state == EV_SKIP) {
-                        ev_state.write(cells + (bit<32>)ev, EV_GOOD);
-                    }
-                    look((slot + meta.planes) & meta.ev_mask);
-                    NIC_ON_BAD_PATH()
-                }
+                NIC_TRY_PLANES_NEXT_SLOT()
+                NIC_TRY_PLANES_NEXT_SLOT()
+                NIC_TRY_PLANES_NEXT_SLOT()
                 if (state != EV_GOOD) {
                     // Every try hit a SKIP or ASSUMED_BAD EV: send on the first (usable) slot's
                     // anyway (a congested or suspect path beats no path; ev_min_active keeps
