@@ -17,9 +17,13 @@ leaves a choice, the UEC reference simulator uet-htsim's):
 - quick adapt (§3.6.12.7): once per base_rtt + target_delay, after a trim (or, without
   trimming, a delay above qa_threshold), if less than max_cwnd >> qa_gate was delivered in the
   last period: cwnd = what was delivered, and the feedback of packets sent under the old
-  window is ignored (only a period the sender filled is judged: a sender starting again with
-  nothing in flight starts over as at the connection's start, `resume`, the first period
-  running from the first answer);
+  window is ignored. Only a period the sender filled is judged (the spec's rule presumes a
+  sender with more to send, as its simulators' flows are): one in which the window held a
+  ready packet back (`can_send` refused one); a period in which the sender had nothing more
+  to offer delivered little because it offered little (a ring step's end waiting on one lost
+  packet, RFC 7661's application-limited period). A sender starting again with nothing in
+  flight starts over as at the connection's start (`resume`: the first period runs from the
+  first answer);
 - a trim NACK (§3.6.12.8, `on_nack`): out of inflight, quick adapt triggered, else cwnd -= size
   (MRC has no receiver-credit CC, so a last-hop trim cuts too);
 - a timeout or inferred loss (§3.6.12.9, `on_loss`): out of inflight, cwnd -= size; no halving,
@@ -149,6 +153,7 @@ class Nscc:
         self.achieved_bytes = 0
         self.qa_endtime = 0.0
         self.trigger_qa = False
+        self.window_limited = False   # the window held a ready packet back this period
         self.bytes_to_ignore = 0
         self.bytes_ignored = 0
         self.received_bytes = 0
@@ -168,8 +173,12 @@ class Nscc:
     # -- the window --------------------------------------------------------------------------
 
     def can_send(self, payload: int) -> bool:
-        """A new packet of `payload` bytes fits the window (§3.6.12.2)."""
-        return self.inflight + payload + HEADER_BYTES <= self.cwnd
+        """A packet of `payload` bytes the sender has ready fits the window (§3.6.12.2). One
+        that does not marks the quick-adapt period as one the window limited."""
+        if self.inflight + payload + HEADER_BYTES <= self.cwnd:
+            return True
+        self.window_limited = True
+        return False
 
     def on_send(self, key: int, payload: int) -> None:
         """Packet `key` left (first transmission or retransmission)."""
@@ -287,7 +296,7 @@ class Nscc:
         if self.bytes_ignored < self.bytes_to_ignore and skip:
             done = True   # feedback of packets sent under the window before the last QA
         elif now > self.qa_endtime:
-            if (self.qa_endtime != 0
+            if (self.qa_endtime != 0 and self.window_limited
                     and (self.trigger_qa or loss or delay > self.qa_threshold)
                     and self.achieved_bytes < self.max_cwnd >> self.config.qa_gate):
                 self.cwnd = float(max(self.achieved_bytes, self.min_cwnd))
@@ -297,6 +306,7 @@ class Nscc:
                 self.counters["qa"] += 1
                 done = True
             self.achieved_bytes = 0
+            self.window_limited = False
             self.qa_endtime = now + self.base_rtt + self.target
         if done:
             self.inc_bytes = 0.0

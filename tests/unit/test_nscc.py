@@ -160,13 +160,12 @@ def test_a_trim_quick_adapts_to_what_was_delivered_and_ignores_stale_feedback() 
     cc = Nscc(TINY)
     s = Stream(cc)
     s.ack(1.0, 2.0)                  # starts the first quick-adapt period
-    for key in range(100, 120):      # a burst in flight
-        cc.on_send(key, MTU)
+    burst = fill_window(cc, 100)     # a burst; the window holds the rest of the message back
     s.ack(10.0, 2.0, count=2)        # little delivered meanwhile: an incast share
     cc.on_nack(100, 16.0)
     assert cc.counters["qa"] == 1
     assert cc.cwnd == 2 * PKT        # what arrived since the period began
-    assert cc.bytes_to_ignore == cc.inflight == 19 * PKT
+    assert cc.bytes_to_ignore == cc.inflight == (burst - 1) * PKT
     # ECN feedback of packets sent under the old window does not cut again
     cut = cc.cwnd
     cc.avg_delay = 40.0
@@ -195,10 +194,50 @@ def test_a_trim_after_an_idle_spell_does_not_quick_adapt_to_what_the_idle_spell_
     # the first answers brought.
     cc.on_nack(102, 205.0 + cc.base_rtt + cc.target / 2)
     assert cc.counters["qa"] == 0 and cc.cwnd == cc.max_cwnd - 2 * PKT
+    fill_window(cc, 120)             # the rest of the message: held back by the window
     # Judged at the end of a period the sender filled: still quick adapt when it delivered
     # little of what it sent (an incast share).
     cc.on_ack([101], 230.0, cc.base_rtt + 2.0, False)
     assert cc.counters["qa"] == 1 and cc.cwnd == PKT
+
+
+@pytest.mark.parametrize("held_back", [False, True])
+def test_only_a_period_the_window_limited_is_judged_by_quick_adapt(held_back: bool) -> None:
+    # A ring step's end: a trim, the rest delivered but for one lost packet, then nothing new
+    # to send for longer than a period while the lost one is still in flight (the window had
+    # room). That period delivered nothing because the sender offered nothing: it says nothing
+    # of the path, and the next message must not start from one packet. Had the window held
+    # packets back in it, it would be an incast share (quick adapt, as the spec has it).
+    cc = Nscc(TINY)
+    s = Stream(cc)
+    s.ack(1.0, 2.0)                  # the period from 1 to 1 + base_rtt + target (15)
+    for key in range(100, 110):
+        cc.on_send(key, MTU)
+    cc.on_nack(100, 3.0)             # quick adapt triggered; the period is not over
+    cc.on_ack(list(range(101, 109)), 5.0, cc.base_rtt + 2.0, False)
+    s.ack(16.0, 2.0)                 # the period judged: it delivered plenty; the next from 16
+    assert cc.counters["qa"] == 0 and cc.trigger_qa and cc.inflight == PKT   # 109, lost
+    if held_back:                    # the next message at 44: more than the window lets out
+        fill_window(cc, 200)
+    else:                            # the next message at 44: it fits what the window has
+        for key in range(200, 205):
+            assert cc.can_send(MTU)
+            cc.on_send(key, MTU)
+    cc.on_ack([200], 50.0, cc.base_rtt + 1.0, False)   # the first answer, after the period
+    if held_back:
+        assert cc.counters["qa"] == 1 and cc.cwnd == PKT
+    else:
+        assert cc.counters["qa"] == 0 and cc.cwnd > cc.max_cwnd - 2 * PKT
+
+
+def fill_window(cc: Nscc, first_key: int) -> int:
+    """Packets keyed from `first_key` sent while they fit, until the window holds the next
+    back (a sender with more to send than the window lets out); how many went."""
+    sent = 0
+    while cc.can_send(MTU):
+        cc.on_send(first_key + sent, MTU)
+        sent += 1
+    return sent
 
 
 def test_a_trim_without_quick_adapt_costs_one_packet() -> None:
