@@ -44,6 +44,16 @@ class Stream:
         self.ack(now, delay, ecn, max(1, int(self.cc.cwnd) // PKT))
 
 
+def fill_window(cc: Nscc, first_key: int) -> int:
+    """Packets keyed from `first_key` sent while they fit, until the window holds the next
+    back (a sender with more to send than the window lets out); how many went."""
+    sent = 0
+    while cc.can_send(MTU):
+        cc.on_send(first_key + sent, MTU)
+        sent += 1
+    return sent
+
+
 def test_defaults_scale_with_the_bdp() -> None:
     cc = Nscc(TINY)
     bdp = 20e9 / 8 * 8e-6                        # 20 kB
@@ -230,16 +240,6 @@ def test_only_a_period_the_window_limited_is_judged_by_quick_adapt(held_back: bo
         assert cc.counters["qa"] == 0 and cc.cwnd > cc.max_cwnd - 2 * PKT
 
 
-def fill_window(cc: Nscc, first_key: int) -> int:
-    """Packets keyed from `first_key` sent while they fit, until the window holds the next
-    back (a sender with more to send than the window lets out); how many went."""
-    sent = 0
-    while cc.can_send(MTU):
-        cc.on_send(first_key + sent, MTU)
-        sent += 1
-    return sent
-
-
 def test_a_trim_without_quick_adapt_costs_one_packet() -> None:
     cc = Nscc(NsccConfig(base_rtt_us=8.0, linkspeed_gbps=20.0, disable_quick_adapt=True))
     before = cc.cwnd
@@ -303,9 +303,11 @@ def to_sender(feedback: Packet) -> bytes:
                  / feedback)
 
 
-def sack(psn: int, cack: int, m: int = SackM.NONE) -> bytes:
+def sack(psn: int, cack: int, m: int = SackM.NONE, bitmap: int = 0) -> bytes:
+    """A SACK triggered by `psn`: everything up to `cack`, and cack + 1 + i for each set bit
+    i of `bitmap`."""
     return to_sender(BTH(opcode=Opcode.SACK, dest_qp=LOCAL_QP, psn=psn)
-                     / SETH(m=m, cack_psn=cack, sack_bitmap=0) / CCState())
+                     / SETH(m=m, cack_psn=cack, sack_bitmap=bitmap) / CCState())
 
 
 def nack(psn: int) -> bytes:
@@ -368,6 +370,35 @@ def test_a_message_after_an_idle_spell_keeps_its_window_through_a_trim_at_its_st
     sender.on_frame(nack(4), 116)                     # its first packet trimmed at once
     assert sender.cc.counters["qa"] == 0              # one packet less, not 4 packets' worth
     assert sender.cc.cwnd == sender.cc.max_cwnd - PKT
+
+
+def test_a_sender_quick_adapts_only_after_a_period_its_window_held_it_back() -> None:
+    # More to send than the window lets out (64 packets, a window of 27): a trim, then a
+    # period that delivered one packet: an incast share, quick adapt.
+    held = make_sender(TINY)
+    assert held.cc is not None
+    held.write(b"x" * 64 * MTU, 0)
+    assert len(held.poll(0)) == 27
+    held.on_frame(sack(0, 0), 8)                      # the first answer: the period from 8
+    assert len(held.poll(8)) == 1                     # and the window holds the rest back
+    held.on_frame(nack(5), 9)                         # trimmed: quick adapt triggered
+    held.on_frame(sack(1, 1), 30)                     # the period (to 22) delivered 1 packet
+    assert held.cc.counters["qa"] == 1 and held.cc.cwnd == PKT
+    # A ring step's end: the same trim, the rest delivered but the last packet (lost, still
+    # in flight), nothing else to send until the next message at 40, whose first answer
+    # ends a period that delivered one packet. The sender offered nothing: no quick adapt.
+    idle = make_sender(TINY)
+    assert idle.cc is not None
+    idle.write(b"x" * 8 * MTU, 0)
+    assert len(idle.poll(0)) == 8
+    idle.on_frame(nack(2), 5)                         # the first answer: the period from 5
+    assert len(idle.poll(6)) == 1                     # the trimmed one again
+    idle.on_frame(sack(6, 6), 20)                     # a period of 7 packets; the next from 20
+    assert idle.cc.counters["qa"] == 0 and idle.cc.trigger_qa and idle.cc.inflight == PKT
+    idle.write(b"x" * 4 * MTU, 8 * MTU)
+    assert len(idle.poll(40)) == 4                    # the next message fits the window
+    idle.on_frame(sack(8, 6, bitmap=0b10), 50)       # PSN 8; 7 still missing
+    assert idle.cc.counters["qa"] == 0 and idle.cc.cwnd >= idle.cc.max_cwnd - 2 * PKT
 
 
 def test_an_ecn_echo_with_a_queue_cuts_the_window() -> None:
