@@ -419,7 +419,10 @@ class Sender:
             left -= 1
 
     def _may_send_new(self, base: int) -> bool:
-        """The next unsent packet fits the PSN window and NSCC's window (if any)."""
+        """The next unsent packet fits the PSN window and NSCC's window (if any). A refusal of
+        NSCC's marks its quick-adapt period window-limited: poll and next_deadline_us both ask
+        after every change (a frame, a write, a poll), so a period the window held the sender
+        back in is known as one whoever drives the sender."""
         unsent = self._unsent
         if not unsent or unsent[0].seq - base >= self.config.window:
             return False
