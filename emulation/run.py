@@ -27,7 +27,7 @@ from controller.daemon.idle_probes import IdleSweep
 from controller.daemon.probe_rounds import ProbeRounds
 from controller.daemon.probes import LinkProber, ProbeLoop
 from controller.devices.session import Program
-from controller.plan.nic_plan import EV_STATES, connection_profiles, nic_address
+from controller.plan.nic_plan import EV_STATES, NicConnection, connection_profiles, nic_address
 from controller.plan.usid import format_address
 from controller.repair.damping import Damper
 from controller.repair.repairer import DirectNic, ManagedNic, Repairer
@@ -136,6 +136,7 @@ class RunState:
         self._host_index: dict[str, int] = {}
         self._host_schedule = DeviceSchedule()
         self._inbox: set[int] = set()
+        path_rtt = self.scenario.longest_path_rtt_us()
         for name, nic in sorted(self.net.nics.items()):
             me = self.topology.nic(name)
             host = self.hosts[name] = NicHost()
@@ -157,15 +158,28 @@ class RunState:
                     give_up_us=t.give_up_us, max_retries=t.max_retries,
                     retry_linear_cnt=t.retry_linear_cnt, probe_interval_us=t.probe_interval_us,
                     probe_successes=self.mode.profile.probe_successes,
-                    cc=t.nscc(self.scenario.links, self.scenario.cables, self.scenario.mtu,
-                              self.topology.planes),
+                    cc=t.nscc(path_rtt, self.scenario.mtu, self._linkspeed_gbps(name, c)),
                     tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes),
-                    # a connection on one path (ECMP's hash, a pinned flow) uses one plane
-                    planes=(1 if self.mode.pinned or (name, c.peer) in self.net.pins
-                            else self.topology.planes))
+                    planes=len(self._planes_of(name, c)))
                 end = _End(host.add_connection(config, at), offsets)
                 self.ends[name].append(end)
                 self.by_peer[(name, c.peer)] = end
+
+    def _planes_of(self, nic: str, c: NicConnection) -> tuple[int, ...]:
+        """The planes a connection sends on: one for a connection on one path (a pinned flow,
+        ECMP's hash: the plane of its first path), else all of them."""
+        if (nic, c.peer) in self.net.pins:
+            return (self.net.pins[(nic, c.peer)][0],)
+        if self.mode.pinned:
+            return (self.net.pinned[(nic, c.conn)].plane,)
+        return tuple(range(self.topology.planes))
+
+    def _linkspeed_gbps(self, nic: str, c: NicConnection) -> float:
+        """NSCC's line rate for a connection (the spec's BDP takes the lower of the two ends'):
+        each end's ports on the planes the connection sends on."""
+        planes = self._planes_of(nic, c)
+        return min(sum(self.scenario.nic_port_rate_gbps(end, p) for p in planes)
+                   for end in (nic, c.peer))
 
     def _repairer(self) -> Repairer:
         timing = self.scenario.controller

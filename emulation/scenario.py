@@ -20,6 +20,7 @@ from controller.topology.generate import generate
 from controller.topology.model import QosConfig, Tier, Topology
 from controller.topology.yaml_io import _QOS_LIMITS as QOS_LIMITS  # the topology's own bounds
 from controller.topology.yaml_nodes import NodeReader, compose, read_text
+from emulation.path_rtt import longest_path_rtt_us
 from emulation.scenario_warnings import warnings as scenario_warnings
 from mrc_transport.config import NIC_PSN_WINDOW
 from mrc_transport.nscc import ALGORITHMS, NsccConfig
@@ -177,28 +178,23 @@ class TransportTiming:
     target_delay_us: float = 0.0
     max_cwnd: int = 0
 
-    def nscc(self, links: Links, cables: tuple[CableOverride, ...], mtu: int,
-             planes: int) -> NsccConfig | None:
-        """The connections' NSCC configuration (None: "fixed"). The default base RTT: a data
-        packet over the longest path (NIC-T0-T1-T0-NIC, 4 cables) and its SACK back, at the
-        slowest line rate and longest delay of any cable."""
+    def nscc(self, path_rtt_us: float, mtu: int, linkspeed_gbps: float) -> NsccConfig | None:
+        """A connection's NSCC configuration (None: "fixed"). `path_rtt_us`: the unloaded
+        round trip of an MTU packet over the fabric's longest path (the default base RTT:
+        Scenario.longest_path_rtt_us); `linkspeed_gbps`: the line rate of the NIC ports the
+        connection sends on (the spec's max window is 1.5 x that line rate x base RTT: a slow
+        cable inside the fabric is a path's matter, not the NIC's)."""
         if self.cc_algorithm != "uet-1.0-nscc":
             return None
-        rate = min([links.rate_gbps, *(c.rate_gbps for c in cables if c.rate_gbps)])
-        delay = max([links.delay_ns, *(c.delay_ns for c in cables if c.delay_ns)]) / 1e3
-        bits = (mtu + FRAME_OVERHEAD + SACK_FRAME) * 8
-        base_rtt = self.base_rtt_us or 2 * PATH_CABLES * delay + PATH_CABLES * bits / rate / 1e3
         # The spec's gains as written (reference BDP 150 kB), though the scenarios' packets are
         # 1 KiB: NsccConfig.reference_bdp says why, and what scaled_reference_bdp(mtu) did on
         # the matrix (incast and bursts much better, ecn-one-path on 32 NICs 105.0 -> 125.3 µs).
-        return NsccConfig(base_rtt_us=base_rtt, linkspeed_gbps=rate * planes, mtu=mtu,
+        return NsccConfig(base_rtt_us=self.base_rtt_us or path_rtt_us,
+                          linkspeed_gbps=linkspeed_gbps, mtu=mtu,
                           target_delay_us=self.target_delay_us or None,
                           max_cwnd=self.max_cwnd or None)
 
 
-PATH_CABLES = 4        # the longest path: NIC-T0-T1-T0-NIC
-FRAME_OVERHEAD = 160   # bytes around a data payload: Ethernet, 2 IPv6, SRH, UDP, BTH, RETH
-SACK_FRAME = 150       # a SACK's bytes
 CC_KEYS = ("cc_algorithm", "base_rtt_us", "target_delay_us", "max_cwnd")
 
 
@@ -228,11 +224,32 @@ class Scenario:
     extra: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    def longest_path_rtt_us(self) -> float:
+        """The unloaded round trip of an MTU packet and its SACK over the fabric's longest
+        path, every cable at its own rate and delay (emulation/path_rtt.py)."""
+        return longest_path_rtt_us(self.topology, self.mtu, self._cable)
+
+    def _cable(self, a: tuple[str, int], b: tuple[str, int]) -> tuple[float, float]:
+        """The rate (Gb/s) and delay (ns) of the cable between ends `a` and `b` (a NIC's
+        end: NIC, plane); an override names either end."""
+        rate, delay = self.links.rate_gbps, float(self.links.delay_ns)
+        for c in self.cables:
+            if c.link in (a, b):
+                rate = c.rate_gbps if c.rate_gbps is not None else rate
+                delay = c.delay_ns if c.delay_ns is not None else delay
+        return rate, delay
+
     def nic_line_rate_gbps(self, nic: str, planes: int) -> float:
         """A NIC's line rate: its cables to its T0s (one per plane) together."""
-        own = {c.link[1]: c.rate_gbps for c in self.cables
-               if c.link[0] == nic and c.rate_gbps is not None}
-        return sum(own.get(plane, self.links.rate_gbps) for plane in range(planes))
+        return sum(self.nic_port_rate_gbps(nic, plane) for plane in range(planes))
+
+    def nic_port_rate_gbps(self, nic: str, plane: int) -> float:
+        """The line rate of a NIC's cable to its T0 in `plane` (an override names it
+        NIC:PLANE)."""
+        for c in self.cables:
+            if c.link == (nic, plane) and c.rate_gbps is not None:
+                return c.rate_gbps
+        return self.links.rate_gbps
 
     @property
     def workload(self) -> Workload:

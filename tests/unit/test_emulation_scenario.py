@@ -383,3 +383,43 @@ def test_the_idle_sweep_is_on_by_default_and_0_turns_it_off() -> None:
         scenario_text("controller: {idle_probe_interval_us: -5}"))
     assert "controller.period_us: 0 is out of range" in error_of(
         scenario_text("controller: {period_us: 0, idle_probe_interval_us: 0}"))
+
+
+# -- NSCC's fabric figures: the base RTT and each NIC's line rate ----------------------------
+
+# One cable's share of an MTU packet's round trip: its delay both ways, the packet and its
+# SACK serialized (1024 + 160 + 150 bytes at 10 Gb/s: 1.0672 µs; 500 ns each way).
+CABLE_10G = 2 * 0.5 + (1024 + 160 + 150) * 8 / 10e3
+EXTRA_5G = (1024 + 160 + 150) * 8 / 5e3 - (1024 + 160 + 150) * 8 / 10e3
+
+
+@pytest.mark.parametrize(("cables", "rtt"), [
+    ((), 4 * CABLE_10G),   # every cable alike: four of them
+    # one slow T0-T1 cable: its path is the longest, one cable slower (it was four)
+    (("  - {link: 'p0-t0-0:2', rate_gbps: 5}",), 4 * CABLE_10G + EXTRA_5G),
+    # named by its T1 end, and a longer delay on a NIC's cable (both ways)
+    (("  - {link: 'p1-t1-1:0', rate_gbps: 5}", "  - {link: 'nic2:1', delay_ns: 2500}"),
+     4 * CABLE_10G + EXTRA_5G + 2 * 2.0),
+    # a slow plane: its path has four slow cables
+    (tuple(f"  - {{link: '{c}', rate_gbps: 5}}" for c in
+           ("p1-t0-0:2", "p1-t0-0:3", "p1-t0-1:2", "p1-t0-1:3", "nic0:1", "nic1:1", "nic2:1",
+            "nic3:1")), 4 * CABLE_10G + 4 * EXTRA_5G),
+])
+def test_the_base_rtt_is_the_longest_path_s_with_each_cable_s_own_rate_and_delay(
+        cables: tuple[str, ...], rtt: float) -> None:
+    s = loads(scenario_text("links: {rate_gbps: 10, delay_ns: 500}",
+                            *(("cables:", *cables) if cables else ())))
+    assert s.longest_path_rtt_us() == pytest.approx(rtt)
+    cc = s.transport.nscc(s.longest_path_rtt_us(), s.mtu, 20)
+    assert cc is not None and cc.base_rtt_us == pytest.approx(rtt)
+
+
+def test_a_nic_s_line_rate_is_its_own_cables_only() -> None:
+    s = loads(scenario_text("links: {rate_gbps: 10}", "cables:",
+                            "  - {link: 'p0-t0-0:2', rate_gbps: 5}",   # a fabric cable: not a NIC's
+                            "  - {link: 'nic1:1', rate_gbps: 25}",
+                            "  - {link: 'nic3:0', rate_gbps: 40}"))
+    assert [s.nic_port_rate_gbps("nic0", p) for p in (0, 1)] == [10, 10]
+    assert [s.nic_port_rate_gbps("nic1", p) for p in (0, 1)] == [10, 25]
+    assert [s.nic_port_rate_gbps("nic3", p) for p in (0, 1)] == [40, 10]
+    assert [s.nic_line_rate_gbps(n, 2) for n in ("nic0", "nic1", "nic3")] == [20, 35, 50]

@@ -449,17 +449,17 @@ def test_a_scenario_runs_nscc_unless_told_fixed_with_the_ocp_knob_names() -> Non
     from emulation.scenario import ScenarioError, loads
 
     fixed = loads(SCENARIO + "transport: {rto_us: 150, cc_algorithm: fixed}\n")
-    assert fixed.transport.nscc(fixed.links, fixed.cables, fixed.mtu, 2) is None
+    assert fixed.transport.nscc(8.0, fixed.mtu, 20) is None
     named = loads(SCENARIO + "transport: {rto_us: 150, cc_algorithm: uet-1.0-nscc}\n")
     s = loads(SCENARIO + "transport: {rto_us: 150}\n")   # the OCP MRC API's default
-    cfg = s.transport.nscc(s.links, s.cables, s.mtu, s.topology.planes)
+    cfg = s.transport.nscc(s.longest_path_rtt_us(), s.mtu, 20)
     assert cfg is not None and s.transport.rto_us == 150
-    assert cfg == named.transport.nscc(named.links, named.cables, named.mtu, 2)
+    assert cfg == named.transport.nscc(named.longest_path_rtt_us(), named.mtu, 20)
     # 10 Gb/s x 2 planes; 4 cables of 500 ns each way plus serialization: ~8 µs (measured 8)
     assert cfg.linkspeed_gbps == 20 and 7.5 < cfg.base_rtt_us < 9
     tuned = loads(SCENARIO + "transport: {cc_algorithm: uet-1.0-nscc, base_rtt_us: 10, "
                   "target_delay_us: 4.5, max_cwnd: 40000}\n")
-    cfg = tuned.transport.nscc(tuned.links, tuned.cables, tuned.mtu, 2)
+    cfg = tuned.transport.nscc(tuned.longest_path_rtt_us(), tuned.mtu, 20)
     assert cfg is not None and (cfg.base_rtt_us, cfg.target, cfg.max_cwnd) == (10, 4.5, 40000)
     for bad in ("cc_algorithm: reno", "target_delay_us: 0", "max_cwnd: -1"):
         with pytest.raises(ScenarioError, match="transport"):
