@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 
 from controller.topology.model import Tier, Topology
 
-PATH_CABLES = 4        # the longest path: NIC-T0-T1-T0-NIC
 FRAME_OVERHEAD = 160   # bytes around a data payload: Ethernet, 2 IPv6, SRH, UDP, BTH, RETH
 SACK_FRAME = 150       # a SACK's bytes
 
