@@ -44,12 +44,12 @@ def longest_path_rtt_us(topology: Topology, mtu: int, cable: CableOf) -> float:
         for end in (link.a, link.b):
             if end in t1s:
                 by_t1.setdefault(end, []).append(cost(a, b))
-    best = 0.0
-    for plane, nic_cables in by_plane.items():
-        up_down = max((_two_dearest(c) for name, c in by_t1.items()
-                       if topology.switch(name).plane == plane), default=0.0)
-        best = max(best, _two_dearest(nic_cables) + up_down)
-    return best
+    up_down: dict[int, float] = {}   # plane -> its dearest way up to a T1 and down again
+    for name, costs in by_t1.items():
+        plane = topology.switch(name).plane
+        up_down[plane] = max(up_down.get(plane, 0.0), _two_dearest(costs))
+    return max((_two_dearest(nic_cables) + up_down.get(plane, 0.0)
+                for plane, nic_cables in by_plane.items()), default=0.0)
 
 
 def _two_dearest(costs: Iterable[float]) -> float:

@@ -145,6 +145,7 @@ class RunState:
             self._host_list.append((name, host, nic.wire, self.ends.setdefault(name, [])))
             nic.wire.set_waker(functools.partial(self._inbox.add, index))
             for c in nic.connections.values():
+                planes = self._planes_of(name, c)
                 offsets, at = {}, VA_BASE
                 for mid, size in incoming.get((name, c.peer), {}).items():
                     offsets[mid] = at
@@ -158,9 +159,10 @@ class RunState:
                     give_up_us=t.give_up_us, max_retries=t.max_retries,
                     retry_linear_cnt=t.retry_linear_cnt, probe_interval_us=t.probe_interval_us,
                     probe_successes=self.mode.profile.probe_successes,
-                    cc=t.nscc(path_rtt, self.scenario.mtu, self._linkspeed_gbps(name, c)),
+                    cc=t.nscc(path_rtt, self.scenario.mtu,
+                              self._linkspeed_gbps((name, c.peer), planes)),
                     tx_gbps=self.scenario.nic_line_rate_gbps(name, self.topology.planes),
-                    planes=len(self._planes_of(name, c)))
+                    planes=len(planes))
                 end = _End(host.add_connection(config, at), offsets)
                 self.ends[name].append(end)
                 self.by_peer[(name, c.peer)] = end
@@ -174,12 +176,11 @@ class RunState:
             return (self.net.pinned[(nic, c.conn)].plane,)
         return tuple(range(self.topology.planes))
 
-    def _linkspeed_gbps(self, nic: str, c: NicConnection) -> float:
-        """NSCC's line rate for a connection (the spec's BDP takes the lower of the two ends'):
-        each end's ports on the planes the connection sends on."""
-        planes = self._planes_of(nic, c)
+    def _linkspeed_gbps(self, ends: tuple[str, str], planes: Sequence[int]) -> float:
+        """NSCC's line rate for a connection between two NICs (the spec's BDP takes the lower
+        of the two ends'): each end's ports on the planes the connection sends on."""
         return min(sum(self.scenario.nic_port_rate_gbps(end, p) for p in planes)
-                   for end in (nic, c.peer))
+                   for end in ends)
 
     def _repairer(self) -> Repairer:
         timing = self.scenario.controller

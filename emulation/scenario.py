@@ -246,10 +246,7 @@ class Scenario:
     def nic_port_rate_gbps(self, nic: str, plane: int) -> float:
         """The line rate of a NIC's cable to its T0 in `plane` (an override names it
         NIC:PLANE)."""
-        for c in self.cables:
-            if c.link == (nic, plane) and c.rate_gbps is not None:
-                return c.rate_gbps
-        return self.links.rate_gbps
+        return self._cable((nic, plane), (nic, plane))[0]
 
     @property
     def workload(self) -> Workload:

@@ -452,9 +452,11 @@ def test_a_scenario_runs_nscc_unless_told_fixed_with_the_ocp_knob_names() -> Non
     assert fixed.transport.nscc(8.0, fixed.mtu, 20) is None
     named = loads(SCENARIO + "transport: {rto_us: 150, cc_algorithm: uet-1.0-nscc}\n")
     s = loads(SCENARIO + "transport: {rto_us: 150}\n")   # the OCP MRC API's default
-    cfg = s.transport.nscc(s.longest_path_rtt_us(), s.mtu, 20)
+    # A NIC's line rate is its cables' (emulation/run.py gives a sprayed connection this)
+    line_rate = s.nic_line_rate_gbps("nic0", s.topology.planes)
+    cfg = s.transport.nscc(s.longest_path_rtt_us(), s.mtu, line_rate)
     assert cfg is not None and s.transport.rto_us == 150
-    assert cfg == named.transport.nscc(named.longest_path_rtt_us(), named.mtu, 20)
+    assert cfg == named.transport.nscc(named.longest_path_rtt_us(), named.mtu, line_rate)
     # 10 Gb/s x 2 planes; 4 cables of 500 ns each way plus serialization: ~8 µs (measured 8)
     assert cfg.linkspeed_gbps == 20 and 7.5 < cfg.base_rtt_us < 9
     tuned = loads(SCENARIO + "transport: {cc_algorithm: uet-1.0-nscc, base_rtt_us: 10, "
