@@ -23,7 +23,7 @@ from controller.topology.yaml_nodes import NodeReader, compose, read_text
 from emulation.path_rtt import longest_path_rtt_us
 from emulation.scenario_warnings import warnings as scenario_warnings
 from mrc_transport.config import NIC_PSN_WINDOW
-from mrc_transport.nscc import ALGORITHMS, NsccConfig
+from mrc_transport.nscc import ALGORITHMS, NsccConfig, scaled_reference_bdp
 
 # Load balancing, all on the same P4 programs (emulation/modes.py says how each is configured).
 MODES = ("ecmp", "spray", "mrc", "mrc_no_controller")
@@ -172,11 +172,14 @@ class TransportTiming:
     # ours: without a window to cut, a 15:1 incast's trims are all resent at once and no
     # message arrives) or "fixed" (the PSN window alone); NSCC's knobs (0: the spec's default,
     # from the fabric: base_rtt_us the unloaded RTT of an MTU packet over the longest path,
-    # target_delay_us 0.75 of it, max_cwnd 1.5 x BDP of the NIC's aggregate line rate).
+    # target_delay_us 0.75 of it, max_cwnd 1.5 x BDP of the NIC's aggregate line rate);
+    # reference_bdp (bytes: the BDP at which NSCC's gains are the spec's table's; 0: the
+    # spec's 150 kB scaled to this scenario's MTU, NsccConfig says why).
     cc_algorithm: str = "uet-1.0-nscc"
     base_rtt_us: float = 0.0
     target_delay_us: float = 0.0
     max_cwnd: int = 0
+    reference_bdp: float = 0.0
 
     def nscc(self, path_rtt_us: float, mtu: int, linkspeed_gbps: float) -> NsccConfig | None:
         """A connection's NSCC configuration (None: "fixed"). `path_rtt_us`: the unloaded
@@ -186,16 +189,17 @@ class TransportTiming:
         cable inside the fabric is a path's matter, not the NIC's)."""
         if self.cc_algorithm != "uet-1.0-nscc":
             return None
-        # The spec's gains as written (reference BDP 150 kB), though the scenarios' packets are
-        # 1 KiB: NsccConfig.reference_bdp says why, and what scaled_reference_bdp(mtu) did on
-        # the matrix (incast and bursts much better, ecn-one-path on 32 NICs 105.0 -> 125.3 µs).
+        # A scenario is a scale model of MRC's fabric (1 KiB packets for 4 KiB ones): NSCC's
+        # gains keep the spec's share of the BDP per round trip only with the reference BDP in
+        # packets (NsccConfig.reference_bdp); at a 4 KiB MTU that is the spec's 150 kB.
         return NsccConfig(base_rtt_us=self.base_rtt_us or path_rtt_us,
                           linkspeed_gbps=linkspeed_gbps, mtu=mtu,
                           target_delay_us=self.target_delay_us or None,
-                          max_cwnd=self.max_cwnd or None)
+                          max_cwnd=self.max_cwnd or None,
+                          reference_bdp=self.reference_bdp or scaled_reference_bdp(mtu))
 
 
-CC_KEYS = ("cc_algorithm", "base_rtt_us", "target_delay_us", "max_cwnd")
+CC_KEYS = ("cc_algorithm", "base_rtt_us", "target_delay_us", "max_cwnd", "reference_bdp")
 
 
 @dataclass(frozen=True)

@@ -56,11 +56,10 @@ class NsccConfig:
     `reference_bdp` is the spec's 150 kB unless a scale model says otherwise: the spec's gains
     are so many MTUs x a per RTT, written for 4 KiB packets, so a fabric emulated with smaller
     packets (and slower links) keeps the spec's dynamics (gains per RTT as a share of the BDP)
-    only with the reference in packets too: `scaled_reference_bdp(mtu)`. The scenarios keep the
-    spec's: on the matrices the packet reference took incast and bursts much further (7:1 on
-    32 NICs 111.3 -> 78.5 µs, all-to-all 424.0 -> 358.1) but let a flow pinned to a slow cable
-    keep a deeper queue, which mrc's packets on that path then waited behind (ecn-one-path on
-    32 NICs 105.0 -> 125.3 µs, no longer 20 % below spray's 134.7)."""
+    only with the reference in packets too: `scaled_reference_bdp(mtu)`. The scenarios use it
+    (emulation/scenario.py, `transport.reference_bdp`): MRC runs 4 KiB packets, and with the
+    reference in bytes a 1 KiB model's fair increase is 3.4 % of the BDP per RTT, not 13.6 %,
+    so a sender whose first window an incast trimmed grows back at a quarter of the pace."""
 
     base_rtt_us: float
     linkspeed_gbps: float

@@ -463,9 +463,27 @@ def test_a_scenario_runs_nscc_unless_told_fixed_with_the_ocp_knob_names() -> Non
                   "target_delay_us: 4.5, max_cwnd: 40000}\n")
     cfg = tuned.transport.nscc(tuned.longest_path_rtt_us(), tuned.mtu, 20)
     assert cfg is not None and (cfg.base_rtt_us, cfg.target, cfg.max_cwnd) == (10, 4.5, 40000)
-    for bad in ("cc_algorithm: reno", "target_delay_us: 0", "max_cwnd: -1"):
+    for bad in ("cc_algorithm: reno", "target_delay_us: 0", "max_cwnd: -1",
+                "reference_bdp: 0"):
         with pytest.raises(ScenarioError, match="transport"):
             loads(SCENARIO + f"transport: {{{bad}}}\n")
+
+
+def test_a_scenario_is_a_scale_model_of_the_spec_s_fabric_unless_told_the_reference() -> None:
+    from emulation.scenario import loads
+
+    # 1 KiB packets: the spec's 150 kB in packets (36.6 of 4 KiB), so a gain is the spec's
+    # share of the BDP per RTT; at 4 KiB the spec's reference as written
+    model = loads(SCENARIO).transport.nscc(8.0, 1024, 20)
+    assert model is not None and model.reference_bdp == scaled_reference_bdp(1024) == 37_500
+    spec = Nscc(NsccConfig(base_rtt_us=12.0, linkspeed_gbps=100.0, mtu=4096))
+    assert Nscc(model).fi / model.bdp() == pytest.approx(spec.fi / spec.config.bdp(), rel=0.05)
+    full = loads(SCENARIO + "mtu: 4096\n")
+    cfg = full.transport.nscc(8.0, full.mtu, 20)
+    assert cfg is not None and cfg.reference_bdp == 150_000
+    literal = loads(SCENARIO + "transport: {reference_bdp: 150000}\n").transport.nscc(8.0, 1024, 20)
+    assert literal is not None and literal.reference_bdp == 150_000
+    assert Nscc(literal).fi == pytest.approx(Nscc(model).fi / 4)
 
 
 # -- a loss that was not one ------------------------------------------------------------------
