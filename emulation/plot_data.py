@@ -84,17 +84,12 @@ def plane_capacity_gbps(scenario: Scenario) -> dict[int, float]:
     a cable's rate is both ways): `links.rate_gbps`, or a cable's own from `cables`."""
     topology = scenario.topology
     tiers = {s.name: (s.tier, s.plane) for s in topology.switches}
-    own: dict[tuple[str, int], float] = {}
-    for override in scenario.cables:
-        if override.rate_gbps is not None:
-            own[override.link] = override.rate_gbps
     capacity: dict[int, float] = {}
     for link in topology.iter_links():
         a, b = tiers.get(link.a), tiers.get(link.b)
         if a is None or b is None or {a[0], b[0]} != {Tier.T0, Tier.T1}:
             continue
-        rate = own.get((link.a, link.a_port), own.get((link.b, link.b_port),
-                                                      scenario.links.rate_gbps))
+        rate, _ = scenario.cable_rate_delay((link.a, link.a_port), (link.b, link.b_port))
         capacity[a[1]] = capacity.get(a[1], 0.0) + rate
     return dict(sorted(capacity.items()))
 

@@ -231,9 +231,9 @@ class Scenario:
     def longest_path_rtt_us(self) -> float:
         """The unloaded round trip of an MTU packet and its SACK over the fabric's longest
         path, every cable at its own rate and delay (emulation/path_rtt.py)."""
-        return longest_path_rtt_us(self.topology, self.mtu, self._cable)
+        return longest_path_rtt_us(self.topology, self.mtu, self.cable_rate_delay)
 
-    def _cable(self, a: tuple[str, int], b: tuple[str, int]) -> tuple[float, float]:
+    def cable_rate_delay(self, a: tuple[str, int], b: tuple[str, int]) -> tuple[float, float]:
         """The rate (Gb/s) and delay (ns) of the cable between ends `a` and `b` (a NIC's
         end: NIC, plane); an override names either end."""
         rate, delay = self.links.rate_gbps, float(self.links.delay_ns)
@@ -250,7 +250,7 @@ class Scenario:
     def nic_port_rate_gbps(self, nic: str, plane: int) -> float:
         """The line rate of a NIC's cable to its T0 in `plane` (an override names it
         NIC:PLANE)."""
-        return self._cable((nic, plane), (nic, plane))[0]
+        return self.cable_rate_delay((nic, plane), (nic, plane))[0]
 
     @property
     def workload(self) -> Workload:

@@ -5,16 +5,16 @@ legends name them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from emulation import plot_data, plots
 from emulation.metrics import ConnectionFate, MessageRecord, RunResult, Series
-from emulation.scenario import Links, load
+from emulation.scenario import CableOverride, Links, load
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_RING = ROOT / "tests" / "scenarios" / "tiny-ring.yaml"
@@ -110,12 +110,12 @@ def test_plane_capacity_adds_the_planes_uplinks_with_cable_overrides() -> None:
     rate = scenario.links.rate_gbps
     assert plot_data.plane_capacity_gbps(scenario) == {0: 4 * rate, 1: 4 * rate}
     # one cable of plane 0 faster (named by its T0 end), one of plane 1 slower (its T1 end)
-    custom = SimpleNamespace(
-        topology=scenario.topology, links=Links(rate_gbps=10.0),
-        cables=(SimpleNamespace(link=("p0-t0-0", 2), rate_gbps=25.0),
-                SimpleNamespace(link=("p1-t1-1", 1), rate_gbps=1.0),
-                SimpleNamespace(link=("p0-t0-1", 3), rate_gbps=None)))
-    assert plot_data.plane_capacity_gbps(custom) == {0: 55.0, 1: 31.0}  # type: ignore[arg-type]
+    custom = dataclasses.replace(
+        scenario, links=Links(rate_gbps=10.0),
+        cables=(CableOverride(link=("p0-t0-0", 2), rate_gbps=25.0),
+                CableOverride(link=("p1-t1-1", 1), rate_gbps=1.0),
+                CableOverride(link=("p0-t0-1", 3), rate_gbps=None)))
+    assert plot_data.plane_capacity_gbps(custom) == {0: 55.0, 1: 31.0}
 
 
 def test_the_plots_name_failures_and_lost_connections(tmp_path: Path,
