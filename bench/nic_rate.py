@@ -104,7 +104,8 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
     peer_ua = usid.ua_usid(peer.t0_port)
     sw.table("tx_connection").add_entry(
         [ExactMatch(_addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
-        [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, peer.row, peer_ua])
+        [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, peer.row, peer_ua,
+         PLANES])
     sw.table("local_qp").add_entry(
         [ExactMatch(me.qp)], "set_local_qp",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, PROBE_SUCCESSES, 0,

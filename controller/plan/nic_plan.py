@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.plan.entries import PlannedEntry
+from controller.plan.hand_off import hand_off, hand_off_steps
 from controller.plan.nic_rows import Destination, RowBook
 from controller.plan.plan import FabricPlan
 from controller.plan.switch_plan import TrimSession
@@ -209,6 +210,7 @@ class NicPlanner:
         self._row_templates: dict[tuple[int, str], tuple[PlannedEntry, ...]] = {}
         self._profile_paths: dict[tuple[object, ...], tuple[PlannedEntry, ...]] = {}
         self._places: dict[str, dict[int, int]] = {}   # T0 -> its NIC ports' places, by port
+        self._hand_offs: dict[tuple[object, ...], tuple[int, ...]] = {}
 
     def plan_nic(self, name: str, connections: Sequence[NicConnection],
                  profile: EvProfile | None = None, *, all_rows: bool = False) -> NicPlan:
@@ -230,6 +232,12 @@ class NicPlanner:
             "control_dscp": qos.dscp_control, "trimmed": qos.dscp_trimmed,
             "trimmed_lasthop": qos.dscp_trimmed_lasthop})]
         profiles = self._profiles(nic, {c.conn: c.peer for c in connections}, profile)
+        # The NIC's own profile always (a connection added later, the controller's view), then
+        # each connection profile of its own.
+        own_paths = {profile.profile_id: self._ev_paths(nic, profile)}
+        derived = {p.profile_id: (p, limits) for p, limits in profiles.values() if limits}
+        for pid, (p, limits) in sorted(derived.items()):
+            own_paths[pid] = self._limited_paths(nic, profile, p, limits)
         dests: dict[int, Destination] = {}
         for c in connections:
             dest = self.rows.destination(topo.nic(c.peer))
@@ -238,22 +246,19 @@ class NicPlanner:
             common = {"conn": c.conn, "profile": own.profile_id,
                       "ev_mask": own.ev_count - 1, "planes": planes,
                       "backups": own.backups, "ev_min_active": own.ev_min_active}
+            steps = self._hand_off_steps(own_paths[own.profile_id], own.ev_count, planes)
             entries.append(PlannedEntry.make(
                 "tx_connection", {"dst_addr": nic_address(topo.nic(c.peer)),
                                   "dest_qp": c.peer_qp},
-                "set_connection", {**common, "dst_row": dest.row, "dst_ua": dest.ua}))
+                "set_connection", {**common, "dst_row": dest.row, "dst_ua": dest.ua,
+                                   "hand_off": hand_off(steps, name, c.peer, c.peer_qp)}))
             entries.append(PlannedEntry.make(
                 "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
                 {**common, "probe_successes": own.probe_successes,
                  "initial_psn": c.initial_psn, "peer_qp": c.peer_qp}))
             entries.append(PlannedEntry.make(
                 "rx_r_key", {"dest_qp": c.local_qp, "r_key": c.r_key}, "r_key_valid", {}))
-        # The NIC's own profile always (a connection added later, the controller's view), then
-        # each connection profile of its own.
-        paths = list(self._ev_paths(nic, profile))
-        derived = {p.profile_id: (p, limits) for p, limits in profiles.values() if limits}
-        for _, (p, limits) in sorted(derived.items()):
-            paths += self._limited_paths(nic, profile, p, limits)
+        paths = [e for pid in sorted(own_paths) for e in own_paths[pid]]
         templates: list[PlannedEntry] = []
         for plane, (t0_name, t0_port) in enumerate(nic.attachments):
             entries += self._plane_entries(nic, plane, t0_name, t0_port)
@@ -336,6 +341,15 @@ class NicPlanner:
         found = self._profile_paths.get(key)
         if found is None:
             found = self._profile_paths[key] = tuple(self._make_ev_paths(nic, profile))
+        return found
+
+    def _hand_off_steps(self, paths: tuple[PlannedEntry, ...], ev_count: int, planes: int
+                        ) -> tuple[int, ...]:
+        # Per profile's paths (shared tuples, see _ev_paths), not per connection.
+        key = ("hand_off", id(paths))
+        found = self._hand_offs.get(key)
+        if found is None:
+            found = self._hand_offs[key] = hand_off_steps(paths, ev_count, planes)
         return found
 
     def _limited_paths(self, nic: Nic, base: EvProfile, own: EvProfile,

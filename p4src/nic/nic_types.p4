@@ -208,6 +208,7 @@ struct nic_metadata_t {
     bit<8>      ev_min_active;
     bit<8>      probe_successes;
     bit<8>      backups;         // backups per plane: 0 or a power of two
+    bit<8>      hand_off;        // slots on to the one a passed-over EV's turn goes to
     bit<16>     dst_row;
     bit<16>     dst_ua;
     // EV choice

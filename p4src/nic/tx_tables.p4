@@ -5,7 +5,7 @@
     @name(".set_connection")
     action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
                           bit<8> backups, bit<8> ev_min_active, bit<16> dst_row,
-                          bit<16> dst_ua) {
+                          bit<16> dst_ua, bit<8> hand_off) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
@@ -14,6 +14,7 @@
         meta.ev_min_active = ev_min_active;
         meta.dst_row = dst_row;
         meta.dst_ua = dst_ua;
+        meta.hand_off = hand_off;
     }
 
     @name(".tx_no_connection")
@@ -25,7 +26,10 @@
     // Why: the host names its peer by address and QP; this gives the connection's state index,
     // its EV profile (ev_count - 1 as a mask, ev_count a power of two and a multiple of
     // `planes`, itself a power of two; EV e is in plane e mod planes), its backups per plane and
-    // ev_min_active, and the destination's T0 row and port uA for the path templates.
+    // ev_min_active, the destination's T0 row and port uA for the path templates, and how many
+    // slots on a passed-over EV's turn goes (hand_off, a multiple of planes: the same plane; the
+    // controller spreads it over the connections so that senders moved off one T1 do not all
+    // land on the same next one).
     // Installs: one entry per connection this NIC sends on.
     @name(".tx_connection")
     table tx_connection {

@@ -15,6 +15,7 @@ from nic_base import (
     HOST_PORT,
     OP_EV_REPORT,
     PLANE_PORT,
+    PLANES,
     PROFILE,
     NicTest,
     compact_ev,
@@ -58,6 +59,19 @@ class SkipOnceTest(FeedbackTest):
         self.assertEqual(self.rotation(8), [0, 1, 4, 3, 4, 5, 6, 7])
         self.assertEqual(self.rotation(16), list(range(EV_COUNT)))
         self.verify_no_digest()   # SKIP is not an EV event
+
+
+@group("nic")
+class SkipHandOffTest(FeedbackTest):
+    @autocleanup
+    def runTest(self) -> None:
+        self.configure(hand_off=3 * PLANES)   # the controller's step: three slots of a plane on
+        self.rotation(0)
+        self.sack_in(2, m=1)
+        # 2's turn went 6 slots on, wrapping to slot 0 (same plane, another T1 in the plan)
+        self.assertEqual(self.rotation(8), [0, 1, 0, 3, 4, 5, 6, 7])
+        self.assertEqual(self.rotation(16), list(range(EV_COUNT)))
+        self.verify_no_digest()
 
 
 @group("nic")

@@ -42,7 +42,8 @@ def nic_entities(schema: Schema, me: Side, peer: Side, *, ev_min_active: int = 2
     entities: list[Entity] = [
         TableEntry(schema, "tx_connection", match={"dst_addr": peer.address,
                                                    "dest_qp": peer.qp})
-        .action("set_connection", conn=me.conn, dst_row=peer.row, dst_ua=peer.ua, **common),
+        .action("set_connection", conn=me.conn, dst_row=peer.row, dst_ua=peer.ua,
+                 hand_off=PLANES, **common),
         TableEntry(schema, "local_qp", match={"dest_qp": me.qp})
         .action("set_local_qp", conn=me.conn, probe_successes=probe_successes,
                 initial_psn=initial_psn, peer_qp=peer.qp, **common),

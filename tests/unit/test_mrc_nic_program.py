@@ -72,13 +72,13 @@ class Nic:
 
     def __init__(self, program: CheckedProgram, me: Side, peer: Side, *,
                  ev_min_active: int = 2, initial_psn: int = 0, probe_successes: int = 3,
-                 ) -> None:
+                 hand_off: int = PLANES) -> None:
         self.sw = Switch(program)
         self.me, self.peer = me, peer
         sw = self.sw
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
-            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua])
+            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua, hand_off])
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)], "set_local_qp",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
@@ -269,6 +269,18 @@ def test_a_skip_or_assumed_bad_slot_hands_its_turn_to_its_planes_next_slot(a: Ni
     assert a.ev_state(2) == GOOD and a.ev_state(4) == ASSUMED_BAD
     next_rotation = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 11)]
     assert next_rotation == [0, 1, 2]   # the SKIP lasted one rotation
+    assert a.count("tx_fallback") == 0
+
+
+def test_a_passed_over_turn_goes_hand_off_slots_on(program: CheckedProgram) -> None:
+    a = Nic(program, A, B, hand_off=3 * PLANES)   # three slots of the plane on
+    a.set_ev_state(2, SKIP)
+    a.set_ev_state(4, ASSUMED_BAD)
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)]
+    # 2 -> 2 + 6 = 0 (wrapped in the 8 slots); 4 -> 2 (GOOD again after its SKIP): the
+    # controller's step, so that senders moved off one T1 do not all land on the next one.
+    assert slots == [0, 1, 0, 3, 2, 5, 6, 7]
+    assert a.ev_state(2) == GOOD and a.ev_state(4) == ASSUMED_BAD
     assert a.count("tx_fallback") == 0
 
 

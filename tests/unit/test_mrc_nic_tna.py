@@ -119,6 +119,7 @@ class Nic:
         initial_psn: int = 0,
         probe_successes: int = 2,
         backups: int = BACKUPS,
+        hand_off: int = PLANES,
     ) -> None:
         self.sw = Switch(program)
         self.me, self.peer = me, peer
@@ -126,7 +127,8 @@ class Nic:
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)],
             "set_connection",
-            [me.conn, 1, EV_COUNT - 1, PLANES, backups, ev_min_active, peer.row, peer.ua],
+            [me.conn, 1, EV_COUNT - 1, PLANES, backups, ev_min_active, peer.row, peer.ua,
+             hand_off],
         )
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)],
@@ -664,6 +666,25 @@ def test_an_assumed_bad_ev_no_backup_replaced_hands_its_turn_within_its_plane(
     # Slot 2's turn goes to the next slot of plane 0 (4), not to slot 3 in plane 1: the
     # planes keep their shares (as a SKIP EV's turn does).
     assert got["v1model"] == got["tna"] == ([0, 1, 4, 3, 4, 5, 6, 7], 0)
+
+
+def test_a_passed_over_turn_goes_hand_off_slots_on(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        step = 2 * PLANES   # the controller's step for this connection: two slots of plane 0 on
+        run = Run(Nic(program, A, B, backups=0, hand_off=step),
+                  Nic(program, B, A, backups=0, hand_off=step))
+        rotation_over_the_wire(run, marked=(2,))  # EV 2 SKIP
+        run.a.to_own_nic(OP_EV_REPORT, 4, 0)      # EV 4 ASSUMED_BAD, no backup for its slot
+        got[arch] = (
+            first_rotation_evs(run, EV_COUNT),
+            run.a.sw.counter("nic_counter").read(COUNTER["tx_fallback"])[0],
+        )
+    # Slot 2's turn goes to slot 6, slot 4's to slot 0 (4 + 4 wraps in the 8 slots): each
+    # within plane 0, `hand_off` slots on, not to the plane's next slot.
+    assert got["v1model"] == got["tna"] == ([0, 1, 6, 3, 0, 5, 6, 7], 0)
 
 
 def test_a_loss_sets_its_path_aside_until_an_ev_on_it_answers(

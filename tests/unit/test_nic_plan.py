@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from controller.plan.entries import PlannedEntry
+from controller.plan.hand_off import hand_off_steps
 from controller.plan.nic_checker import check_nic_plan
 from controller.plan.nic_plan import (
     EvMode,
@@ -269,3 +271,55 @@ def test_as_many_evs_per_plane_as_t1s_keep_every_nic_on_every_t1_in_ev_order() -
     want = {p: [plan.usid(f"p{p}-t1-{i}") for i in range(4)] for p in range(2)}
     for n in range(16):
         assert active_t1s(plan, f"nic{n}", profile) == want
+
+
+def hand_offs(plan: FabricPlan, nic: str, peers: list[str], profile: EvProfile
+              ) -> tuple[dict[str, int], dict[int, int]]:
+    """Per peer, the `hand_off` of the NIC's connection to it; and its active EVs' T1s."""
+    conns = [NicConnection(i, peer, 0x100 + i, 0x200 + i) for i, peer in enumerate(peers)]
+    made = NicPlanner(plan).plan_nic(nic, conns, profile)
+    t1 = {dict(e.match)["ev"]: dict(e.params)["t1_usid"] for e in made.entries
+          if e.table == "ev_path" and dict(e.match)["profile"] == profile.profile_id}
+    steps = {peers[dict(e.params)["conn"]]: dict(e.params)["hand_off"] for e in made.entries
+             if e.table == "tx_connection"}
+    return steps, t1
+
+
+def test_a_passed_over_turn_lands_on_another_t1_and_the_senders_spread_their_steps() -> None:
+    # 4 T1s per plane: a sender whose EVs on one T1 sit out lands on another T1 (and its
+    # further tries on the two others), and the senders towards one NIC do not all land on the
+    # same one (the herd mrc-srv6.md §3.3's pseudo-random choice avoids).
+    plan = FabricPlan(generate(2, 8, 16))
+    profile = EvProfile()   # 128 EVs, 64 slots per plane
+    shifts = set()
+    for n in range(1, 16):
+        steps, t1 = hand_offs(plan, f"nic{n}", ["nic0"], profile)
+        step = steps["nic0"]
+        assert step % 2 == 0 and 0 < step < 128
+        for s in range(128):
+            assert len({t1[(s + k * step) % 128] for k in range(4)}) == 4, (n, step, s)
+        shifts.add(step // 2 % 4)
+    assert shifts == {1, 3}
+    assert hand_offs(plan, "nic5", ["nic0"], profile) == hand_offs(plan, "nic5", ["nic0"],
+                                                                   profile)
+
+
+def test_with_two_t1s_per_plane_a_passed_over_turn_goes_to_the_planes_next_slot(
+        plan: FabricPlan) -> None:
+    steps, _ = hand_offs(plan, "nic0", ["nic1", "nic2", "nic3"], EvProfile(ev_count=16))
+    assert steps == {"nic1": 2, "nic2": 2, "nic3": 2}
+
+
+def test_a_plane_with_one_t1_does_not_hold_back_the_other_planes_steps() -> None:
+    # Plane 0's EVs all on one T1 (the only one reaching some peer): no step leaves it, but
+    # plane 1's four T1s still give two (steps 2 and 6: T1 +1 or -1, the tries after it on to
+    # every other T1; 4 lands on T1 +2 but its second try back on the T1 passed over, 8 on that
+    # T1 at once, 10 as 2 does).
+    paths = [PlannedEntry.make("ev_path", {"profile": 2, "ev": ev}, "set_path",
+                               {"plane": ev % 2, "t1_usid": 0xA if ev % 2 == 0
+                                else 0xB0 + ev // 2 % 4})
+             for ev in range(16)]
+    assert hand_off_steps(paths, 16, 2) == (2, 6)
+    one_t1 = [PlannedEntry.make("ev_path", {"profile": 2, "ev": ev}, "set_path",
+                                {"plane": 0, "t1_usid": 0xA}) for ev in range(8)]
+    assert hand_off_steps(one_t1, 8, 1) == (1,)   # nowhere else to go: the next slot

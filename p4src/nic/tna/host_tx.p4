@@ -344,13 +344,13 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 ev_path.apply();
             } else if (meta.pass_kind == RESUB_TX_TRY) {
                 // The first slot's EV was SKIP (now GOOD again), ASSUMED_BAD or on the bad
-                // path: the next slot of its own plane (the planes keep their shares). Else the
-                // first slot's EV anyway (v1model tries up to 4 slots).
+                // path: hand_off slots on, in its own plane (the planes keep their shares).
+                // Else the first slot's EV anyway (v1model tries up to 4 slots).
                 cursor_add = (bit<8>)meta.resub.move;
                 if (meta.resub.move != 0) {
                     cursor_catch_up.execute((bit<32>)meta.conn);
                 }
-                look((meta.resub.slot + meta.planes) & meta.ev_mask);   // its plane's next slot
+                look((meta.resub.slot + meta.hand_off) & meta.ev_mask);   // a slot of its plane
                 visit_state();
                 bit<32> tried_path = seen_read.execute(cells + (bit<32>)ev);
                 bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);

@@ -24,13 +24,13 @@ const bit<2> EV_ON_BAD_PATH = 3;
     }
 
 // One try (EV_TRIES - 1 of them follow the first look): the looked-at EV is not GOOD, so its
-// turn goes to the next slot of its plane; a SKIP one sat out this turn and is GOOD again.
-#define NIC_TRY_PLANES_NEXT_SLOT() \
+// turn goes hand_off slots on, in its plane; a SKIP one sat out this turn and is GOOD again.
+#define NIC_TRY_PLANES_OTHER_SLOT() \
     if (state != EV_GOOD) { \
         if (state == EV_SKIP) { \
             ev_state.write(cells + (bit<32>)ev, EV_GOOD); \
         } \
-        look((slot + meta.planes) & meta.ev_mask); \
+        look((slot + meta.hand_off) & meta.ev_mask); \
         NIC_ON_BAD_PATH() \
     }
 
@@ -115,15 +115,16 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 bad_path.read(suspect, (bit<32>)meta.conn);
                 look(first);
                 NIC_ON_BAD_PATH()
-                // Tries 2..EV_TRIES. An EV that is not GOOD hands its turn to the next slot of
-                // its own plane: the planes keep equal shares while every port is up (a
-                // receiver's plane ports see equal loads; mrc-srv6.md §3.3). A SKIP EV (a CE
-                // echo, an in-fabric trim) sits out this one turn and is GOOD again: ECN moves
-                // the flow to its plane's other paths (the paper's Fig. 14). An ASSUMED_BAD EV
-                // no backup replaced, or one on the bad path, stays out.
-                NIC_TRY_PLANES_NEXT_SLOT()
-                NIC_TRY_PLANES_NEXT_SLOT()
-                NIC_TRY_PLANES_NEXT_SLOT()
+                // Tries 2..EV_TRIES. An EV that is not GOOD hands its turn to a slot of its own
+                // plane (hand_off slots on; set_connection says why): the planes keep equal
+                // shares while every port is up (a receiver's plane ports see equal loads;
+                // mrc-srv6.md §3.3). A SKIP EV (a CE echo, an in-fabric trim) sits out this
+                // one turn and is GOOD again: ECN moves the flow to its plane's other paths
+                // (the paper's Fig. 14). An ASSUMED_BAD EV no backup replaced, or one on the
+                // bad path, stays out.
+                NIC_TRY_PLANES_OTHER_SLOT()
+                NIC_TRY_PLANES_OTHER_SLOT()
+                NIC_TRY_PLANES_OTHER_SLOT()
                 if (state != EV_GOOD) {
                     // Every try hit a SKIP or ASSUMED_BAD EV: send on the first (usable) slot's
                     // anyway (a congested or suspect path beats no path; ev_min_active keeps
