@@ -137,6 +137,13 @@ def check_nic_plan(topology: Topology, plan: FabricPlan, nic_plan: NicPlan,
                     "address"):
                 return result
             continue
+        # (A connection with one slot per plane, as ECMP's one pinned EV, has nowhere to go.)
+        ev_count, sprayed, step = params["ev_mask"] + 1, params["planes"], params["hand_off"]
+        if (step % sprayed or (ev_count > sprayed and step % ev_count == 0)) and fail(
+                f"tx_connection to {peer.name}: hand_off {step} must be a multiple of the "
+                f"{sprayed} planes and not of the {ev_count} EVs (a passed-over turn stays in "
+                "its plane and leaves its slot)"):
+            return result
         for ev, plane, t1 in paths.get(params["profile"], []):
             where = f"EV {ev} to {peer.name} (plane {plane})"
             if plane != ev % planes:

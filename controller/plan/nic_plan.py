@@ -210,7 +210,7 @@ class NicPlanner:
         self._row_templates: dict[tuple[int, str], tuple[PlannedEntry, ...]] = {}
         self._profile_paths: dict[tuple[object, ...], tuple[PlannedEntry, ...]] = {}
         self._places: dict[str, dict[int, int]] = {}   # T0 -> its NIC ports' places, by port
-        self._hand_offs: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self._hand_offs: dict[int, tuple[int, ...]] = {}   # id(profile paths) -> steps
 
     def plan_nic(self, name: str, connections: Sequence[NicConnection],
                  profile: EvProfile | None = None, *, all_rows: bool = False) -> NicPlan:
@@ -345,11 +345,10 @@ class NicPlanner:
 
     def _hand_off_steps(self, paths: tuple[PlannedEntry, ...], ev_count: int, planes: int
                         ) -> tuple[int, ...]:
-        # Per profile's paths (shared tuples, see _ev_paths), not per connection.
-        key = ("hand_off", id(paths))
-        found = self._hand_offs.get(key)
+        # Per profile's paths (shared tuples, kept in _profile_paths), not per connection.
+        found = self._hand_offs.get(id(paths))
         if found is None:
-            found = self._hand_offs[key] = hand_off_steps(paths, ev_count, planes)
+            found = self._hand_offs[id(paths)] = hand_off_steps(paths, ev_count, planes)
         return found
 
     def _limited_paths(self, nic: Nic, base: EvProfile, own: EvProfile,

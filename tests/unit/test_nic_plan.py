@@ -198,6 +198,21 @@ def test_an_ev_path_in_the_wrong_plane_is_caught_naming_the_ev(plan: FabricPlan)
                              "p0-t0-0 - p1-t1-0 (nic0's T0 in plane 0)"]
 
 
+@pytest.mark.parametrize("step", [1, 0, 8, 3])
+def test_a_hand_off_outside_the_plane_or_onto_its_own_slot_is_caught(plan: FabricPlan,
+                                                                     step: int) -> None:
+    made = NicPlanner(plan).plan_nic("nic0", [NicConnection(0, "nic2", 1, 2)],
+                                     EvProfile(ev_count=8, backups=0, ev_min_active=2))
+    assert check_nic_plan(plan.topology, plan, made).ok
+    broken = tuple(dataclasses.replace(e, params=tuple(
+                       (k, step if k == "hand_off" else v) for k, v in e.params))
+                   if e.table == "tx_connection" else e for e in made.entries)
+    result = check_nic_plan(plan.topology, plan, dataclasses.replace(made, entries=broken))
+    assert result.errors == [f"NIC nic0: tx_connection to nic2: hand_off {step} must be a "
+                             "multiple of the 2 planes and not of the 8 EVs (a passed-over "
+                             "turn stays in its plane and leaves its slot)"]
+
+
 def test_explicit_profiles_list_their_evs(plan: FabricPlan) -> None:
     evs = ((0, 1), (1, 1), (0, 1), (1, 0))          # EV e in plane e mod 2
     profile = EvProfile(ev_count=4, backups=0, ev_min_active=2, mode=EvMode.EXPLICIT,
