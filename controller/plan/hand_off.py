@@ -32,6 +32,8 @@ def hand_off_steps(paths: Sequence[PlannedEntry], ev_count: int, planes: int,
     counts = {p: len({t1.get(slot) for slot in range(p, ev_count, planes)})
               for p in range(planes)}
     slots = [slot for slot in range(ev_count) if counts[slot % planes] > 1]
+    if not slots:
+        return (planes,)
 
     def spreads(slot: int, step: int) -> bool:
         met = [t1.get((slot + k * step) % ev_count) for k in range(tries)]
@@ -41,7 +43,7 @@ def hand_off_steps(paths: Sequence[PlannedEntry], ev_count: int, planes: int,
     landings: set[tuple[object, ...]] = set()
     for step in range(planes, ev_count, planes):
         landing = tuple(t1.get((slot + step) % ev_count) for slot in slots)
-        if slots and landing not in landings and all(spreads(slot, step) for slot in slots):
+        if landing not in landings and all(spreads(slot, step) for slot in slots):
             landings.add(landing)
             steps.append(step)
     return tuple(steps) or (planes,)
