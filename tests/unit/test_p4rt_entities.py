@@ -582,6 +582,31 @@ def test_clone_session(externs: Rig) -> None:
     fails(C.INVALID_ARGUMENT, externs.write, INSERT, packet_replication_engine_entry=pre)
 
 
+def test_a_v1model_clone_session_keeps_bmv2_s_cos_and_length_rules(externs: Rig) -> None:
+    """As PI serves simple_switch_grpc: no class of service on INSERT, and a MODIFY moves the
+    replicas only (the length stays the inserted one)."""
+    pre = p4r.PacketReplicationEngineEntry()
+    s = pre.clone_session_entry
+    s.session_id = 7
+    s.replicas.add(egress_port=8, instance=0)
+    s.class_of_service = 3
+    fails(C.UNIMPLEMENTED, externs.write, INSERT, packet_replication_engine_entry=pre)
+    assert not externs.store.replication.pre.has_clone_session(7)
+    s.class_of_service = 0
+    s.packet_length_bytes = 4
+    externs.write(INSERT, packet_replication_engine_entry=pre)
+    s.ClearField("replicas")
+    s.replicas.add(egress_port=9, instance=0)
+    s.packet_length_bytes = 0
+    s.class_of_service = 2
+    externs.write(MODIFY, packet_replication_engine_entry=pre)
+    assert (9, 4) in [(p, len(d)) for p, d in externs.packet(0xC1)]
+    (got,) = externs.read(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+        clone_session_entry=p4r.CloneSessionEntry()))
+    read = got.packet_replication_engine_entry.clone_session_entry
+    assert (read.class_of_service, read.packet_length_bytes) == (0, 4)
+
+
 def test_digest_config_and_p4data(externs: Rig) -> None:
     did = externs.id("digests", "learn_t")
     assert externs.store.digest_config(did) is None

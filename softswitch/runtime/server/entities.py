@@ -48,7 +48,7 @@ class EntityStore:
         self.profiles = ActionProfiles(self.index)
         self.tables = TableEntries(self.index, self.profiles)
         self.externs = ExternEntries(self.index, self.tables)
-        self.replication = Replication(pipeline.switch.pre)
+        self.replication = Replication(pipeline.switch.pre, pipeline.switch.arch)
         self.digests = Digests(self.index)
         self.value_sets = ValueSets(self.index)
         self._write_handlers = self._writers()

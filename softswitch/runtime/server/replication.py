@@ -3,6 +3,13 @@
 Replicas name their port either as P4Runtime 1.4's ``port`` bytestring or the older
 ``egress_port`` integer; a read answers in the form the group was written with.
 ``backup_replicas`` are UNIMPLEMENTED (simple_switch has no port liveness).
+
+Clone sessions on v1model as PI's pre_clone_mgr.cpp serves them for simple_switch_grpc: an
+INSERT with a non-zero ``class_of_service`` is UNIMPLEMENTED ("COS for clone sessions not
+supported yet": BMv2 queues a clone by the priority its pipeline gives it), and a MODIFY
+changes the replicas only (the session keeps the ``class_of_service`` and
+``packet_length_bytes`` it was inserted with). TNA takes both, as Tofino's mirror sessions
+have a queue and a length of their own.
 """
 
 from __future__ import annotations
@@ -57,8 +64,9 @@ def _replica_protos(replicas: Sequence[Replica], port_bytes: bool,
 class Replication:
     """Multicast groups and clone sessions written through P4Runtime."""
 
-    def __init__(self, pre: PacketReplicationEngine) -> None:
+    def __init__(self, pre: PacketReplicationEngine, arch: str = "v1model") -> None:
         self.pre = pre
+        self.bmv2 = arch != "tna"   # PI's clone-session rules (module docstring)
         self._groups: dict[int, _Written] = {}
         self._sessions: dict[int, _Written] = {}
 
@@ -98,13 +106,18 @@ class Replication:
             raise invalid("clone session id 0 is invalid")
         replicas, port_bytes = _replicas(s.replicas, where)
         _check_existence(kind, self.pre.has_clone_session(sid), where)
+        if self.bmv2 and kind == p4r.Update.INSERT and s.class_of_service != 0:
+            raise unimplemented(f"{where}: class_of_service {s.class_of_service} (COS for "
+                                "clone sessions is not supported by simple_switch_grpc)")
+        cos, length = s.class_of_service, s.packet_length_bytes
+        old = self.pre.mirroring_get(sid) if kind == p4r.Update.MODIFY and self.bmv2 else None
+        if old is not None:   # PI's MODIFY rewrites the replicas only
+            cos, length = old.class_of_service, old.packet_length_bytes
         try:
             if kind == p4r.Update.INSERT:
-                self.pre.insert_clone_session(sid, replicas, s.class_of_service,
-                                              s.packet_length_bytes)
+                self.pre.insert_clone_session(sid, replicas, cos, length)
             elif kind == p4r.Update.MODIFY:
-                self.pre.modify_clone_session(sid, replicas, s.class_of_service,
-                                              s.packet_length_bytes)
+                self.pre.modify_clone_session(sid, replicas, cos, length)
             else:
                 self.pre.delete_clone_session(sid)
                 self._sessions.pop(sid, None)
