@@ -40,7 +40,7 @@ BACKUPS = 2                         # backup EVs per plane
 # the default MTU (a field's default: the class may be compiled, mrc_transport/compiled.py)
 PAYLOAD_BYTES: int = next(f.default for f in fields(ConnectionConfig)  # type: ignore[misc]
                           if f.name == "mtu")
-SACK_SESSION_BASE = 100             # clone session 100 + plane -> that plane's port
+NIC_HOST_SESSION = 99               # clone session -> the host port (the host's copy)
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 PROFILE = 1
 EV_MIN_ACTIVE = 2
@@ -131,7 +131,7 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
                                   usid.ua_usid(me.t0_port), usid.NIC_DECAP_USID])])
         sw.table("port_plane").add_entry([ExactMatch(plane_port(plane))], "set_rx_plane",
                                          [plane])
-        sw.pre.mirroring_add(SACK_SESSION_BASE + plane, plane_port(plane))
+    sw.pre.mirroring_add(NIC_HOST_SESSION, HOST_PORT)
 
 
 def nic_pair(program: CheckedProgram | None = None,

@@ -500,15 +500,18 @@ def cmd_plan_nic(args: argparse.Namespace, topo: Any, plan: Any) -> int:
         from controller.plan.plan import entry_json
 
         json.dump({"nic": args.nic, "peers": peers,
-                   "clone_sessions": {str(k): v for k, v in nic_plan.clone_sessions.items()},
+                   "clone_sessions": {target: {str(k): v for k, v in
+                                               nic_plan.clone_sessions(target).items()}
+                                      for target in ("bmv2", "tofino")},
                    "entries": [entry_json(e) for e in nic_plan.entries]}, sys.stdout, indent=1)
         print()
         return 0
     print(f"# NIC {args.nic}  {len(nic_plan.entries)} entries, connections to {', '.join(peers)}")
     for e in nic_plan.entries:
         print(f"  {e.describe()}")
-    for session, port in sorted(nic_plan.clone_sessions.items()):
-        print(f"  clone session {session} -> port {port}")
+    for target in ("bmv2", "tofino"):
+        for session, port in sorted(nic_plan.clone_sessions(target).items()):
+            print(f"  clone session {session} -> port {port} ({target})")
     return 0
 
 

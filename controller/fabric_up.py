@@ -88,9 +88,10 @@ def build_fabric(topology: Topology, *, ephemeral_ports: bool = False,
                 fabric.link(link.a, link.a_port, link.b, link.b_port, link_delay_ns)
         for nic in topology.nics:
             if nic_program is not None:
-                # The NIC has one FIFO per port (p4src/README.md: --priority-queues 1).
+                # Data in queue 0, SACKs and NACKs in 7 (p4src/README.md: --priority-queues 8).
                 fabric.add_switch(nic.name, nic_program, device_id=NIC_DEVICE_ID_BASE + nic.index,
-                                  cpu_port=CPU_PORT, grpc_address=EPHEMERAL)
+                                  cpu_port=CPU_PORT, grpc_address=EPHEMERAL,
+                                  priority_queues=priority_queues)
                 fabric.add_host(nic_host_name(nic.name), nic.name, HOST_PORT)
             for plane, (t0, port) in enumerate(nic.attachments):
                 if nic_program is None:

@@ -328,7 +328,7 @@ def program_nic(node: FabricSwitch, nic_plan: NicPlan,
     for _, updates in diff(schema, nic_plan.entries, []).phases(schema):
         session.write(updates)
     session.insert([CloneSessionEntry(sid).add(port)
-                    for sid, port in sorted(nic_plan.clone_sessions.items())])
+                    for sid, port in sorted(nic_plan.clone_sessions().items())])
     session.insert(DigestEntry(schema, EV_EVENT_DIGEST, ack_timeout_ns=ack_timeout_ns))
     return session
 

@@ -36,8 +36,9 @@ SUITES: dict[str, Suite] = {
     "switch": Suite(ROOT / "p4src/switch/srv6_switch.p4", ROOT / "ptf_tests/switch",
                     "--priority-queues 8 --queue-rate 3:50",
                     tna_program=ROOT / "p4src/switch/tna/srv6_switch.p4"),
-    # The MRC NIC: host port 1, plane ports 2 and 3 (ptf_tests/nic/nic_base.py).
-    "nic": Suite(ROOT / "p4src/nic/mrc_nic.p4", ROOT / "ptf_tests/nic",
+    # The MRC NIC: host port 1, plane ports 2 and 3 (ptf_tests/nic/nic_base.py); eight
+    # priority queues, as its SACKs and NACKs leave in queue 7 (the control class).
+    "nic": Suite(ROOT / "p4src/nic/mrc_nic.p4", ROOT / "ptf_tests/nic", "--priority-queues 8",
                  tna_program=ROOT / "p4src/nic/tna/mrc_nic.p4"),
 }
 

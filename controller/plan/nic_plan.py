@@ -41,11 +41,13 @@ from controller.topology.reach import missing_words
 
 HOST_PORT = 1  # NIC_HOST_PORT
 PLANE_PORT_BASE = 2  # plane p is NIC port 2 + p
-SACK_SESSION_BASE = 100  # clone session 100 + plane
+NIC_HOST_SESSION = 99  # v1model: clone session to the host port (a received packet's copy)
+SACK_SESSION_BASE = 100  # TNA: mirror session 100 + plane, to that plane's port (SACK, NACK)
 # A TNA NIC's SACK/NACK mirror copies are cut to this many bytes (p4src/nic/tna/nic_arch.p4,
-# FB_SESSION_BYTES: the 49-byte feedback mirror header + 134 bytes of the packet); BMv2's
-# P4Runtime server refuses a clone session length, so a v1model NIC's sessions keep 0.
+# FB_SESSION_BYTES: the 49-byte feedback mirror header + 134 bytes of the packet), and queued in
+# the control class (NIC_FEEDBACK_PRIORITY in p4src/nic/nic_types.p4), as v1model's feedback is.
 TNA_FB_SESSION_BYTES = 183
+FEEDBACK_PRIORITY = 7
 EV_STATES = {0: "GOOD", 1: "SKIP", 2: "ASSUMED_BAD"}  # the ev_state register's values
 EV_EVENT_DIGEST = "ev_event_t"  # the digest a NIC sends on an EV's GOOD <-> ASSUMED_BAD move
 MAX_CONNECTIONS = 64  # NIC_CONNECTIONS
@@ -178,18 +180,28 @@ def _check_keys(where: str, name: str, connections: Sequence[NicConnection]) -> 
 
 @dataclass(frozen=True)
 class NicPlan:
-    """A NIC's table entries (in table order) and its clone sessions (session -> port)."""
+    """A NIC's table entries (in table order) and how many planes it has (its sessions)."""
 
     nic: str
     entries: tuple[PlannedEntry, ...]
-    clone_sessions: dict[int, int]
+    planes: int
+
+    def clone_sessions(self, target: str = "bmv2") -> dict[int, int]:
+        """Session -> port, as a NIC of `target` (topology.model.TARGETS) needs them: on BMv2
+        (v1model) one, to the host port, for the host's copy of a received data packet (the
+        packet itself becomes its SACK); on Tofino (TNA) one per plane, to its port, for the
+        SACK and NACK mirror copies."""
+        if target == "bmv2":
+            return {NIC_HOST_SESSION: HOST_PORT}
+        return {SACK_SESSION_BASE + p: plane_port(p) for p in range(self.planes)}
 
     def sessions(self, target: str = "bmv2") -> list[TrimSession]:
-        """The clone sessions as a NIC of `target` (topology.model.TARGETS) takes them, by id:
-        whole copies on BMv2, cut to TNA_FB_SESSION_BYTES on Tofino."""
-        length = 0 if target == "bmv2" else TNA_FB_SESSION_BYTES
-        return [TrimSession(sid, port, 0, length)
-                for sid, port in sorted(self.clone_sessions.items())]
+        """The clone sessions as a NIC of `target` takes them, by id: whole copies in queue 0
+        on BMv2 (its P4Runtime server refuses both a length and a class of service), cut to
+        TNA_FB_SESSION_BYTES and queued in FEEDBACK_PRIORITY on Tofino."""
+        cos, length = (0, 0) if target == "bmv2" else (FEEDBACK_PRIORITY, TNA_FB_SESSION_BYTES)
+        return [TrimSession(sid, port, cos, length)
+                for sid, port in sorted(self.clone_sessions(target).items())]
 
 
 # The T1s a connection's EVs may use, per plane: () when every T1 above the NIC's T0 reaches the
@@ -273,8 +285,7 @@ class NicPlanner:
                                 f"{NIC_TABLE_SIZE}" + (f" ({1 + len(derived)} EV profiles)"
                                                        if table == "ev_path" else ""))
         entries += paths + templates
-        sessions = {SACK_SESSION_BASE + p: plane_port(p) for p in range(planes)}
-        return NicPlan(name, tuple(sorted(entries, key=_order)), sessions)
+        return NicPlan(name, tuple(sorted(entries, key=_order)), planes)
 
     def connection_profiles(self, name: str, peers: Mapping[int, str],
                             profile: EvProfile | None = None) -> dict[int, int]:

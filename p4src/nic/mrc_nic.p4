@@ -29,6 +29,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     PlaneRx() plane_rx;
     PathStage() path_stage;
     NackHeaders() nack_headers;
+    SackHeaders() sack_headers;
     EvMarkBad() report_loss;
     EvRefill() refill_denied;
     NicSettings() settings;
@@ -41,7 +42,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
     apply {
         settings.apply(meta);
         meta.now_us = (bit<32>)standard_metadata.ingress_global_timestamp;
-        meta.fb_dscp = meta.dscp_control;   // feedback's DSCP, carried to egress for SACKs
+        meta.fb_dscp = meta.dscp_control;   // feedback's DSCP
         if (standard_metadata.parser_error != error.NoError || NIC_NOT_IPV6(hdr)) {
             drop_malformed();
         } else if (meta.from_host) {
@@ -105,7 +106,7 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             if (((meta.local_down >> meta.plane) & 1) == 1) {
                 // This NIC's own port of that plane is down: nothing leaves on it (a probe of
                 // an EV there, feedback for a packet that came in on it; data never chooses it).
-                // No path: the packet is dropped, no SACK is cloned, data is still delivered.
+                // No path: the packet is dropped, no SACK is sent, data is still delivered.
                 meta.path_found = false;
                 nic_counter.count(NIC_PORT_DOWN_DROP);
             } else if (!meta.path_found) {
@@ -114,6 +115,8 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 nic_counter.count(NIC_TX_NO_PATH_DROP);
             }
         }
+        // A SACK leaves as the packet it answers (below), as a NACK does.
+        bool sack_out = meta.rx_sack && !meta.rx_nack && meta.path_found;
         if (meta.need_path && !meta.path_found) {
             mark_to_drop(standard_metadata);   // no template or plane port: nowhere to go
         } else if (meta.from_host && meta.need_path) {
@@ -124,16 +127,27 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             nack_headers.apply(hdr, meta);
             truncate(NACK_FRAME_BYTES);
             standard_metadata.egress_spec = meta.path_port;
+            standard_metadata.priority = NIC_FEEDBACK_PRIORITY;
             nic_counter.count(NIC_NACK_SENT);
+        } else if (sack_out) {
+            // The data packet (or probe) itself becomes its SACK, so that the SACK takes the
+            // control queue of its port: an ingress clone starts at priority 0 on BMv2 (no
+            // field list carries standard_metadata.priority), behind the data queued there.
+            // The host gets the data as the clone: the packet as it arrived, which the egress
+            // strips of its carrier.
+            if (meta.rx_deliver) {
+                clone(CloneType.I2E, NIC_HOST_SESSION);
+            }
+            sack_headers.apply(hdr, meta);
+            truncate(SACK_FRAME_BYTES);
+            standard_metadata.egress_spec = meta.path_port;
+            standard_metadata.priority = NIC_FEEDBACK_PRIORITY;
+            nic_counter.count(NIC_SACK_SENT);
         }
-        if (meta.rx_sack && !meta.rx_nack && meta.path_found) {
-            clone_preserving_field_list(CloneType.I2E,
-                                        SACK_SESSION_BASE + (bit<32>)meta.rx_plane, FL_NIC_SACK);
-        }
-        if (meta.rx_deliver && !meta.rx_nack) {
+        if (meta.rx_deliver && !meta.rx_nack && !sack_out) {
             hdr.outer_ipv6.setInvalid();
             standard_metadata.egress_spec = NIC_HOST_PORT;
-        } else if (!meta.from_host && !meta.rx_nack) {
+        } else if (!meta.from_host && !meta.rx_nack && !sack_out) {
             mark_to_drop(standard_metadata);   // nothing for the host (a duplicate, an unknown QP)
         }
     }
@@ -141,18 +155,14 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
 
 control NicEgress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
-    SackHeaders() sack_headers;
-
     apply {
-        // The I2E clone of a data packet this NIC received becomes its SACK.
         if (standard_metadata.instance_type == PKT_INSTANCE_INGRESS_CLONE) {
-            sack_headers.apply(hdr, meta);
-            truncate(SACK_FRAME_BYTES);
-            nic_counter.count(NIC_SACK_SENT);
-        }
-        if (standard_metadata.egress_port != NIC_HOST_PORT) {
-            // What is still queued at this plane's port (data, probes and feedback share it;
-            // meta.plane is the plane of each, a SACK's through its clone's field list).
+            // The host's copy of a data packet this NIC received (the packet became its SACK).
+            hdr.outer_ipv6.setInvalid();
+        } else if (standard_metadata.egress_port != NIC_HOST_PORT &&
+                   standard_metadata.priority != NIC_FEEDBACK_PRIORITY) {
+            // What is still queued for data at this plane's port (data and probes share that
+            // queue; feedback has its own): meta.plane is the plane of each.
             plane_backlog.write((bit<32>)meta.plane, standard_metadata.deq_qdepth);
         }
     }

@@ -30,8 +30,16 @@ const bit<8> EV_TRIES = 4;
 const bit<2> TX_RESUBMITS = 2;                // DENIED slots: passes tried again before a drop
 const bit<16> EV_NO_SLOT = 0xFFFF;            // ev_slot: the EV holds no slot
 
-// Clone sessions the controller creates: one per plane, to that plane's port (SACKs).
+// Sessions the controller creates. v1model: one clone session, to the host port: the host's copy
+// of a data packet the NIC received, whose original becomes its SACK. TNA: one mirror session
+// per plane (SACK_SESSION_BASE + plane), to that plane's port: the SACK and NACK copies, in the
+// control queue (class of service NIC_FEEDBACK_PRIORITY).
+const bit<32> NIC_HOST_SESSION = 99;
 const bit<32> SACK_SESSION_BASE = 100;
+
+// Feedback's egress queue: SACKs and NACKs are the control class (mrc-srv6.md §4.7, high
+// priority), so they leave a plane port before the data queued there.
+const bit<3> NIC_FEEDBACK_PRIORITY = 7;
 
 // Sizes of what the NIC builds.
 const bit<16> UDP_HEADER_BYTES = 8;
@@ -170,8 +178,7 @@ bool nic_ghost_feedback(in bit<32> sent, in bit<24> named, in bool answer) {
      (h.ipv6.isValid() && h.ipv6.version != 6))
 
 // The @field_list ids.
-#define FL_NIC_SACK 1
-#define FL_NIC_RESUBMIT 2
+#define FL_NIC_RESUBMIT 1
 
 struct nic_headers_t {
     ethernet_t  ethernet;
@@ -214,8 +221,7 @@ struct nic_metadata_t {
     // EV choice
     bit<8>      slot;
     bit<8>      ev;
-    @field_list(FL_NIC_SACK)
-    bit<3>      plane;           // feedback: the plane it leaves on (its clone's, for SACKs)
+    bit<3>      plane;           // feedback: the plane it leaves on
     bit<16>     t1_usid;
     bool        slot_chosen;
     bool        denied;
@@ -223,9 +229,8 @@ struct nic_metadata_t {
     bool        no_port;         // every one of this NIC's ports is down: nothing to send on
     @field_list(FL_NIC_RESUBMIT)
     bit<2>      resubmits;
-    // This NIC's own ports (local_port_state): bit p set = plane p's port is down. Carried to
-    // egress for the SACK's SETH port_state.
-    @field_list(FL_NIC_SACK)
+    // This NIC's own ports (local_port_state): bit p set = plane p's port is down (feedback's
+    // SETH/NETH port_state).
     bit<8>      local_down;
     // the plane side
     bit<3>      rx_plane;
@@ -233,37 +238,25 @@ struct nic_metadata_t {
     bit<16>     rx_conn;
     bit<24>     rx_initial_psn;
     bit<24>     peer_qp;
-    // the path stage's answer (a data packet's path, or the path feedback takes back; carried
-    // to egress for SACKs)
+    // the path stage's answer (a data packet's path, or the path feedback takes back; TNA
+    // carries what its egress needs of it in the feedback mirror header)
     bool        need_path;
     bool        reflect;         // feedback: the path is the arriving packet's return address
     ipv6_addr_t return_addr;
     bool        path_via_t1;
-    @field_list(FL_NIC_SACK)
     ipv6_addr_t path_carrier;
-    @field_list(FL_NIC_SACK)
     ipv6_addr_t path_src;
-    @field_list(FL_NIC_SACK)
     mac_addr_t  path_smac;
-    @field_list(FL_NIC_SACK)
     mac_addr_t  path_dmac;
     bit<9>      path_port;
     bool        path_found;
-    @field_list(FL_NIC_SACK)
     bit<24>     fb_qp;
-    @field_list(FL_NIC_SACK)
     bit<24>     fb_cack;
-    @field_list(FL_NIC_SACK)
     bit<64>     fb_bitmap;
-    @field_list(FL_NIC_SACK)
     bit<16>     fb_ack_offset;
-    @field_list(FL_NIC_SACK)
     bit<2>      fb_m;
-    @field_list(FL_NIC_SACK)
     bit<32>     fb_entropy;
-    @field_list(FL_NIC_SACK)
     bit<6>      fb_dscp;
-    @field_list(FL_NIC_SACK)
     bit<1>      fb_pr;           // the SACK answers a probe
     bool        host_report;     // a loss the host reports (OP_EV_REPORT)
     bool        host_query;      // ... or a query about a PSN's EV (REPORT_QUERY_FLAG)
@@ -277,7 +270,7 @@ struct nic_metadata_t {
     // what the plane side decided
     bool        rx_deliver;      // decapsulate, to the host port
     bool        rx_nack;         // turn this packet into a NACK (reason below)
-    bool        rx_sack;         // deliver, and clone a SACK
+    bool        rx_sack;         // answer with a SACK (and deliver, with rx_deliver)
     bit<8>      nack_reason;
     bit<64>     rx_bits;         // the trailing-ones table's key
     bit<6>      dscp_trimmable;

@@ -37,12 +37,14 @@ EV_COUNT = 8                 # active EVs 0..7, EV e in plane e % 2
 BACKUPS = 2                  # per plane: EVs 8..11
 PROFILE = 1
 CONN = 3
-SACK_SESSION_BASE = 100
+NIC_HOST_SESSION = 99        # v1model: the host's copy of a received data packet
+SACK_SESSION_BASE = 100      # TNA: the SACK/NACK mirror copies, 100 + plane
+FEEDBACK_PRIORITY = 7        # TNA: their queue (the control class)
 PEER_R_KEY = 9               # the memory key NIC B's writes to us carry (rx_r_key)
 # TNA: the SACK/NACK sessions cut each copy after RETH (p4src/nic/tna/nic_arch.p4,
 # FB_SESSION_BYTES; the controller's TNA_FB_SESSION_BYTES, which a test checks against that
-# source: one number for the controller and these tests); v1model's NIC truncates the clone
-# itself (BMv2's P4Runtime server refuses a clone session length).
+# source: one number for the controller and these tests); v1model's NIC truncates its SACKs and
+# NACKs itself (BMv2's P4Runtime server refuses a clone session length).
 FB_SESSION_BYTES = {"v1model": 0, "tna": TNA_FB_SESSION_BYTES}
 OP_EV_REPORT = 0xDF
 DSCP_TRIMMABLE, DSCP_RETX, DSCP_CONTROL, DSCP_TRIMMED, DSCP_LASTHOP = 4, 8, 46, 12, 16
@@ -133,8 +135,12 @@ class NicTest(P4RuntimeTest):
             self.insert_table_entry("plane_port", {"plane": plane}, "set_plane_port", port=port,
                                     smac=NIC_MAC, dmac=T0_MAC, src=locator(plane, MY_ROW, MY_UA))
             self.insert_table_entry("port_plane", {"port": port}, "set_rx_plane", plane=plane)
-            self.insert_clone_session(SACK_SESSION_BASE + plane, [port],
-                                      packet_length_bytes=FB_SESSION_BYTES[self.arch])
+            if self.arch == "tna":
+                self.insert_clone_session(SACK_SESSION_BASE + plane, [port],
+                                          class_of_service=FEEDBACK_PRIORITY,
+                                          packet_length_bytes=FB_SESSION_BYTES[self.arch])
+        if self.arch != "tna":
+            self.insert_clone_session(NIC_HOST_SESSION, [HOST_PORT])
 
     def set_path(self, ev: int, deny: bool = False) -> None:
         match = {"profile": PROFILE, "ev": ev}

@@ -20,7 +20,12 @@ from plan_fixtures import clos
 from controller.daemon.controller import Controller, DaemonConfig, NicSpec
 from controller.daemon.keeper import DeviceKeeper
 from controller.devices.session import Program
-from controller.plan.nic_plan import SACK_SESSION_BASE, TNA_FB_SESSION_BYTES
+from controller.plan.nic_plan import (
+    FEEDBACK_PRIORITY,
+    NIC_HOST_SESSION,
+    SACK_SESSION_BASE,
+    TNA_FB_SESSION_BYTES,
+)
 from controller.topology.model import Endpoint, Topology
 from p4rt import CloneSessionEntry, SwitchConnection
 from softswitch.runtime.server.server import P4RuntimeServer
@@ -113,10 +118,10 @@ def test_run_gives_a_bmv2_switch_no_trim_sessions(server: P4RuntimeServer) -> No
         assert _sessions(server) == []
 
 
-@pytest.mark.parametrize("target, length", [("bmv2", 0), ("tofino-stratum", TNA_FB_SESSION_BYTES)])
-def test_a_nics_sack_sessions_are_cut_on_tofino_only(
-    server: P4RuntimeServer, target: str, length: int
-) -> None:
+@pytest.mark.parametrize("target", ["bmv2", "tofino-stratum"])
+def test_a_nic_gets_its_architecture_s_sessions(server: P4RuntimeServer, target: str) -> None:
+    """v1model: one session, the host's copy of a received packet (its SACK is the packet
+    itself); TNA: the SACK/NACK mirror sessions, cut and in the control queue."""
     topology = _fabric("", NOBODY, "bmv2")
     nic = topology.nics[0]
     spec = NicSpec(Endpoint(f"127.0.0.1:{server.port}", 1), target=target)
@@ -126,7 +131,10 @@ def test_a_nics_sack_sessions_are_cut_on_tofino_only(
     ) as controller:
         _ready(controller, nic.name)
         planes = range(topology.planes)
-        assert _sessions(server) == [(SACK_SESSION_BASE + p, [2 + p], 0, length) for p in planes]
+        assert _sessions(server) == (
+            [(NIC_HOST_SESSION, [1], 0, 0)] if target == "bmv2" else
+            [(SACK_SESSION_BASE + p, [2 + p], FEEDBACK_PRIORITY, TNA_FB_SESSION_BYTES)
+             for p in planes])
 
 
 def test_the_nic_session_length_is_the_tna_nics_constant() -> None:

@@ -254,7 +254,8 @@ def test_plan_and_check_of_one_nic(capsys) -> None:
                  "--backups", "0", "--ev-min-active", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     tables = [e["table"] for e in out["entries"]]
-    assert out["peers"] == ["nic3"] and out["clone_sessions"] == {"100": 2, "101": 3}
+    assert out["peers"] == ["nic3"]
+    assert out["clone_sessions"] == {"bmv2": {"99": 1}, "tofino": {"100": 2, "101": 3}}
     assert tables.count("ev_path") == 8 and tables.count("path_template") == 4  # 2 planes x 2 rows
     assert tables.count("tx_connection") == tables.count("local_qp") == 1
     assert main(["check", tiny, "--nic", "nic0"]) == 0      # a peer under every T0 row

@@ -17,11 +17,12 @@ from nic_pair import (
     BACKUPS,
     COUNTER,
     EV_COUNT,
+    HOST_PORT,
+    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROFILE,
     R_KEY,
-    SACK_SESSION_BASE,
     T0_MAC,
     Side,
     locator,
@@ -63,9 +64,8 @@ def nic_entities(schema: Schema, me: Side, peer: Side, *, ev_min_active: int = 2
                     src=locator(me, plane)),
             TableEntry(schema, "port_plane", match={"port": port})
             .action("set_rx_plane", plane=plane),
-            CloneSessionEntry(SACK_SESSION_BASE + plane, [port]),
         ]
-    return entities
+    return [*entities, CloneSessionEntry(NIC_HOST_SESSION, [HOST_PORT])]
 
 
 def configure(conn: SwitchConnection, me: Side, peer: Side, **options: int) -> None:

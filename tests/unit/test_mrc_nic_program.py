@@ -16,11 +16,11 @@ from nic_pair import (
     EV_COUNT,
     GOOD,
     HOST_PORT,
+    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROGRAM,
     R_KEY,
-    SACK_SESSION_BASE,
     SKIP,
     T0_MAC,
     A,
@@ -54,9 +54,11 @@ from mrc_transport.wire import (
     psns_acked,
     sack_fields,
 )
+from softswitch.clock import VirtualClock
 from softswitch.compiler import compile_file
 from softswitch.engine.switch import OutputPacket, Switch
 from softswitch.engine.tables import ExactMatch, TernaryMatch
+from softswitch.fabric import Fabric
 from softswitch.ir.checked import CheckedProgram
 
 OP_EV_REPORT = 0xDF          # host -> own NIC only (p4src/include/mrc_headers.p4)
@@ -72,8 +74,8 @@ class Nic:
 
     def __init__(self, program: CheckedProgram, me: Side, peer: Side, *,
                  ev_min_active: int = 2, initial_psn: int = 0, probe_successes: int = 3,
-                 hand_off: int = PLANES) -> None:
-        self.sw = Switch(program)
+                 hand_off: int = PLANES, engine: Switch | None = None) -> None:
+        self.sw = engine or Switch(program)   # `engine`: a fabric device's, to configure
         self.me, self.peer = me, peer
         sw = self.sw
         sw.table("tx_connection").add_entry(
@@ -94,7 +96,7 @@ class Nic:
                 [PLANE_PORT[plane], me.mac(plane), T0_MAC + plane, locator(me, plane)])
             sw.table("port_plane").add_entry([ExactMatch(PLANE_PORT[plane])], "set_rx_plane",
                                              [plane])
-            sw.pre.mirroring_add(SACK_SESSION_BASE + plane, PLANE_PORT[plane])
+        sw.pre.mirroring_add(NIC_HOST_SESSION, HOST_PORT)
 
     def set_path(self, ev: int, plane: int, t1_index: int) -> None:
         table = self.sw.table("ev_path")
@@ -387,6 +389,33 @@ def test_data_is_decapsulated_to_the_host_and_sacked_on_the_same_plane(a: Nic, b
     assert ip.dst == return_address(A, 0, 0)       # back the way the data came
     assert ip.src == str(ipaddress.IPv6Address(locator(B, 0)))
     assert b.count("rx_data") == 1 and b.count("sack_sent") == 1
+
+
+def test_a_sack_leaves_ahead_of_the_data_queued_at_its_port(program: CheckedProgram,
+                                                             b: Nic) -> None:
+    """SACKs are the control class (mrc-srv6.md §4.7): on a NIC whose plane port holds a queue
+    of its own data, the SACK for a packet that came in there goes out next, not last."""
+    clock = VirtualClock()
+    fabric = Fabric(clock=clock)
+    fabric.add_switch("a", program, priority_queues=8)
+    Nic(program, A, B, engine=fabric.switch("a").engine)   # A, configured in the fabric
+    fabric.switch("a").device.set_line_rate(None, 1_000_000_000)   # 1 Gb/s: the data queues
+    host = fabric.add_host("host", "a", HOST_PORT)
+    t0 = {port: fabric.add_host(f"t0-{plane}", "a", port) for plane, port in PLANE_PORT.items()}
+    for psn in range(16):   # eight writes a plane, one after another at the same instant
+        host.send(data_packet(src=A.address, dst=B.address, dest_qp=B.qp, psn=psn,
+                              opcode=Opcode.WRITE_ONLY, msn=psn, va=0x1000 + psn * 64,
+                              r_key=R_KEY, dma_length=64, payload=b"p" * 64).build())
+    sent = one(b.write(0))
+    t0[sent.port].send(sent.data)
+    fabric.run_until_idle()
+    while (t := fabric.next_event_ns()) is not None:
+        clock.advance_to(t)
+        fabric.run_until_idle()
+    out = t0[sent.port].received
+    sacks = [k for k, frame in enumerate(out) if sack_fields(frame) is not None]
+    assert len(out) == 9 and len(host.received) == 1   # eight writes, the SACK; the data in
+    assert sacks == [1]   # behind only the write on the wire when it was made
 
 
 def test_feedback_returns_through_the_t1_its_packet_crossed(a: Nic, b: Nic) -> None:

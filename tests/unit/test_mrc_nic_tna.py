@@ -18,6 +18,7 @@ from nic_pair import (
     DSCP,
     EV_COUNT,
     HOST_PORT,
+    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROGRAM,
@@ -37,7 +38,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from controller.plan.nic_plan import TNA_FB_SESSION_BYTES
+from controller.plan.nic_plan import FEEDBACK_PRIORITY, TNA_FB_SESSION_BYTES
 from mrc_transport.wire import BTH, PETH, SETH, Opcode, data_packet
 from softswitch.compiler import compile_file
 from softswitch.engine.pre import MirrorSession
@@ -165,10 +166,14 @@ class Nic:
             sw.table("port_plane").add_entry(
                 [ExactMatch(PLANE_PORT[plane])], "set_rx_plane", [plane]
             )
-            sw.pre.mirroring_add_session(
-                SACK_SESSION_BASE + plane,
-                MirrorSession(egress_port=PLANE_PORT[plane], packet_length_bytes=length),
-            )
+            if program.arch == "tna":   # the SACK and NACK copies, in the control queue
+                sw.pre.mirroring_add_session(
+                    SACK_SESSION_BASE + plane,
+                    MirrorSession(egress_port=PLANE_PORT[plane], packet_length_bytes=length,
+                                  class_of_service=FEEDBACK_PRIORITY),
+                )
+        if program.arch != "tna":   # v1model: the host's copy of a received packet
+            sw.pre.mirroring_add(NIC_HOST_SESSION, HOST_PORT)
 
     def __repr__(self) -> str:
         return f"Nic({self.me.name}, {self.sw.program.arch})"

@@ -48,7 +48,10 @@ def test_a_nic_on_another_t0_gets_via_t1_templates_and_its_evs_spread_over_t1s(
         plan: FabricPlan) -> None:
     profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
     got = entries_of(plan, "nic0", "nic2", profile)
-    assert got["plan"].clone_sessions == {100: 2, 101: 3}
+    assert got["plan"].clone_sessions("bmv2") == {99: 1}             # the host's copies
+    assert got["plan"].clone_sessions("tofino-stratum") == {100: 2, 101: 3}   # feedback
+    assert [s.class_of_service for s in got["plan"].sessions("tofino-stratum")] == [7, 7]
+    assert [s.class_of_service for s in got["plan"].sessions("bmv2")] == [0]
     u = plan.usid
     for e in got["path_template"]:
         m, params = dict(e.match), dict(e.params)
