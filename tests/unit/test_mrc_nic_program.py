@@ -391,10 +391,12 @@ def test_data_is_decapsulated_to_the_host_and_sacked_on_the_same_plane(a: Nic, b
     assert b.count("rx_data") == 1 and b.count("sack_sent") == 1
 
 
-def test_a_sack_leaves_ahead_of_the_data_queued_at_its_port(program: CheckedProgram,
-                                                             b: Nic) -> None:
-    """SACKs are the control class (mrc-srv6.md §4.7): on a NIC whose plane port holds a queue
-    of its own data, the SACK for a packet that came in there goes out next, not last."""
+@pytest.mark.parametrize("feedback", ["sack", "nack"])
+def test_feedback_leaves_ahead_of_the_data_queued_at_its_port(program: CheckedProgram, b: Nic,
+                                                               feedback: str) -> None:
+    """SACKs and NACKs are the control class (mrc-srv6.md §4.7): on a NIC whose plane port holds
+    a queue of its own data, the SACK for a packet that came in there (or the NACK for a trimmed
+    one) goes out next, not last."""
     clock = VirtualClock()
     fabric = Fabric(clock=clock)
     fabric.add_switch("a", program, priority_queues=8)
@@ -407,15 +409,15 @@ def test_a_sack_leaves_ahead_of_the_data_queued_at_its_port(program: CheckedProg
                               opcode=Opcode.WRITE_ONLY, msn=psn, va=0x1000 + psn * 64,
                               r_key=R_KEY, dma_length=64, payload=b"p" * 64).build())
     sent = one(b.write(0))
-    t0[sent.port].send(sent.data)
+    t0[sent.port].send(sent.data if feedback == "sack" else trimmed(sent.data))
     fabric.run_until_idle()
     while (t := fabric.next_event_ns()) is not None:
         clock.advance_to(t)
         fabric.run_until_idle()
     out = t0[sent.port].received
-    sacks = [k for k, frame in enumerate(out) if sack_fields(frame) is not None]
-    assert len(out) == 9 and len(host.received) == 1   # eight writes, the SACK; the data in
-    assert sacks == [1]   # behind only the write on the wire when it was made
+    fields = sack_fields if feedback == "sack" else nack_fields
+    assert len(out) == 9 and len(host.received) == (feedback == "sack")   # 8 writes + feedback
+    assert [k for k, frame in enumerate(out) if fields(frame) is not None] == [1]   # next
 
 
 def test_feedback_returns_through_the_t1_its_packet_crossed(a: Nic, b: Nic) -> None:
