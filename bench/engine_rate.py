@@ -163,7 +163,7 @@ def walk_fabric(switch_program: CheckedProgram, nic_program: CheckedProgram, eng
     for name, conn in ((a_name, a_conn), (b_name, b_conn)):
         nic_plan = planner.plan_nic(name, [conn])
         nics[name] = make_switch(nic_program, engine)
-        nic_installer.install(nics[name], nic_plan.entries, nic_plan.clone_sessions)
+        nic_installer.install(nics[name], nic_plan.entries, nic_plan.clone_sessions())
     a, b = topology.nic(a_name), topology.nic(b_name)
     hops: dict[str, list[Hop]] = {role: [] for role in SWITCH_ROLES}
     delivered = 0

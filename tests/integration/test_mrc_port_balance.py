@@ -62,7 +62,11 @@ def test_a_slower_plane_gets_its_share_of_the_line_rate_and_mrc_finishes_first(
     # spray keeps half on each plane whatever the rates; mrc moves towards 2:1 (10 vs 5 Gb/s)
     # while the ports are busy (not all the time: a ring step starts with both queues empty)
     assert abs(spray_sent[0] / spray_sent[1] - 1) < 0.05
-    assert 1.25 < mrc_sent[0] / mrc_sent[1] < 2.2, (mrc_sent, spray_sent)
-    # ... and its packets do not wait at the slow port long enough to be resent
-    assert mrc.totals["retransmitted"] < spray.totals["retransmitted"] / 4
-    assert mrc.summary()["mct_p99_us"] < 0.8 * spray.summary()["mct_p99_us"]
+    assert 1.15 < mrc_sent[0] / mrc_sent[1] < 2.2, (mrc_sent, spray_sent)
+    # ... its packets do not wait at the slow port long enough to be resent, and it finishes
+    # first (measured: 391.5 against 434.1 µs, p99 68.5 against 75.4; before SACKs left the
+    # NIC's ports ahead of data, spray's SACKs waited behind the slow port's queue too and it
+    # resent 130 packets: 64.3 against 83.9)
+    assert mrc.totals["retransmitted"] == 0
+    assert mrc.end_us < 0.95 * spray.end_us
+    assert mrc.summary()["mct_p99_us"] < spray.summary()["mct_p99_us"]

@@ -82,6 +82,7 @@ class SwitchProcess:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "softswitch.cli", "run", "--no-p4", "--device-id", "0",
                  "-L", "info", "--log-file", str(log), *ports,
+                 "--priority-queues", "8",   # the NIC's feedback leaves in queue 7
                  "--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"],
                 cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
         self.grpc_address = ""
@@ -383,7 +384,7 @@ def test_a_write_completes_over_a_fabric_of_two_nic_switches(
     try:
         for name, me, peer in (("nicA", A, B), ("nicB", B, A)):
             node = fabric.add_switch(name, program=compiled[1], device_id=0,
-                                     grpc_address="127.0.0.1:0")
+                                     grpc_address="127.0.0.1:0", priority_queues=8)
             assert node.grpc_address is not None
             with SwitchConnection(node.grpc_address, device_id=0) as conn:
                 configure(conn, me, peer, probe_successes=K)
