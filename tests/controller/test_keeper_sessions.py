@@ -141,3 +141,12 @@ def test_the_nic_session_length_is_the_tna_nics_constant() -> None:
     text = (ROOT / "p4src" / "nic" / "tna" / "nic_arch.p4").read_text()
     found = re.search(r"const bit<32> FB_SESSION_BYTES = (\d+);", text)
     assert found is not None and int(found.group(1)) == TNA_FB_SESSION_BYTES
+
+
+def test_the_nic_session_and_queue_are_the_nic_programs_constants() -> None:
+    text = (ROOT / "p4src" / "nic" / "nic_types.p4").read_text()
+    for name, value in (("NIC_HOST_SESSION", NIC_HOST_SESSION),
+                        ("SACK_SESSION_BASE", SACK_SESSION_BASE),
+                        ("NIC_FEEDBACK_PRIORITY", FEEDBACK_PRIORITY)):
+        found = re.search(rf"const bit<\d+> {name} = (\d+);", text)
+        assert found is not None and int(found.group(1)) == value, name
