@@ -28,6 +28,7 @@ from controller.topology.model import Tier
 from mrc_transport.config import ConnectionConfig
 from mrc_transport.wire import Opcode, data_packet
 from softswitch.compiler import compile_file
+from softswitch.engine.pre import MirrorSession
 from softswitch.engine.switch import Switch
 from softswitch.engine.tables import ExactMatch
 from softswitch.ir.checked import CheckedProgram
@@ -40,7 +41,9 @@ BACKUPS = 2                         # backup EVs per plane
 # the default MTU (a field's default: the class may be compiled, mrc_transport/compiled.py)
 PAYLOAD_BYTES: int = next(f.default for f in fields(ConnectionConfig)  # type: ignore[misc]
                           if f.name == "mtu")
-NIC_HOST_SESSION = 99               # clone session -> the host port (the host's copy)
+NIC_HOST_SESSION = 99               # v1model: clone session -> the host port (the host's copy)
+SACK_SESSION_BASE = 100             # TNA: mirror session 100 + plane -> that plane's port
+FEEDBACK_PRIORITY = 7               # TNA: the SACK/NACK copies' queue (the control class)
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 PROFILE = 1
 EV_MIN_ACTIVE = 2
@@ -131,7 +134,11 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
                                   usid.ua_usid(me.t0_port), usid.NIC_DECAP_USID])])
         sw.table("port_plane").add_entry([ExactMatch(plane_port(plane))], "set_rx_plane",
                                          [plane])
-    sw.pre.mirroring_add(NIC_HOST_SESSION, HOST_PORT)
+        if sw.arch == "tna":
+            sw.pre.mirroring_add_session(SACK_SESSION_BASE + plane, MirrorSession(
+                egress_port=plane_port(plane), class_of_service=FEEDBACK_PRIORITY))
+    if sw.arch != "tna":
+        sw.pre.mirroring_add(NIC_HOST_SESSION, HOST_PORT)
 
 
 def nic_pair(program: CheckedProgram | None = None,
