@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from controller.plan import usid
+from controller.plan.nic_plan import FEEDBACK_PRIORITY, NIC_HOST_SESSION, SACK_SESSION_BASE
 from controller.topology.model import Switch as FabricSwitch
 from controller.topology.model import Tier
 from mrc_transport.config import ConnectionConfig
@@ -41,9 +42,6 @@ BACKUPS = 2                         # backup EVs per plane
 # the default MTU (a field's default: the class may be compiled, mrc_transport/compiled.py)
 PAYLOAD_BYTES: int = next(f.default for f in fields(ConnectionConfig)  # type: ignore[misc]
                           if f.name == "mtu")
-NIC_HOST_SESSION = 99               # v1model: clone session -> the host port (the host's copy)
-SACK_SESSION_BASE = 100             # TNA: mirror session 100 + plane -> that plane's port
-FEEDBACK_PRIORITY = 7               # TNA: the SACK/NACK copies' queue (the control class)
 BLOCK = usid.parse_block("fcbb:bbbb::/32")
 PROFILE = 1
 EV_MIN_ACTIVE = 2

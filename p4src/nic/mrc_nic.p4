@@ -115,8 +115,10 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 nic_counter.count(NIC_TX_NO_PATH_DROP);
             }
         }
-        // A SACK leaves as the packet it answers (below), as a NACK does.
+        // A SACK leaves as the packet it answers (below), as a NACK does: then the host gets
+        // a clone, if anything.
         bool sack_out = meta.rx_sack && !meta.rx_nack && meta.path_found;
+        bool answered = meta.rx_nack || sack_out;
         if (meta.need_path && !meta.path_found) {
             mark_to_drop(standard_metadata);   // no template or plane port: nowhere to go
         } else if (meta.from_host && meta.need_path) {
@@ -144,10 +146,10 @@ control NicIngress(inout nic_headers_t hdr, inout nic_metadata_t meta,
             standard_metadata.priority = NIC_FEEDBACK_PRIORITY;
             nic_counter.count(NIC_SACK_SENT);
         }
-        if (meta.rx_deliver && !meta.rx_nack && !sack_out) {
+        if (meta.rx_deliver && !answered) {
             hdr.outer_ipv6.setInvalid();
             standard_metadata.egress_spec = NIC_HOST_PORT;
-        } else if (!meta.from_host && !meta.rx_nack && !sack_out) {
+        } else if (!meta.from_host && !answered) {
             mark_to_drop(standard_metadata);   // nothing for the host (a duplicate, an unknown QP)
         }
     }

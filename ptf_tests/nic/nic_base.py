@@ -18,7 +18,12 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
 from controller.plan import usid
-from controller.plan.nic_plan import TNA_FB_SESSION_BYTES
+from controller.plan.nic_plan import (  # the controller's numbers, checked against the P4's
+    FEEDBACK_PRIORITY,
+    NIC_HOST_SESSION,
+    SACK_SESSION_BASE,
+    TNA_FB_SESSION_BYTES,
+)
 from mrc_transport.wire import (
     BTH,
     PETH,
@@ -37,9 +42,6 @@ EV_COUNT = 8                 # active EVs 0..7, EV e in plane e % 2
 BACKUPS = 2                  # per plane: EVs 8..11
 PROFILE = 1
 CONN = 3
-NIC_HOST_SESSION = 99        # v1model: the host's copy of a received data packet
-SACK_SESSION_BASE = 100      # TNA: the SACK/NACK mirror copies, 100 + plane
-FEEDBACK_PRIORITY = 7        # TNA: their queue (the control class)
 PEER_R_KEY = 9               # the memory key NIC B's writes to us carry (rx_r_key)
 # TNA: the SACK/NACK sessions cut each copy after RETH (p4src/nic/tna/nic_arch.p4,
 # FB_SESSION_BYTES; the controller's TNA_FB_SESSION_BYTES, which a test checks against that

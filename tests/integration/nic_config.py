@@ -18,7 +18,6 @@ from nic_pair import (
     COUNTER,
     EV_COUNT,
     HOST_PORT,
-    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROFILE,
@@ -30,6 +29,7 @@ from nic_pair import (
     template,
 )
 
+from controller.plan.nic_plan import NIC_HOST_SESSION
 from p4rt import CloneSessionEntry, CounterEntry, SwitchConnection, TableEntry
 from p4rt.entity import Entity
 from p4rt.schema import Schema

@@ -16,7 +16,6 @@ from nic_pair import (
     EV_COUNT,
     GOOD,
     HOST_PORT,
-    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROGRAM,
@@ -40,6 +39,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from controller.plan import usid
+from controller.plan.nic_plan import NIC_HOST_SESSION
 from mrc_transport.wire import (
     BTH,
     PETH,

@@ -18,12 +18,10 @@ from nic_pair import (
     DSCP,
     EV_COUNT,
     HOST_PORT,
-    NIC_HOST_SESSION,
     PLANE_PORT,
     PLANES,
     PROGRAM,
     R_KEY,
-    SACK_SESSION_BASE,
     T0_MAC,
     A,
     B,
@@ -38,7 +36,12 @@ from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from controller.plan.nic_plan import FEEDBACK_PRIORITY, TNA_FB_SESSION_BYTES
+from controller.plan.nic_plan import (
+    FEEDBACK_PRIORITY,
+    NIC_HOST_SESSION,
+    SACK_SESSION_BASE,
+    TNA_FB_SESSION_BYTES,
+)
 from mrc_transport.wire import BTH, PETH, SETH, Opcode, data_packet
 from softswitch.compiler import compile_file
 from softswitch.engine.pre import MirrorSession
