@@ -106,7 +106,7 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
     sw.table("tx_connection").add_entry(
         [ExactMatch(_addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, peer.row, peer_ua,
-         PLANES])
+         PLANES, 0])
     sw.table("local_qp").add_entry(
         [ExactMatch(me.qp)], "set_local_qp",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, PROBE_SUCCESSES, 0,

@@ -26,6 +26,7 @@ from controller.plan.entries import PlannedEntry
 from controller.plan.hand_off import hand_off, hand_off_steps
 from controller.plan.nic_rows import Destination, RowBook
 from controller.plan.plan import FabricPlan
+from controller.plan.rotation import rotation
 from controller.plan.switch_plan import TrimSession
 from controller.plan.templates import Slot
 from controller.plan.usid import (
@@ -263,7 +264,9 @@ class NicPlanner:
                 "tx_connection", {"dst_addr": nic_address(topo.nic(c.peer)),
                                   "dest_qp": c.peer_qp},
                 "set_connection", {**common, "dst_row": dest.row, "dst_ua": dest.ua,
-                                   "hand_off": hand_off(steps, name, c.peer, c.peer_qp)}))
+                                   "hand_off": hand_off(steps, name, c.peer, c.peer_qp),
+                                   "rotation": rotation(own.ev_count, name, c.peer,
+                                                        c.peer_qp)}))
             entries.append(PlannedEntry.make(
                 "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
                 {**common, "probe_successes": own.probe_successes,

@@ -5,7 +5,7 @@
     @name(".set_connection")
     action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
                           bit<8> backups, bit<8> ev_min_active, bit<16> dst_row,
-                          bit<16> dst_ua, bit<8> hand_off) {
+                          bit<16> dst_ua, bit<8> hand_off, bit<8> rotation) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
@@ -15,6 +15,7 @@
         meta.dst_row = dst_row;
         meta.dst_ua = dst_ua;
         meta.hand_off = hand_off;
+        meta.rotation = rotation;
     }
 
     @name(".tx_no_connection")
@@ -29,7 +30,9 @@
     // ev_min_active, the destination's T0 row and port uA for the path templates, and how many
     // slots on a passed-over EV's turn goes (hand_off, a multiple of planes: the same plane; the
     // controller spreads it over the connections so that senders moved off one T1 do not all
-    // land on the same next one).
+    // land on the same next one), and the slot its rotation starts at (rotation, a hash of the
+    // connection: QPs sharing a profile then do not send on the same T1s in step, the
+    // synchronisation the sources' pseudo-random EV choice avoids, mrc-srv6.md §3.3).
     // Installs: one entry per connection this NIC sends on.
     @name(".tx_connection")
     table tx_connection {

@@ -113,14 +113,15 @@ class NicTest(P4RuntimeTest):
 
     # -- configuration -------------------------------------------------------------------------
     def configure(self, *, ev_min_active: int = 2, probe_successes: int = 2,
-                  initial_psn: int = 0, hand_off: int = PLANES) -> None:
+                  initial_psn: int = 0, hand_off: int = PLANES, rotation: int = 0) -> None:
         """One connection to the peer: EV set, templates, plane ports, clones; a passed-over
-        EV's turn goes `hand_off` slots on (the plane's next slot by default)."""
+        EV's turn goes `hand_off` slots on (the plane's next slot by default); the rotation
+        starts at slot `rotation`."""
         self.insert_table_entry("tx_connection", {"dst_addr": PEER, "dest_qp": PEER_QP},
                                 "set_connection", conn=CONN, profile=PROFILE,
                                 ev_mask=EV_COUNT - 1, planes=PLANES, backups=BACKUPS,
                                 ev_min_active=ev_min_active, dst_row=PEER_ROW, dst_ua=PEER_UA,
-                                hand_off=hand_off)
+                                hand_off=hand_off, rotation=rotation)
         self.insert_table_entry("local_qp", {"dest_qp": MY_QP}, "set_local_qp", conn=CONN,
                                 profile=PROFILE, ev_mask=EV_COUNT - 1, planes=PLANES,
                                 backups=BACKUPS, ev_min_active=ev_min_active,

@@ -57,6 +57,21 @@ class SprayOverPlanesAndT1sTest(NicTest):
 
 
 @group("nic")
+class RotationStartTest(NicTest):
+    """A connection whose entry says `rotation` 3 sends its first packet on slot 3, then on
+    round: the controller gives each connection a start of its own, so QPs sharing a profile do
+    not send on the same T1s in step (mrc-srv6.md §3.3)."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.configure(rotation=3)
+        evs = [self.sent_on(psn)[1].fl & 0xFF for psn in range(2 * EV_COUNT)]
+        expected = [(3 + k) % EV_COUNT for k in range(2 * EV_COUNT)]
+        self.assertEqual(evs, expected)
+        self.assertEqual(self.wait_count("tx_data", 2 * EV_COUNT), 2 * EV_COUNT)
+
+
+@group("nic")
 class RetransmissionDscpTest(NicTest):
     """A packet the host marks as a retransmission (BTH RTX) leaves as TRIMMABLE_RETX."""
 

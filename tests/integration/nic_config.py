@@ -44,7 +44,7 @@ def nic_entities(schema: Schema, me: Side, peer: Side, *, ev_min_active: int = 2
         TableEntry(schema, "tx_connection", match={"dst_addr": peer.address,
                                                    "dest_qp": peer.qp})
         .action("set_connection", conn=me.conn, dst_row=peer.row, dst_ua=peer.ua,
-                 hand_off=PLANES, **common),
+                 hand_off=PLANES, rotation=0, **common),
         TableEntry(schema, "local_qp", match={"dest_qp": me.qp})
         .action("set_local_qp", conn=me.conn, probe_successes=probe_successes,
                 initial_psn=initial_psn, peer_qp=peer.qp, **common),

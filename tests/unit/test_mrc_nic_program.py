@@ -74,13 +74,15 @@ class Nic:
 
     def __init__(self, program: CheckedProgram, me: Side, peer: Side, *,
                  ev_min_active: int = 2, initial_psn: int = 0, probe_successes: int = 3,
-                 hand_off: int = PLANES, engine: Switch | None = None) -> None:
+                 hand_off: int = PLANES, rotation: int = 0,
+                 engine: Switch | None = None) -> None:
         self.sw = engine or Switch(program)   # `engine`: a fabric device's, to configure
         self.me, self.peer = me, peer
         sw = self.sw
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
-            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua, hand_off])
+            [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua, hand_off,
+             rotation])
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)], "set_local_qp",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
@@ -246,6 +248,14 @@ def test_packets_rotate_over_every_slot_and_plane_with_the_ev_in_the_header(a: N
         seen.append(slot)
     assert seen == list(range(EV_COUNT))
     assert a.count("tx_data") == EV_COUNT
+
+
+def test_the_rotation_starts_at_the_connections_own_slot(program: CheckedProgram) -> None:
+    a = Nic(program, A, B, rotation=EV_COUNT + 3)   # the NIC takes it modulo the EV count
+    slots = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(2 * EV_COUNT)]
+    assert slots == [3, 4, 5, 6, 7, 0, 1, 2] * 2
+    a.set_ev_state(5, SKIP)   # plane 1: its turn goes to the plane's next slot, 7
+    assert [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(16, 20)] == [3, 4, 7, 6]
 
 
 def test_a_retransmission_is_marked_trimmable_retx(a: Nic) -> None:

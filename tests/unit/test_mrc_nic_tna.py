@@ -124,6 +124,7 @@ class Nic:
         probe_successes: int = 2,
         backups: int = BACKUPS,
         hand_off: int = PLANES,
+        rotation: int = 0,
     ) -> None:
         self.sw = Switch(program)
         self.me, self.peer = me, peer
@@ -132,7 +133,7 @@ class Nic:
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)],
             "set_connection",
             [me.conn, 1, EV_COUNT - 1, PLANES, backups, ev_min_active, peer.row, peer.ua,
-             hand_off],
+             hand_off, rotation],
         )
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)],
@@ -693,6 +694,19 @@ def test_a_passed_over_turn_goes_hand_off_slots_on(
     # Slot 2's turn goes to slot 6, slot 4's to slot 0 (4 + 4 wraps in the 8 slots): each
     # within plane 0, `hand_off` slots on, not to the plane's next slot.
     assert got["v1model"] == got["tna"] == ([0, 1, 6, 3, 0, 5, 6, 7], 0)
+
+
+def test_a_connection_starts_its_rotation_at_its_own_slot(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        run = Run(Nic(program, A, B, rotation=5), Nic(program, B, A))
+        got[arch] = (first_rotation_evs(run, 0), first_rotation_evs(run, EV_COUNT))
+    # The controller's start for this connection (a hash of it), then a rotation as before:
+    # QPs sharing a profile do not send on the same T1s in step (mrc-srv6.md §3.3).
+    rotation = [5, 6, 7, 0, 1, 2, 3, 4]
+    assert got["v1model"] == got["tna"] == (rotation, rotation)
 
 
 def test_a_loss_sets_its_path_aside_until_an_ev_on_it_answers(

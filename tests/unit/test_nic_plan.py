@@ -341,3 +341,25 @@ def test_a_plane_with_one_t1_does_not_hold_back_the_other_planes_steps() -> None
     one_t1 = [PlannedEntry.make("ev_path", {"profile": 2, "ev": ev}, "set_path",
                                 {"plane": 0, "t1_usid": 0xA}) for ev in range(8)]
     assert hand_off_steps(one_t1, 8, 1) == (1,)   # nowhere else to go: the next slot
+
+
+def test_the_connections_towards_one_nic_start_their_rotations_at_different_slots() -> None:
+    # Every connection lists its EVs in one order (slot e: plane e mod planes, the T1s in
+    # turn); started at one slot, the senders of an all-to-all would all send on the same T1s
+    # in step (mrc-srv6.md §3.3: QPs sharing a profile must not synchronise).
+    plan = FabricPlan(generate(4, 8, 32))
+    profile = EvProfile(ev_count=16, backups=2, ev_min_active=4)
+    planner = NicPlanner(plan)
+    starts = []
+    for n in range(1, 32):
+        made = planner.plan_nic(f"nic{n}", [NicConnection(0, "nic0", 1, 2)], profile)
+        (start,) = [dict(e.params)["rotation"] for e in made.entries
+                    if e.table == "tx_connection"]
+        assert 0 <= start < 16
+        starts.append(start)
+        assert check_nic_plan(plan.topology, plan, made).ok
+    # 31 senders over 16 starts: no start taken by more than a few of them, most taken
+    assert max(starts.count(s) for s in range(16)) <= 5 and len(set(starts)) >= 12
+    again = NicPlanner(plan).plan_nic("nic7", [NicConnection(0, "nic0", 1, 2)], profile)
+    assert [dict(e.params)["rotation"] for e in again.entries
+            if e.table == "tx_connection"] == [starts[6]]

@@ -419,7 +419,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 } else {
                     cursor = cursor_next.execute((bit<32>)meta.conn);
                 }
-                bit<8> first = cursor[7:0] & meta.ev_mask;
+                bit<8> first = (cursor[7:0] + meta.rotation) & meta.ev_mask;
                 bit<8> peer_down = peer_read.execute((bit<32>)meta.conn);
                 bit<8> usable;
                 bit<8> move;

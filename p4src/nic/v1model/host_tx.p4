@@ -97,7 +97,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             bit<32> cursor;
             tx_cursor.read(cursor, (bit<32>)meta.conn);
             cells = (bit<32>)meta.conn * EV_SLOTS;
-            bit<8> first = cursor[7:0] & meta.ev_mask;
+            bit<8> first = (cursor[7:0] + meta.rotation) & meta.ev_mask;
             // Port state first (port_state.p4): the nearest slot of a usable plane.
             bit<8> peer_down;
             peer_port_state.read(peer_down, (bit<32>)meta.conn);
