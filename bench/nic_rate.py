@@ -23,7 +23,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from controller.plan import usid
-from controller.plan.nic_plan import FEEDBACK_PRIORITY, NIC_HOST_SESSION, SACK_SESSION_BASE
+from controller.plan.nic_plan import (
+    FEEDBACK_PRIORITY,
+    NIC_HOST_SESSION,
+    SACK_SESSION_BASE,
+    EvProfile,
+)
 from controller.topology.model import Switch as FabricSwitch
 from controller.topology.model import Tier
 from mrc_transport.config import ConnectionConfig
@@ -106,7 +111,7 @@ def configure(sw: Switch, me: Side, peer: Side) -> None:
     sw.table("tx_connection").add_entry(
         [ExactMatch(_addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, peer.row, peer_ua,
-         PLANES, 0])
+         PLANES, 0, EvProfile().skip_us])
     sw.table("local_qp").add_entry(
         [ExactMatch(me.qp)], "set_local_qp",
         [me.conn, PROFILE, EV_COUNT - 1, PLANES, BACKUPS, EV_MIN_ACTIVE, PROBE_SUCCESSES, 0,

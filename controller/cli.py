@@ -459,7 +459,8 @@ def _ev_profile(args: argparse.Namespace) -> Any:
     from controller.plan.nic_plan import EvProfile
 
     return EvProfile(ev_count=args.ev_count, backups=args.backups,
-                     ev_min_active=args.ev_min_active, probe_successes=args.probe_successes)
+                     ev_min_active=args.ev_min_active, probe_successes=args.probe_successes,
+                     skip_us=args.skip_us)
 
 
 def _nic_peers(topo: Any, nic: str, peers: list[str] | None) -> list[str]:
@@ -583,6 +584,9 @@ def add_profile_options(parser: Any) -> None:
     parser.add_argument("--ev-min-active", type=int, default=8, help="usable-EV floor (8)")
     parser.add_argument("--probe-successes", type=int, default=3,
                         help="answered probes that bring an EV back (3)")
+    parser.add_argument("--skip-us", type=int, default=20,
+                        help="µs a SKIP (ECN echo, in-fabric trim) holds for its EV's next turn "
+                             "(20)")
 
 
 def add_plan_parsers(sub: Any) -> None:

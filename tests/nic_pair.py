@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.plan import usid
+from controller.plan.nic_plan import EvProfile
 
 PROGRAM = Path(__file__).resolve().parents[1] / "p4src" / "nic" / "mrc_nic.p4"
 HOST_PORT = 1
@@ -20,6 +21,7 @@ EV_COUNT = 8                     # active EVs 0..7 in slots 0..7; EV e is in pla
 BACKUPS = 2                      # per plane: EVs 8..11 (8, 10 in plane 0; 9, 11 in plane 1)
 DSCP = {"trimmable": 4, "retx": 8, "control": 46, "trimmed": 12, "lasthop": 16}
 GOOD, SKIP, ASSUMED_BAD = 0, 1, 2
+SKIP_US = EvProfile().skip_us   # how long a SKIP holds (the controller's default)
 R_KEY = 7                        # the memory key each side's host registered (rx_r_key)
 T0_MAC = 0x02_00_00_00_0F_00     # + plane: the (absent) T0's MAC
 COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connection": 3,

@@ -80,7 +80,8 @@ class EvMode(StrEnum):
 class EvProfile:
     """An EV profile: `ev_count` active EVs spread equally over the planes, `backups` spare EVs
     per plane, never fewer than `ev_min_active` usable, `probe_successes` answered probes in a
-    row bring an ASSUMED_BAD EV back.
+    row bring an ASSUMED_BAD EV back, and a SKIP (an ECN echo, an in-fabric trim) holds for its
+    EV's next turn for `skip_us` (a few of the fabric's round trips: p4src/nic/tx_tables.p4).
 
     GENERATED: EV `e` is plane `e mod planes`, T1 index `(e div planes + s * ev_count / planes)
     mod T1s`, where `s` is the NIC's place among the NICs under its T0 in that plane; backup `j`
@@ -99,6 +100,7 @@ class EvProfile:
     backups: int = 4
     ev_min_active: int = 8
     probe_successes: int = 3
+    skip_us: int = 20
     mode: EvMode = EvMode.GENERATED
     explicit: tuple[tuple[int, int], ...] = ()
 
@@ -118,6 +120,8 @@ class EvProfile:
         if self.ev_count + self.backups * planes > MAX_EVS:
             raise PlanError(f"{where}: {self.ev_count} EVs + {self.backups} backups x {planes} "
                             f"planes exceed the NIC's {MAX_EVS}")
+        if not 0 <= self.skip_us < 1 << 32:
+            raise PlanError(f"{where}: skip_us {self.skip_us} must be in 0..{(1 << 32) - 1}")
         if not 0 < self.ev_min_active <= self.ev_count:
             raise PlanError(f"{where}: ev_min_active {self.ev_min_active} must be in 1.."
                             f"{self.ev_count}")
@@ -266,7 +270,8 @@ class NicPlanner:
                 "set_connection", {**common, "dst_row": dest.row, "dst_ua": dest.ua,
                                    "hand_off": hand_off(steps, name, c.peer, c.peer_qp),
                                    "rotation": rotation(own.ev_count, name, c.peer,
-                                                        c.peer_qp)}))
+                                                        c.peer_qp),
+                                   "skip_us": own.skip_us}))
             entries.append(PlannedEntry.make(
                 "local_qp", {"dest_qp": c.local_qp}, "set_local_qp",
                 {**common, "probe_successes": own.probe_successes,

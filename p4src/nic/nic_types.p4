@@ -217,6 +217,7 @@ struct nic_metadata_t {
     bit<8>      backups;         // backups per plane: 0 or a power of two
     bit<8>      hand_off;        // slots on to the one a passed-over EV's turn goes to
     bit<8>      rotation;        // the slot the connection's rotation starts at
+    bit<32>     skip_us;         // how long a SKIP holds for its EV's next turn
     bit<16>     dst_row;
     bit<16>     dst_ua;
     // EV choice

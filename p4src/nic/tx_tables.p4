@@ -5,7 +5,8 @@
     @name(".set_connection")
     action set_connection(bit<16> conn, bit<16> profile, bit<8> ev_mask, bit<8> planes,
                           bit<8> backups, bit<8> ev_min_active, bit<16> dst_row,
-                          bit<16> dst_ua, bit<8> hand_off, bit<8> rotation) {
+                          bit<16> dst_ua, bit<8> hand_off, bit<8> rotation,
+                          bit<32> skip_us) {
         meta.conn = conn;
         meta.profile = profile;
         meta.ev_mask = ev_mask;
@@ -16,6 +17,7 @@
         meta.dst_ua = dst_ua;
         meta.hand_off = hand_off;
         meta.rotation = rotation;
+        meta.skip_us = skip_us;
     }
 
     @name(".tx_no_connection")
@@ -32,7 +34,13 @@
     // controller spreads it over the connections so that senders moved off one T1 do not all
     // land on the same next one), and the slot its rotation starts at (rotation, a hash of the
     // connection: QPs sharing a profile then do not send on the same T1s in step, the
-    // synchronisation the sources' pseudo-random EV choice avoids, mrc-srv6.md §3.3).
+    // synchronisation the sources' pseudo-random EV choice avoids, mrc-srv6.md §3.3), and how
+    // long a SKIP holds for its EV's next turn (skip_us, in the ingress timestamp's units: µs,
+    // on TNA 1.024 µs). A mark speaks of a queue as it was about half a round trip before: a
+    // connection whose rotation comes back to the EV only later (many connections sharing the
+    // NIC, one idle between a collective's steps) would move a packet off a path for a queue
+    // long gone. The sources leave the time to the implementation (mrc-nic.md §1: 5 µs to
+    // 1 ms); the controller gives a few of the fabric's round trips.
     // Installs: one entry per connection this NIC sends on.
     @name(".tx_connection")
     table tx_connection {

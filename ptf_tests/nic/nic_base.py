@@ -23,6 +23,7 @@ from controller.plan.nic_plan import (  # the controller's numbers, checked agai
     NIC_HOST_SESSION,
     SACK_SESSION_BASE,
     TNA_FB_SESSION_BYTES,
+    EvProfile,
 )
 from mrc_transport.wire import (
     BTH,
@@ -40,6 +41,8 @@ PLANES = 2
 PLANE_PORT = {0: 2, 1: 3}
 EV_COUNT = 8                 # active EVs 0..7, EV e in plane e % 2
 BACKUPS = 2                  # per plane: EVs 8..11
+SKIP_US = EvProfile().skip_us  # how long a SKIP holds: the controller's default
+SKIP_HOLDS_US = 10**9          # longer than any test: a SKIP holds whatever the target's clock
 PROFILE = 1
 CONN = 3
 PEER_R_KEY = 9               # the memory key NIC B's writes to us carry (rx_r_key)
@@ -66,7 +69,8 @@ COUNTER = {"tx_data": 0, "tx_fallback": 1, "tx_denied_drop": 2, "tx_no_connectio
            "rx_sack": 8, "rx_nack": 9, "rx_unknown_qp": 10, "rx_malformed": 11,
            "sack_sent": 12, "nack_sent": 13, "ev_bad_suppressed": 14, "rx_injected_drop": 15,
            "tx_probe": 16, "rx_probe": 17, "host_report": 18, "tx_port_passed": 19,
-           "port_down_drop": 20, "tx_no_path_drop": 24, "tx_probe_denied_drop": 25,
+           "port_down_drop": 20, "ev_skipped": 21, "tx_no_path_drop": 24,
+           "tx_probe_denied_drop": 25,
            "rx_forged": 28, "rx_corrupt": 29, "rx_bad_r_key": 30, "ev_loss_undone": 31,
            "report_port_down": 32, "query_out": 33, "query_in_service": 34}
 
@@ -113,15 +117,17 @@ class NicTest(P4RuntimeTest):
 
     # -- configuration -------------------------------------------------------------------------
     def configure(self, *, ev_min_active: int = 2, probe_successes: int = 2,
-                  initial_psn: int = 0, hand_off: int = PLANES, rotation: int = 0) -> None:
+                  initial_psn: int = 0, hand_off: int = PLANES, rotation: int = 0,
+                  skip_us: int = SKIP_US) -> None:
         """One connection to the peer: EV set, templates, plane ports, clones; a passed-over
         EV's turn goes `hand_off` slots on (the plane's next slot by default); the rotation
-        starts at slot `rotation`."""
+        starts at slot `rotation`; a SKIP holds for `skip_us` (the controller's default; on a
+        target's own clock, so a test that needs one to hold gives SKIP_HOLDS_US)."""
         self.insert_table_entry("tx_connection", {"dst_addr": PEER, "dest_qp": PEER_QP},
                                 "set_connection", conn=CONN, profile=PROFILE,
                                 ev_mask=EV_COUNT - 1, planes=PLANES, backups=BACKUPS,
                                 ev_min_active=ev_min_active, dst_row=PEER_ROW, dst_ua=PEER_UA,
-                                hand_off=hand_off, rotation=rotation)
+                                hand_off=hand_off, rotation=rotation, skip_us=skip_us)
         self.insert_table_entry("local_qp", {"dest_qp": MY_QP}, "set_local_qp", conn=CONN,
                                 profile=PROFILE, ev_mask=EV_COUNT - 1, planes=PLANES,
                                 backups=BACKUPS, ev_min_active=ev_min_active,

@@ -1,4 +1,5 @@
-"""Feedback at the sender: SACK M=SKIP_ONCE skips an EV for one rotation; M=ALWAYS_SKIP and a
+"""Feedback at the sender: SACK M=SKIP_ONCE skips an EV for one rotation (within the
+connection's skip_us; later, the EV's turn is its own again); M=ALWAYS_SKIP and a
 loss the host reports make it ASSUMED_BAD (EV event; its slot refilled from the plane's
 backups); probes of it, answered K times in a row, bring it back (EV event), and so, at once,
 does the SACK of the very PSN reported lost, come over that EV after all. The host's queries
@@ -17,6 +18,7 @@ from nic_base import (
     PLANE_PORT,
     PLANES,
     PROFILE,
+    SKIP_HOLDS_US,
     NicTest,
     compact_ev,
 )
@@ -51,7 +53,7 @@ class FeedbackTest(NicTest):
 class SkipOnceTest(FeedbackTest):
     @autocleanup
     def runTest(self) -> None:
-        self.configure()
+        self.configure(skip_us=SKIP_HOLDS_US)
         self.assertEqual(self.rotation(0), list(range(EV_COUNT)))
         self.sack_in(2, m=1)
         # 2 sat out once: its turn went to the next slot of its plane (4): the planes keep
@@ -65,12 +67,28 @@ class SkipOnceTest(FeedbackTest):
 class SkipHandOffTest(FeedbackTest):
     @autocleanup
     def runTest(self) -> None:
-        self.configure(hand_off=3 * PLANES)   # the controller's step: three slots of a plane on
+        # the controller's step: three slots of a plane on
+        self.configure(hand_off=3 * PLANES, skip_us=SKIP_HOLDS_US)
         self.rotation(0)
         self.sack_in(2, m=1)
         # 2's turn went 6 slots on, wrapping to slot 0 (same plane, another T1 in the plan)
         self.assertEqual(self.rotation(8), [0, 1, 0, 3, 4, 5, 6, 7])
         self.assertEqual(self.rotation(16), list(range(EV_COUNT)))
+        self.verify_no_digest()
+
+
+@group("nic")
+class SkipSpentTest(FeedbackTest):
+    """A SKIP holds for its EV's next turn only within skip_us of the echo: with 0, any later
+    turn (this test's next packet comes at least a µs later on any target) is the EV's own."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.configure(skip_us=0)
+        self.rotation(0)
+        self.sack_in(2, m=1)
+        self.assertEqual(self.rotation(8), list(range(EV_COUNT)))
+        self.assertEqual(self.wait_count("ev_skipped", 1), 1)   # it was SKIP, and spent
         self.verify_no_digest()
 
 

@@ -29,7 +29,7 @@ from nic_pair import (
     template,
 )
 
-from controller.plan.nic_plan import NIC_HOST_SESSION
+from controller.plan.nic_plan import NIC_HOST_SESSION, EvProfile
 from p4rt import CloneSessionEntry, CounterEntry, SwitchConnection, TableEntry
 from p4rt.entity import Entity
 from p4rt.schema import Schema
@@ -44,7 +44,7 @@ def nic_entities(schema: Schema, me: Side, peer: Side, *, ev_min_active: int = 2
         TableEntry(schema, "tx_connection", match={"dst_addr": peer.address,
                                                    "dest_qp": peer.qp})
         .action("set_connection", conn=me.conn, dst_row=peer.row, dst_ua=peer.ua,
-                 hand_off=PLANES, rotation=0, **common),
+                 hand_off=PLANES, rotation=0, skip_us=EvProfile().skip_us, **common),
         TableEntry(schema, "local_qp", match={"dest_qp": me.qp})
         .action("set_local_qp", conn=me.conn, probe_successes=probe_successes,
                 initial_psn=initial_psn, peer_qp=peer.qp, **common),

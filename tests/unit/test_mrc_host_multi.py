@@ -217,7 +217,7 @@ def add_nic_connection(nic: Nic, conn: int, local_qp: int, peer_qp: int) -> None
     peer: Side = nic.peer
     nic.sw.table("tx_connection").add_entry(
         [ExactMatch(addr(peer.address)), ExactMatch(peer_qp)], "set_connection",
-        [conn, 1, EV_COUNT - 1, PLANES, BACKUPS, 2, peer.row, peer.ua, PLANES, 0])
+        [conn, 1, EV_COUNT - 1, PLANES, BACKUPS, 2, peer.row, peer.ua, PLANES, 0, 20])
     nic.sw.table("local_qp").add_entry(
         [ExactMatch(local_qp)], "set_local_qp",
         [conn, 1, EV_COUNT - 1, PLANES, BACKUPS, 2, K, 0, peer_qp])

@@ -21,6 +21,7 @@ from nic_pair import (
     PROGRAM,
     R_KEY,
     SKIP,
+    SKIP_US,
     T0_MAC,
     A,
     B,
@@ -74,15 +75,19 @@ class Nic:
 
     def __init__(self, program: CheckedProgram, me: Side, peer: Side, *,
                  ev_min_active: int = 2, initial_psn: int = 0, probe_successes: int = 3,
-                 hand_off: int = PLANES, rotation: int = 0,
+                 hand_off: int = PLANES, rotation: int = 0, skip_us: int = SKIP_US,
                  engine: Switch | None = None) -> None:
         self.sw = engine or Switch(program)   # `engine`: a fabric device's, to configure
         self.me, self.peer = me, peer
+        # The NIC's µs: still until a test moves it (a fabric device keeps the fabric's clock).
+        self.now_us = 1_000
+        if engine is None:
+            self.sw.set_clock(lambda: self.now_us)
         sw = self.sw
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)], "set_connection",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, peer.row, peer.ua, hand_off,
-             rotation])
+             rotation, skip_us])
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)], "set_local_qp",
             [me.conn, 1, EV_COUNT - 1, PLANES, BACKUPS, ev_min_active, probe_successes,
@@ -131,7 +136,10 @@ class Nic:
         return self.sw.register("ev_state").read(self.me.conn * 256 + ev)
 
     def set_ev_state(self, ev: int, state: int) -> None:
+        """As feedback would (a SKIP: told to step aside now)."""
         self.sw.register("ev_state").write(self.me.conn * 256 + ev, state)
+        if state == SKIP:
+            self.sw.register("ev_skip_at").write(self.me.conn * 256 + ev, self.now_us)
 
     def port_backlog(self, plane: int, packets: int) -> None:
         """What this NIC's egress last saw queued at its port of `plane` (v1model)."""
@@ -281,6 +289,23 @@ def test_a_skip_or_assumed_bad_slot_hands_its_turn_to_its_planes_next_slot(a: Ni
     assert a.ev_state(2) == GOOD and a.ev_state(4) == ASSUMED_BAD
     next_rotation = [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 11)]
     assert next_rotation == [0, 1, 2]   # the SKIP lasted one rotation
+    assert a.count("tx_fallback") == 0
+
+
+def test_a_skip_holds_for_skip_us_and_is_spent_after(a: Nic) -> None:
+    # Told to step aside at 1,000 µs: its next turn, SKIP_US later, is still passed over ...
+    a.set_ev_state(2, SKIP)
+    a.now_us += SKIP_US
+    assert [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(EV_COUNT)] == [
+        0, 1, 4, 3, 4, 5, 6, 7]
+    # ... one µs later it is the EV's own (the mark spoke of a queue long gone), and the EV is
+    # GOOD again; so is a plane's next slot the hand-off meets (4, SKIP too, spent as well)
+    a.set_ev_state(2, SKIP)
+    a.set_ev_state(4, SKIP)
+    a.now_us += SKIP_US + 1
+    assert [outer(one(a.write(psn)).data).fl & 0xFF for psn in range(8, 16)] == list(
+        range(EV_COUNT))
+    assert a.ev_state(2) == GOOD and a.ev_state(4) == GOOD
     assert a.count("tx_fallback") == 0
 
 

@@ -22,6 +22,7 @@ from nic_pair import (
     PLANES,
     PROGRAM,
     R_KEY,
+    SKIP_US,
     T0_MAC,
     A,
     B,
@@ -125,15 +126,17 @@ class Nic:
         backups: int = BACKUPS,
         hand_off: int = PLANES,
         rotation: int = 0,
+        skip_us: int = SKIP_US,
     ) -> None:
         self.sw = Switch(program)
         self.me, self.peer = me, peer
+        self.sw.set_clock(lambda: 1_000)   # the NIC's µs: still (a test sets its own to move it)
         sw = self.sw
         sw.table("tx_connection").add_entry(
             [ExactMatch(addr(peer.address)), ExactMatch(peer.qp)],
             "set_connection",
             [me.conn, 1, EV_COUNT - 1, PLANES, backups, ev_min_active, peer.row, peer.ua,
-             hand_off, rotation],
+             hand_off, rotation, skip_us],
         )
         sw.table("local_qp").add_entry(
             [ExactMatch(me.qp)],
@@ -694,6 +697,26 @@ def test_a_passed_over_turn_goes_hand_off_slots_on(
     # Slot 2's turn goes to slot 6, slot 4's to slot 0 (4 + 4 wraps in the 8 slots): each
     # within plane 0, `hand_off` slots on, not to the plane's next slot.
     assert got["v1model"] == got["tna"] == ([0, 1, 6, 3, 0, 5, 6, 7], 0)
+
+
+def test_a_skip_holds_for_skip_us_and_is_spent_after(
+    programs: dict[str, CheckedProgram],
+) -> None:
+    got = {}
+    for arch, program in programs.items():
+        turns = []
+        for waited in (SKIP_US, SKIP_US + 1):   # µs from the ECN echo to EV 2's next turn
+            now = [1_000]
+            run = Run(Nic(program, A, B), Nic(program, B, A))
+            run.a.sw.set_clock(lambda now=now: now[0])
+            rotation_over_the_wire(run, marked=(2,))   # EV 2 SKIP at 1,000 µs
+            now[0] += waited
+            turns.append(first_rotation_evs(run, EV_COUNT))
+        got[arch] = turns
+    # Within skip_us, 2's turn goes to its plane's next slot; after it, the turn is its own.
+    # (TNA's clock counts 1.024 µs units: from 1,000 µs, 976, to 996 and 997.)
+    within, after = [0, 1, 4, 3, 4, 5, 6, 7], list(range(EV_COUNT))
+    assert got["v1model"] == got["tna"] == [within, after]
 
 
 def test_a_connection_starts_its_rotation_at_its_own_slot(

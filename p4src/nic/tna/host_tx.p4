@@ -154,6 +154,11 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
             rv = value;
         }
     };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_skip_at) skip_read = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+    };
     // Feedback may now name this PSN (nothing past the furthest: tx_psn_next): the mark moves
     // on, in 32-bit serial arithmetic (the PSN << 8 wraps with the cell).
     RegisterAction<bit<32>, bit<32>, bit<32>>(tx_psn_next) psn_sent = {
@@ -354,7 +359,12 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                 visit_state();
                 bit<32> tried_path = seen_read.execute(cells + (bit<32>)ev);
                 bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
-                bool good = state_move.execute(cells + (bit<32>)ev) == (bit<8>)EV_GOOD;
+                bit<8> tried = state_move.execute(cells + (bit<32>)ev);
+                bit<32> tried_skip_at = skip_read.execute(cells + (bit<32>)ev);
+                // (a SKIP older than skip_us is spent: GOOD, as the visit left it)
+                bool good = tried == (bit<8>)EV_GOOD || (tried == (bit<8>)EV_SKIP
+                                                       && meta.now_us - tried_skip_at
+                                                          > meta.skip_us);
                 if (good && suspect != 0 && tried_path == suspect) {
                     good = false;   // on the bad path: not taken
                     NIC_COUNT(NIC_TX_BAD_PATH_PASSED);
@@ -430,6 +440,10 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta) {
                     look((first + move) & meta.ev_mask);
                     visit_state();
                     bit<8> state = state_move.execute(cells + (bit<32>)ev);
+                    bit<32> skip_at = skip_read.execute(cells + (bit<32>)ev);
+                    if (state == (bit<8>)EV_SKIP && meta.now_us - skip_at > meta.skip_us) {
+                        state = (bit<8>)EV_GOOD;   // a spent SKIP (the visit made it GOOD)
+                    }
                     bit<32> seen = seen_read.execute(cells + (bit<32>)ev);
                     bit<32> suspect = bad_path_read.execute((bit<32>)meta.conn);
                     // A GOOD EV seen on the connection's bad path is passed over as an

@@ -18,18 +18,19 @@
 //
 //   data from the host, pass 1    peer_port_state (read), tx_cursor (+1), slot_ev (the first
 //                                 slot, after the port-state move), ev_state (SKIP -> GOOD),
-//                                 ev_path_seen + bad_path (read: the EV on the bad path?),
+//                                 ev_skip_at (read: that SKIP spent?), ev_path_seen +
+//                                 bad_path (read: the EV on the bad path?),
 //                                 ev_slot (a DENIED mark, or the ASSUMED_BAD EV leaving),
 //                                 psn_ev, ev_last_psn (swap), psn_gap (write, when sent
 //                                 in this pass; so in each pass 2 below)
 //     pass 2: TX_FIX              tx_cursor (+ the move pass 1 could not add), psn_ev
-//             TX_TRY              tx_cursor (+move), slot_ev + ev_state + ev_path_seen +
-//                                 bad_path (the next slot tried), psn_ev
+//             TX_TRY              tx_cursor (+move), slot_ev + ev_state + ev_skip_at +
+//                                 ev_path_seen + bad_path (the next slot tried), psn_ev
 //             TX_REFILL           tx_cursor (+move), backup_cursor, ev_state (the backup is
 //                                 GOOD?), ev_slot (the backup takes the slot), slot_ev (the
 //                                 slot's new EV), psn_ev
 //             TX_RECHOOSE         peer_port_state, tx_cursor (+move +1), slot_ev, ev_state,
-//                                 psn_ev (the choice v1model's resubmit makes)
+//                                 ev_skip_at, psn_ev (the choice v1model's resubmit makes)
 //   loss the host reports, p. 1   psn_ev (read), peer_port_state (read: the EV's plane down
 //                                 at either end? then nothing more), ev_drops (+1), probe_ok
 //                                 (0), ev_state (read), retire_psn (0)
@@ -37,7 +38,8 @@
 //                                 ev_path_seen + ev_ce_at (read), bad_path (its path, if set),
 //                                 retire_psn (the reported PSN; a probe's: 0)
 //   SACK/NACK received, pass 1    peer_port_state (write), ev_path_seen (the path it names),
-//                                 ev_ce_at (an ECN echo), retire_psn (a SACK: its PSN the one
+//                                 ev_ce_at (an ECN echo), ev_skip_at (an ECN echo or a
+//                                 TRIMMED NACK), retire_psn (a SACK: its PSN the one
 //                                 reported lost? ALWAYS_SKIP: 0), and one of: ev_state (GOOD ->
 //                                 SKIP); probe_ok, ev_state (BAD -> GOOD/SKIP), bad_count (-1),
 //                                 ev_drops, bad_path (a probe answered; without probe_ok: the

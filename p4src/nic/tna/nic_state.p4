@@ -68,6 +68,9 @@ const bit<8> EV_FROM_NONE = 0xFF;
 @name(".ev_path_seen") Register<bit<32>, bit<32>>(EV_CELLS) ev_path_seen;
 @name(".bad_path") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) bad_path;
 @name(".ev_ce_at") Register<bit<32>, bit<32>>(EV_CELLS) ev_ce_at;
+// Per (connection, EV): when (ingress µs / 1.024) it was last told to step aside, by an ECN echo
+// or a TRIMMED NACK (v1model's ev_skip_at: a SKIP older than skip_us is spent).
+@name(".ev_skip_at") Register<bit<32>, bit<32>>(EV_CELLS) ev_skip_at;
 // Sender: the PSN after the furthest data packet the host handed over << 8 | PSN_SENT (0: none).
 @name(".tx_psn_next") Register<bit<32>, bit<32>>(NIC_CONNECTIONS) tx_psn_next;
 // Receiver: next expected PSN (relative to the connection's initial PSN) << 8.

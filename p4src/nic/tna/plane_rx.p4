@@ -412,6 +412,11 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             value = meta.now_us;
         }
     };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ev_skip_at) skip_note = {
+        void apply(inout bit<32> value) {
+            value = meta.now_us;
+        }
+    };
     // A SACK (no probe's answer) acknowledging the PSN whose reported loss took the EV out
     // (retire_arg: that PSN << 8 | PSN_SENT): forgotten, and rv 1 (v1model's EvLateArrival).
     RegisterAction<bit<32>, bit<32>, bit<8>>(retire_psn) retire_match = {
@@ -677,6 +682,9 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                     }
                     bool skip = (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) ||
                                 (hdr.neth.isValid() && hdr.neth.nack_reason == NACK_TRIMMED);
+                    if (skip) {
+                        skip_note.execute(cell);   // told to step aside now (v1model's note)
+                    }
                     bool bad = hdr.seth.isValid() && hdr.seth.m == SACK_M_ALWAYS_SKIP;
                     bool answer = hdr.seth.isValid() && hdr.seth.probe_response == 1;
                     bool late = false;   // it acknowledges the PSN whose loss took the EV out

@@ -23,6 +23,14 @@ const bit<2> EV_ON_BAD_PATH = 3;
         nic_counter.count(NIC_TX_BAD_PATH_PASSED); \
     }
 
+// After a look: a SKIP EV told to step aside more than skip_us ago counts as GOOD (and is GOOD
+// again): the queue its mark spoke of is gone by this turn (tx_tables.p4 says why).
+#define NIC_SKIP_SPENT() \
+    if (state == EV_SKIP && meta.now_us - skip_at > meta.skip_us) { \
+        state = EV_GOOD; \
+        ev_state.write(cells + (bit<32>)ev, EV_GOOD); \
+    }
+
 // One try (EV_TRIES - 1 of them follow the first look): the looked-at EV is not GOOD, so its
 // turn goes hand_off slots on, in its plane; a SKIP one sat out this turn and is GOOD again.
 #define NIC_TRY_PLANES_OTHER_SLOT() \
@@ -31,6 +39,7 @@ const bit<2> EV_ON_BAD_PATH = 3;
             ev_state.write(cells + (bit<32>)ev, EV_GOOD); \
         } \
         look((slot + meta.hand_off) & meta.ev_mask); \
+        NIC_SKIP_SPENT() \
         NIC_ON_BAD_PATH() \
     }
 
@@ -42,6 +51,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
     bit<8>  ev;
     bit<20> seen;      // the path the looked-at EV last left on (ev_path_seen)
     bit<20> suspect;   // the connection's bad path (bad_path; 0: none)
+    bit<32> skip_at;   // when the looked-at EV was last told to step aside (ev_skip_at)
 
 #include "../tx_tables.p4"
 
@@ -53,6 +63,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
         ev = candidate ^ held;
         ev_state.read(state, cells + (bit<32>)ev);
         ev_path_seen.read(seen, cells + (bit<32>)ev);
+        ev_skip_at.read(skip_at, cells + (bit<32>)ev);
     }
 
     apply {
@@ -114,6 +125,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
             } else {
                 bad_path.read(suspect, (bit<32>)meta.conn);
                 look(first);
+                NIC_SKIP_SPENT()
                 NIC_ON_BAD_PATH()
                 // Tries 2..EV_TRIES. An EV that is not GOOD hands its turn to a slot of its own
                 // plane (hand_off slots on; set_connection says why): the planes keep equal
@@ -152,6 +164,7 @@ control HostTx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                         bit<8> kept_slot = slot;
                         bit<8> kept_ev = ev;
                         look(after);
+                        NIC_SKIP_SPENT()
                         NIC_ON_BAD_PATH()
                         if (state == EV_GOOD) {
                             nic_counter.count(NIC_TX_PORT_BALANCED);

@@ -66,6 +66,9 @@
 // 0: never): a loss on an EV marked within NIC_CE_RECENT_US is a queue's doing as likely as a
 // drop, and takes that EV out, not its whole path.
 @name(".ev_ce_at") register<bit<32>>(EV_CELLS) ev_ce_at;
+// When (ingress µs) each (connection, EV) was last told to step aside: an ECN echo or a TRIMMED
+// NACK. A SKIP older than the connection's skip_us is spent: the EV's next turn is its own.
+@name(".ev_skip_at") register<bit<32>>(EV_CELLS) ev_skip_at;
 
 // Packets queued at this NIC's port of each plane, as the egress saw the latest packet leave it
 // (deq_qdepth): the EV choice gives a busier port fewer packets. Written by the egress, read by

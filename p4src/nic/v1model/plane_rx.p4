@@ -84,6 +84,11 @@ control PlaneRx(inout nic_headers_t hdr, inout nic_metadata_t meta,
                 if (hdr.seth.isValid() && hdr.seth.m == SACK_M_SKIP_ONCE) {
                     ev_ce_at.write(cell, meta.now_us);   // its path queues (the bad path's test)
                 }
+                if (skip) {
+                    // Told to step aside now (the SKIP below; a probe answer or a late
+                    // arrival with CE).
+                    ev_skip_at.write(cell, meta.now_us);
+                }
                 bool undone = false;
                 bit<16> lost_gap = 0;
                 if (hdr.seth.isValid() && hdr.seth.probe_response == 0 && !bad) {
