@@ -267,6 +267,9 @@ class Sender:
         # Per plane, the round trip of the latest packet answered that went once on it (the
         # SACK names its EV, so its plane): the slowest plane's is the longest one to expect.
         self._plane_rtt: dict[int, int] = {}
+        # Per plane: when its latest answer (with a round trip) came, and that transmission's
+        # order: a plane silent past its round trip while it owes answers is slower now.
+        self._plane_heard: dict[int, tuple[int, int]] = {}
         self._ce_at: dict[int, int] = {}   # EV -> the latest SACK with its ECN echo (SKIP_ONCE)
         self._queued_at = -CE_RECENT_US - 1  # the latest ECN echo or trim NACK: a queue
         self._ev_heard: dict[int, int] = {}    # EV -> the latest SACK for a packet on it
@@ -780,6 +783,7 @@ class Sender:
                     else in_flight.get(self._seq(psn)))
         if answered is not None and answered.retries == 0 and ev >= 0:
             self._plane_rtt[plane] = now - answered.sent_at
+            self._plane_heard[plane] = (now, answered.order)
             if lost_gap and psn is not None:
                 noted = in_flight.get(self._seq(psn_add(psn, -signed16(lost_gap))))
                 if noted is not None and (noted.order > answered.order
@@ -1006,10 +1010,37 @@ class Sender:
         """How long after its transmission an overtaken packet is late: twice the longest
         round trip the connection expects (the latest answered round trip, SRTT + 4 RTTVAR,
         or the slowest plane's latest: a slower plane, a queue on one path is no sign of a
-        dead one; and a queue rarely doubles a round trip within one), and at least three
-        shortest round trips."""
+        dead one; and a queue rarely doubles a round trip within one; a plane that fell silent
+        past its round trip while another answers is slower than its latest, by its silence),
+        and at least three shortest round trips."""
         longest = max(self._acked_rtt, max(self._plane_rtt.values(), default=0))
+        now = self._now
+        heard_of = self._plane_heard
+        if len(heard_of) > 1:
+            latest = max(heard for heard, _ in heard_of.values())
+            for plane, (heard, order) in heard_of.items():
+                rtt = self._plane_rtt[plane]
+                if now - heard > rtt and latest > heard + rtt and self._owes(order):
+                    # Silent past its round trip, another plane answering since, and packets
+                    # out since its latest answer: that plane queues (a slower plane, its
+                    # load not yet moved), and its silence, up to 4 of its round trips, is
+                    # its round trip now. (A dead path is one of a plane's paths: the others
+                    # answer. A plane with nothing out is not slow; nor is one when every
+                    # plane fell silent: that says nothing of one plane.)
+                    longest = max(longest, min(now - heard, 4 * rtt))
         return max(3 * self._min_rtt, 2 * longest)
+
+    def _owes(self, order: int) -> bool:
+        """At least a rotation's worth of transmissions (one per plane) sent after `order`
+        wait for an answer: with equal spraying, one of them is on every plane."""
+        nacked = self._flight.nacked
+        owed = 0
+        for seq, pkt in self._flight.by_seq.items():
+            if pkt.order > order and seq not in nacked:
+                owed += 1
+                if owed >= self.config.planes:
+                    return True
+        return False
 
     def _late_at(self, pkt: _Packet, late_us: int) -> int:
         """When `pkt` is reported late (_early_reports): `late_us` after it went, and not

@@ -588,6 +588,34 @@ def test_lateness_waits_for_a_round_trip_timed_on_every_plane() -> None:
     assert sender.counters["early_reports"] == 1
 
 
+def test_a_plane_silent_past_its_round_trip_while_another_answers_is_slow_not_dead() -> None:
+    # Plane 1 times a round trip at 20 µs (PSN 4) and then falls silent with PSNs 5-7 out,
+    # while plane 0 answers a packet every 10 µs (a new one written each time, 5 µs round
+    # trips). A dead path leaves its plane's other paths answering; a plane queueing (slower
+    # than it was: the tiny matrix's slow-plane) falls silent whole. Its silence, up to 4 of
+    # its round trips, is its round trip now: PSN 0 and plane 1's packets are not reported
+    # late at 65 (twice the longest round trip timed, as without the rule), and go as losses
+    # at the hole's reordering allowance instead.
+    sender = Sender(config(rto_us=500, reorder_us=100, planes=2))
+    sender.write(bytes(8 * 1024), 0x1000)
+    assert kinds(sender.poll(0)) == ["data"] * 8
+    sender.on_parsed(sack(1, 2, 3)._replace(psn=3, entropy=0x002), 10)
+    sender.on_parsed(sack(1, 2, 3, 4)._replace(psn=4, entropy=0x102), 20)
+    acked, psn, sent = [1, 2, 3, 4], 8, []
+    for now in range(21, 122):
+        if now % 10 == 0:
+            sender.write(bytes(1024), 0x9000 + now)
+        if now % 10 == 5 and now >= 35:
+            acked.append(psn)
+            psn += 1
+            sender.on_parsed(sack(*acked)._replace(psn=acked[-1], entropy=0x002), now)
+        sent += [(now, kinds(sender.poll(now)))]
+    assert [at for at, frames in sent if frames] == [30, 40, 50, 60, 70, 80, 90, 100, 110, 120,
+                                                     121]
+    assert sent[-1][1] == ["report", "data"] * 4   # PSNs 0, 5, 6, 7 lost: reported, resent
+    assert sender.counters["early_reports"] == 0 and sender.counters["sack_hole"] == 4
+
+
 def test_a_single_plane_connection_judges_lateness_after_its_first_answer() -> None:
     sender = sent_eight_answered_three()              # planes=1 (the default)
     assert sender.next_deadline_us(10) == 60
