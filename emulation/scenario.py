@@ -710,11 +710,11 @@ class _Reader(NodeReader):
 
     def profile(self, item: tuple[Node, Node] | None, topology: Topology) -> EvProfile:
         default = DEFAULT_PROFILE
-        keys = ("ev_count", "backups", "ev_min_active", "probe_successes", "skip_us")
-        got = self.mapping(item[1], "profile", keys) if item is not None else {}
-        values = {key: self.int_(got[key][1], f"profile.{key}", 0,
-                                 10**6 if key == "skip_us" else 256) if key in got
-                  else getattr(default, key) for key in keys}
+        highest = {"ev_count": 256, "backups": 256, "ev_min_active": 256,
+                   "probe_successes": 256, "skip_us": 10**6}
+        got = self.mapping(item[1], "profile", tuple(highest)) if item is not None else {}
+        values = {key: self.int_(got[key][1], f"profile.{key}", 0, most) if key in got
+                  else getattr(default, key) for key, most in highest.items()}
         profile = EvProfile(**values)
         try:
             profile.check(topology.planes)

@@ -1020,7 +1020,7 @@ class Sender:
             latest = max(heard for heard, _ in heard_of.values())
             for plane, (heard, order) in heard_of.items():
                 rtt = self._plane_rtt[plane]
-                if now - heard > rtt and latest > heard + rtt and self._owes(order):
+                if latest > heard + rtt and self._owes(order):   # (so now - heard > rtt)
                     # Silent past its round trip, another plane answering since, and packets
                     # out since its latest answer: that plane queues (a slower plane, its
                     # load not yet moved), and its silence, up to 4 of its round trips, is
